@@ -1,0 +1,3 @@
+"""pbem: a play-by-email adjudicator for Risk."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""pbem.mail layer."""

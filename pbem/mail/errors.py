@@ -1,0 +1,50 @@
+"""Errors of the mail layer, each written for the person who will read it.
+
+``MailTooLarge`` and ``UndecodableMail`` are about one incoming mail: their
+message can be sent back to its sender. The transport errors are about the
+servers and the settings: their message is for the operator.
+"""
+
+from __future__ import annotations
+
+
+class MailError(Exception):
+    """Base class of every error the mail layer raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class MailTooLarge(MailError):
+    """An incoming mail above the size limit; the message tells the sender what to do."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"Your mail is {size:,} bytes long; the game accepts mails of at most "
+            f"{limit:,} bytes. Please send your orders as plain text, without "
+            f"attachments or pictures, and without quoting earlier mails."
+        )
+        self.size = size
+        self.limit = limit
+
+
+class UndecodableMail(MailError):
+    """Bytes that cannot be read as a mail at all (no header, broken structure)."""
+
+
+class MailSettingsError(MailError, ValueError):
+    """A [mail] setting that is missing or has a value the mail layer cannot use."""
+
+
+class TransportError(MailError):
+    """A mail server could not be reached or refused a command; for the operator."""
+
+
+class TlsUnavailable(TransportError):
+    """TLS was configured but the server does not offer it; never fall back to plain text."""
+
+
+class MessageGone(TransportError):
+    """A fetched message can no longer be found under its key (moved, expunged, or the
+    mailbox was recreated); fetch again and deduplicate by Message-ID."""

@@ -1,0 +1,153 @@
+"""The two small interfaces every mail transport implements, and the data they pass.
+
+An ``Inbox`` hands out new raw messages without marking them read and moves a
+message away only when the caller says so (after its database commit). A
+``Sender`` delivers a batch of outgoing messages over one connection and says,
+per message, whether a failure is worth retrying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportError
+
+__all__ = [
+    "PROCESSED",
+    "REJECTED",
+    "FOLDER_ROLES",
+    "Checkpoint",
+    "FetchedMail",
+    "Inbox",
+    "MailError",
+    "MessageGone",
+    "OutgoingMail",
+    "SendResult",
+    "Sender",
+    "TlsUnavailable",
+    "TransportError",
+]
+
+# The two places a handled message goes. ``Inbox.move`` takes one of these
+# roles; each transport maps it to a folder name (IMAP: from the settings).
+PROCESSED = "processed"
+REJECTED = "rejected"
+FOLDER_ROLES = (PROCESSED, REJECTED)
+
+
+@dataclass(frozen=True)
+class FetchedMail:
+    """One raw message as the server stored it.
+
+    ``key`` is what ``Inbox.move`` takes back; ``uid`` is the IMAP UID (None
+    for a Maildir).
+    """
+
+    key: str
+    raw: bytes
+    mailbox: str
+    uid: int | None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """How far an IMAP mailbox has been read; the caller stores it with the raw mails."""
+
+    mailbox: str
+    uidvalidity: int
+    last_uid: int
+
+
+@dataclass(frozen=True)
+class OutgoingMail:
+    """A rendered message ready for the wire; ``key`` is the caller's outbox id."""
+
+    key: str
+    sender: str
+    recipients: tuple[str, ...]
+    raw: bytes
+
+    def __post_init__(self) -> None:
+        # Accept a list from callers but keep the dataclass hashable and frozen.
+        object.__setattr__(self, "recipients", tuple(self.recipients))
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What happened to one ``OutgoingMail``.
+
+    ``ok`` means the server took responsibility for the message. A failure is
+    ``permanent`` (5xx: do not retry, tell a person) or temporary (4xx, server
+    down, timeout: retry later with backoff).
+    """
+
+    key: str
+    ok: bool
+    permanent: bool = False
+    error: str = ""
+
+
+@runtime_checkable
+class Inbox(Protocol):
+    """Where incoming mail waits until the caller has stored and handled it."""
+
+    def fetch_new(
+        self, checkpoint: Checkpoint | None, limit: int | None = None
+    ) -> tuple[list[FetchedMail], Checkpoint | None]:
+        """Messages after ``checkpoint`` (oldest first, at most ``limit``), unread,
+        and the checkpoint to store once they are recorded."""
+        ...
+
+    def move(self, key: str, folder: str) -> None:
+        """Move one fetched message to ``PROCESSED`` or ``REJECTED``."""
+        ...
+
+    def wait_for_mail(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds; True when new mail has arrived."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class Sender(Protocol):
+    """Something that delivers outgoing mail."""
+
+    def send(self, messages: list[OutgoingMail]) -> list[SendResult]:
+        """One result per message, in the same order."""
+        ...
+
+
+def check_folder_role(folder: str) -> str:
+    """The role itself, or a ValueError naming the two that exist."""
+    if folder not in FOLDER_ROLES:
+        raise ValueError(f"unknown folder {folder!r}: move to {PROCESSED!r} or {REJECTED!r}")
+    return folder
+
+
+def combine_recipient_failures(
+    message: OutgoingMail, failures: list[tuple[str, bool, str]]
+) -> SendResult:
+    """One result from per-recipient failures.
+
+    If any recipient got the message it counts as sent (retrying would send
+    it twice to the others); the failures are still named in ``error``.
+    """
+    error = "; ".join(text for _, _, text in failures)
+    if not message.recipients:
+        return SendResult(message.key, ok=False, permanent=True, error="no recipients")
+    if len(failures) < len(message.recipients):
+        return SendResult(message.key, ok=True, permanent=False, error=error)
+    permanent = all(permanent for _, permanent, _ in failures)
+    return SendResult(message.key, ok=False, permanent=permanent, error=error)

@@ -1,0 +1,1 @@
+"""pbem.orders layer."""

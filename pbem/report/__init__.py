@@ -1,0 +1,1 @@
+"""pbem.report layer."""

@@ -1,0 +1,91 @@
+"""A player's turn as data: what a mail's orders mean, before any die is rolled.
+
+The order language parses text into these; bots write them; ``turnplan``
+runs them with the runtime semantics of ORDERS.md (UNTIL, MOVE clamped,
+impossible attacks skipped). All territories and cards are indices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Trade:
+    cards: tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    placements: tuple[tuple[int, int], ...]  # (armies, territory), in the order written
+
+
+@dataclass(frozen=True, slots=True)
+class Until:
+    kind: str = "conquered"  # "conquered" | "left" | "rolls"
+    n: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """How many armies to move: a number, ALL (all but one), ALL BUT n, or MIN."""
+
+    kind: str = "min"  # "n" | "all" | "all_but" | "min"
+    n: int = 0
+
+    def resolve(self, available: int, minimum: int = 1) -> int:
+        """The amount asked for, given ``available`` armies that may move."""
+        if self.kind == "n":
+            return self.n
+        if self.kind == "all":
+            return available
+        if self.kind == "all_but":
+            return available - self.n
+        return minimum
+
+
+UNTIL_CONQUERED = Until()
+MOVE_MIN = Amount()
+
+
+@dataclass(frozen=True, slots=True)
+class Attack:
+    source: int
+    target: int
+    dice: int = 3
+    until: Until = UNTIL_CONQUERED
+    move: Amount = MOVE_MIN
+
+
+@dataclass(frozen=True, slots=True)
+class Fortify:
+    source: int
+    target: int
+    amount: Amount
+
+
+TurnAction = Trade | Place | Attack | Fortify
+
+
+# ----------------------------------------------------------------------- setup
+@dataclass(frozen=True, slots=True)
+class Claim:
+    territories: tuple[int, ...]  # preference list, best first
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceInitial:
+    placements: tuple[tuple[int, int], ...]  # (armies, territory)
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceNeutral:
+    placements: tuple[tuple[int, int], ...]  # (armies, territory)
+
+
+@dataclass(frozen=True, slots=True)
+class Headquarters:
+    territory: int
+
+
+SetupAction = Claim | PlaceInitial | PlaceNeutral | Headquarters

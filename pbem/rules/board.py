@@ -1,0 +1,122 @@
+"""The board as plain, immutable data: territories, continents, cards, missions.
+
+Territories, continents and cards are referred to by index everywhere in the
+engine (fast, and independent of hashing); names are for people and are
+looked up here.  Card ids: ``0 .. T-1`` is the card of territory ``i``;
+``T .. T+wilds-1`` are wild cards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+DESIGNS = ("infantry", "cavalry", "artillery")
+WILD = "wild"
+
+_FOLD = re.compile(r"[\s_\-]+")
+
+
+def fold_name(text: str) -> str:
+    """The matching key of a name: case-insensitive, runs of blanks/-/_ as one blank."""
+    return _FOLD.sub(" ", text.strip()).casefold()
+
+
+@dataclass(frozen=True)
+class Territory:
+    index: int
+    name: str
+    continent: int
+    neighbours: tuple[int, ...]  # sorted territory indices
+    card: str  # one of DESIGNS
+    aliases: tuple[str, ...] = ()
+    pos: tuple[int, int] | None = None  # centre on the map picture, in pixels
+
+
+@dataclass(frozen=True)
+class Continent:
+    index: int
+    name: str
+    bonus: int
+    territories: tuple[int, ...]  # sorted
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Mission:
+    """A secret-mission card.
+
+    kind ``territories``: hold ``count`` territories with ``min_armies`` each.
+    kind ``continents``: hold every continent in ``continents`` and
+    ``extra_continents`` more of the player's choice.
+    kind ``destroy``: eliminate the player of ``colour``.
+    """
+
+    id: str
+    text: str
+    kind: str
+    count: int = 0
+    min_armies: int = 1
+    continents: tuple[int, ...] = ()
+    extra_continents: int = 0
+    colour: str = ""
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    title: str
+    territories: tuple[Territory, ...]
+    continents: tuple[Continent, ...]
+    wilds: int = 2
+    missions: tuple[Mission, ...] = ()
+    picture: tuple[int, int] | None = None  # (width, height) when positions exist
+    wrap_edges: tuple[tuple[int, int], ...] = ()  # edges drawn across the picture's edge
+    colours: tuple[str, ...] = ()  # player colour names offered by this map
+    _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, int] = {}
+        for t in self.territories:
+            index[fold_name(t.name)] = t.index
+            for alias in t.aliases:
+                index[fold_name(alias)] = t.index
+        object.__setattr__(self, "_index", index)
+
+    # -- lookups -------------------------------------------------------------
+    def lookup(self, text: str) -> int | None:
+        """Territory index for a name or alias (folded), or None. Nothing fuzzy."""
+        return self._index.get(fold_name(text))
+
+    def territory(self, name: str) -> int:
+        found = self.lookup(name)
+        if found is None:
+            raise KeyError(f"no territory {name!r} on map {self.name}")
+        return found
+
+    def names(self) -> list[str]:
+        return [t.name for t in self.territories]
+
+    def adjacent(self, a: int, b: int) -> bool:
+        return b in self.territories[a].neighbours
+
+    def edges(self) -> list[tuple[int, int]]:
+        return [(t.index, n) for t in self.territories for n in t.neighbours if t.index < n]
+
+    # -- cards ---------------------------------------------------------------
+    @property
+    def n_cards(self) -> int:
+        return len(self.territories) + self.wilds
+
+    def card_design(self, card: int) -> str:
+        if card >= len(self.territories):
+            return WILD
+        return self.territories[card].card
+
+    def card_name(self, card: int) -> str:
+        if card >= len(self.territories):
+            return "Wild"
+        return self.territories[card].name
+
+    def card_territory(self, card: int) -> int | None:
+        return card if card < len(self.territories) else None

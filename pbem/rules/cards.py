@@ -1,0 +1,66 @@
+"""Card sets and what they are worth, under every card_values option."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from pbem.rules.board import DESIGNS, WILD, Board
+from pbem.rules.options import Options
+
+ESCALATING = (4, 6, 8, 10, 12, 15)
+FIXED = {"infantry": 4, "cavalry": 6, "artillery": 8}
+FIXED_MIXED = 10
+
+
+def designs_of(board: Board, cards: tuple[int, ...] | list[int]) -> list[str]:
+    return [board.card_design(c) for c in cards]
+
+
+def is_set(board: Board, cards: tuple[int, ...] | list[int]) -> bool:
+    """Three of a design, one of each, or any two plus a wild."""
+    if len(cards) != 3 or len(set(cards)) != 3:
+        return False
+    designs = designs_of(board, cards)
+    if WILD in designs:
+        return True
+    distinct = len(set(designs))
+    return distinct in (1, 3)
+
+
+def set_value(options: Options, set_number: int, designs: list[str]) -> int:
+    """Armies for the ``set_number``-th set traded in the game (1-based)."""
+    mode = options.card_values
+    if mode == "escalating":
+        if set_number <= len(ESCALATING):
+            return ESCALATING[set_number - 1]
+        return ESCALATING[-1] + 5 * (set_number - len(ESCALATING))
+    if mode == "linear":
+        return 3 + set_number
+    if mode == "fixed":
+        return fixed_value(designs)
+    raise ValueError("card_values = none has no sets")
+
+
+def fixed_value(designs: list[str]) -> int:
+    """European values; a wild stands for whatever design makes the set worth most."""
+    plain = [d for d in designs if d != WILD]
+    wilds = 3 - len(plain)
+    best = 0
+    for fill in _fills(wilds):
+        full = plain + list(fill)
+        if len(set(full)) == 3:
+            best = max(best, FIXED_MIXED)
+        elif len(set(full)) == 1:
+            best = max(best, FIXED[full[0]])
+    return best
+
+
+def _fills(count: int) -> list[tuple[str, ...]]:
+    if count == 0:
+        return [()]
+    return [(d,) + rest for d in DESIGNS for rest in _fills(count - 1)]
+
+
+def all_sets(board: Board, hand: list[int]) -> list[tuple[int, int, int]]:
+    """Every set in a hand, each sorted, in a fixed order."""
+    return [combo for combo in combinations(sorted(hand), 3) if is_set(board, combo)]

@@ -1,0 +1,75 @@
+"""One roll of the dice: compare, apply card re-roll and commander, count losses."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pbem.rules.events import Roll
+
+
+class Stream(Protocol):
+    def roll(self, count: int) -> list[int]: ...
+
+    def die(self) -> int: ...
+
+
+def losses(attacker: list[int], defender: list[int]) -> tuple[int, int]:
+    """Both lists sorted high to low; compare highest pairs, ties to the defender."""
+    a_loss = d_loss = 0
+    for a, d in zip(attacker, defender, strict=False):
+        if a > d:
+            d_loss += 1
+        else:
+            a_loss += 1
+    return a_loss, d_loss
+
+
+def roll(
+    rng: Stream, att_dice: int, def_dice: int, reroll: bool = False, commander: bool = False
+) -> Roll:
+    """Roll once. The attacker's dice are drawn first, then the defender's (DICE.md).
+
+    ``reroll``: the lowest attacking die that lost a comparison is rolled again
+    (one extra die drawn after both sides). ``commander``: one attacking die
+    becomes a 6 if that turns a lost comparison into a win (the caller allows
+    it once per turn and sees from ``Roll.commander`` whether it was used).
+    """
+    drawn = rng.roll(att_dice + def_dice)
+    attacker = sorted(drawn[:att_dice], reverse=True)
+    defender = sorted(drawn[att_dice:], reverse=True)
+    rerolled = None
+    if reroll:
+        lost = [i for i in range(min(att_dice, def_dice)) if attacker[i] <= defender[i]]
+        if lost:
+            i = lost[-1]  # the lowest attacking die that lost
+            old, new = attacker[i], rng.die()
+            attacker[i] = new
+            attacker.sort(reverse=True)
+            rerolled = (old, new)
+    used = None
+    if commander:
+        used = _commander(attacker, defender)
+        if used is not None:
+            attacker.remove(used[0])
+            attacker.append(6)
+            attacker.sort(reverse=True)
+    a_loss, d_loss = losses(attacker, defender)
+    return Roll(tuple(attacker), tuple(defender), a_loss, d_loss, rerolled, used)
+
+
+def _commander(attacker: list[int], defender: list[int]) -> tuple[int, int] | None:
+    """The die whose change to 6 wins the most comparisons, if any gains one."""
+    _, base = losses(attacker, defender)
+    best: tuple[int, int] | None = None
+    best_gain = 0
+    for value in sorted(set(attacker)):  # lowest value first: gains the most
+        if value == 6:
+            continue
+        trial = list(attacker)
+        trial.remove(value)
+        trial.append(6)
+        trial.sort(reverse=True)
+        gain = losses(trial, defender)[1] - base
+        if gain > best_gain:
+            best, best_gain = (value, 6), gain
+    return best

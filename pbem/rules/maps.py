@@ -1,0 +1,525 @@
+"""Map files: read a TOML map, check every rule a map must keep, build the Board.
+
+The format is documented for map makers in docs/MAPS.md.  Every problem is a
+MapError naming the file and the offending entry (``territories[Alaska].neighbours``)
+so the person who wrote the map can fix it without reading this code.  Indices
+follow the order of the file; neighbour and member lists are stored sorted.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections import deque
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, NoReturn
+
+from pbem.paths import maps_dir
+from pbem.rules.board import DESIGNS, WILD, Board, Continent, Mission, Territory, fold_name
+from pbem.rules.errors import MapError
+
+DEFAULT_COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
+MISSION_KINDS = ("territories", "continents", "destroy")
+
+_MAP_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_COLOUR = re.compile(r"[a-z]+(-[a-z]+)*")
+_NUMBER = re.compile(r"[\d\s]+")
+_TOML_WHERE = re.compile(r" \(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+# section -> (required keys, optional keys)
+_TOP_KEYS = (
+    ("name", "title", "continents", "territories"),
+    ("wilds", "colours", "picture", "wrap_edges", "missions"),
+)
+_CONTINENT_KEYS = (("name", "bonus"), ("aliases",))
+_TERRITORY_KEYS = (("name", "continent", "neighbours", "card"), ("aliases", "pos"))
+_PICTURE_KEYS = (("width", "height"), ())
+_MISSION_KEYS = {
+    "territories": (("id", "text", "kind", "count"), ("min_armies",)),
+    "continents": (("id", "text", "kind", "continents"), ("extra_continents",)),
+    "destroy": (("id", "text", "kind", "colour"), ()),
+}
+
+
+# -- public API ----------------------------------------------------------------
+def load_map(path: Path) -> Board:
+    """Read and check the map file at ``path``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise MapError(str(path), "file", "is not UTF-8 text") from None
+    except OSError as exc:
+        raise MapError(str(path), "file", f"cannot be read: {exc.strerror}") from None
+    return parse_map(text, str(path))
+
+
+def parse_map(text: str, path: str) -> Board:
+    """Check the TOML text of a map; ``path`` names it in error messages."""
+    return _Parser(path).board(text)
+
+
+def map_names() -> list[str]:
+    """The names of the built-in maps, sorted."""
+    return sorted(p.stem for p in maps_dir().glob("*.toml"))
+
+
+@functools.lru_cache(maxsize=16)
+def builtin_map(name: str) -> Board:
+    """The built-in map ``name`` (config/maps/NAME.toml); loaded once per process."""
+    known = map_names()
+    if name not in known:
+        where = str(maps_dir())
+        raise MapError(where, "name", f"no built-in map {name!r}; there are: {', '.join(known)}")
+    path = maps_dir() / f"{name}.toml"
+    board = load_map(path)
+    if board.name != name:
+        raise MapError(str(path), "name", f"must be {name!r}, the name of the file")
+    return board
+
+
+def dump_map(board: Board) -> str:
+    """The TOML text of a board, in the documented format: parse_map(dump_map(b)) == b."""
+    names = board.names()
+    lines = [
+        f"name = {_toml(board.name)}",
+        f"title = {_toml(board.title)}",
+        f"wilds = {board.wilds}",
+        f"colours = {_toml(list(board.colours))}",
+    ]
+    if board.wrap_edges:
+        pairs = [[names[a], names[b]] for a, b in board.wrap_edges]
+        lines.append(f"wrap_edges = {_toml(pairs)}")
+    if board.picture is not None:
+        lines += ["", "[picture]", f"width = {board.picture[0]}", f"height = {board.picture[1]}"]
+    for c in board.continents:
+        lines += ["", "[[continents]]", f"name = {_toml(c.name)}", f"bonus = {c.bonus}"]
+        if c.aliases:
+            lines.append(f"aliases = {_toml(list(c.aliases))}")
+    for t in board.territories:
+        lines += ["", "[[territories]]", f"name = {_toml(t.name)}"]
+        lines.append(f"continent = {_toml(board.continents[t.continent].name)}")
+        if t.aliases:
+            lines.append(f"aliases = {_toml(list(t.aliases))}")
+        lines.append(f"card = {_toml(t.card)}")
+        if t.pos is not None:
+            lines.append(f"pos = {_toml(list(t.pos))}")
+        lines.append(f"neighbours = {_toml([names[n] for n in t.neighbours])}")
+    for m in board.missions:
+        lines += ["", "[[missions]]", f"id = {_toml(m.id)}", f"text = {_toml(m.text)}"]
+        lines.append(f"kind = {_toml(m.kind)}")
+        if m.kind == "territories":
+            lines += [f"count = {m.count}", f"min_armies = {m.min_armies}"]
+        elif m.kind == "continents":
+            chosen = [board.continents[c].name for c in m.continents]
+            lines += [f"continents = {_toml(chosen)}", f"extra_continents = {m.extra_continents}"]
+        else:
+            lines.append(f"colour = {_toml(m.colour)}")
+    return "\n".join(lines) + "\n"
+
+
+# -- checking --------------------------------------------------------------------
+class _Parser:
+    """One map file being checked; ``fail`` raises the MapError that names it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.taken: dict[str, str] = {}  # folded name or alias -> what it names already
+
+    def fail(self, key: str, message: str) -> NoReturn:
+        raise MapError(self.path, key, message)
+
+    def board(self, text: str) -> Board:
+        data = self.toml(text)
+        self.keys(data, "", *_TOP_KEYS)
+        name = self.string(data, "", "name")
+        if not _MAP_NAME.fullmatch(name):
+            self.fail("name", "use lower-case letters, digits, '-' and '_' only (it names files)")
+        colours = self.colours(data)
+        picture = self.picture(data)
+        continents = self.continents(self.tables(data, "continents"))
+        territories = self.territories(self.tables(data, "territories"), continents)
+        self.link(territories)
+        self.check_connected(territories)
+        self.check_positions(territories, picture)
+        built = []
+        for index, c in enumerate(continents):
+            members = tuple(t.index for t in territories if t.continent == index)
+            if not members:
+                self.fail(c.label, "no territory is in this continent")
+            built.append(Continent(index, c.name, c.bonus, members, c.aliases))
+        return Board(
+            name=name,
+            title=self.string(data, "", "title"),
+            territories=tuple(t.territory() for t in territories),
+            continents=tuple(built),
+            wilds=self.integer(data, "", "wilds", default=2, minimum=0),
+            missions=self.missions(data, territories, [c.name for c in continents], colours),
+            picture=picture,
+            wrap_edges=self.wrap_edges(data, territories),
+            colours=colours,
+        )
+
+    # -- generic, typed access ------------------------------------------------
+    def toml(self, text: str) -> dict[str, Any]:
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            message = str(exc)
+            found = _TOML_WHERE.search(message)
+            if found is None:
+                self.fail("toml", f"not valid TOML: {message}")
+            key = f"line {found[1]}" if found[1] else "end of file"
+            column = f" (column {found[2]})" if found[2] else ""
+            self.fail(key, f"not valid TOML: {message[: found.start()]}{column}")
+
+    def keys(self, data: dict, where: str, required: tuple, optional: tuple) -> None:
+        allowed = ", ".join(sorted(required + optional))
+        for key in data:
+            if key not in required + optional:
+                self.fail(_join(where, key), f"unknown key; allowed keys are: {allowed}")
+        for key in required:
+            if key not in data:
+                self.fail(_join(where, key), "required key is missing")
+
+    def value(self, data: dict, where: str, key: str, kind: type, expected: str) -> Any:
+        value = data[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.fail(_join(where, key), f"expected {expected}, got {_describe(value)}")
+        return value
+
+    def string(self, data: dict, where: str, key: str) -> str:
+        return self.value(data, where, key, str, "a string")
+
+    def integer(
+        self, data: dict, where: str, key: str, *, default: int | None = None, minimum: int = 0
+    ) -> int:
+        if key not in data and default is not None:
+            return default
+        number = self.value(data, where, key, int, "an integer")
+        if number < minimum:
+            self.fail(_join(where, key), f"must be {minimum} or more, not {number}")
+        return number
+
+    def strings(self, data: dict, where: str, key: str) -> list[str]:
+        if key not in data:
+            return []
+        items = self.value(data, where, key, list, "a list of strings")
+        for item in items:
+            if not isinstance(item, str):
+                self.fail(_join(where, key), f"expected a list of strings, found {_describe(item)}")
+        return items
+
+    def tables(self, data: dict, key: str) -> list[dict]:
+        items = data.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+            self.fail(key, f"expected [[{key}]] tables, got {_describe(items)}")
+        return items
+
+    def label(self, section: str, entry: dict, key: str, number: int) -> str:
+        """How an entry is named in messages: by its name if it has a fresh one."""
+        value = entry.get(key)
+        if isinstance(value, str) and value.strip() and fold_name(value) not in self.taken:
+            return f"{section}[{value}]"
+        return f"{section}[#{number}]"
+
+    # -- names and aliases ----------------------------------------------------
+    def claim(self, text: str, key: str, owner: str) -> None:
+        """Reserve a name or alias; any two of them must differ once folded."""
+        if not text or text != text.strip():
+            self.fail(key, f"{text!r} must not be empty or begin or end with blanks")
+        if any(bad in text for bad in (",", "#", "->")):
+            self.fail(key, f"{text!r} must not contain ',', '#' or '->' (orders use them)")
+        if _NUMBER.fullmatch(text):
+            self.fail(key, f"{text!r} must not be a number")
+        folded = fold_name(text)
+        if folded == WILD:
+            self.fail(key, f"{text!r} is reserved for wild cards")
+        if folded in self.taken:
+            self.fail(key, f"{text!r} clashes with {self.taken[folded]}")
+        self.taken[folded] = owner
+
+    def named(self, entry: dict, label: str, kind: str) -> tuple[str, tuple[str, ...]]:
+        name = self.string(entry, label, "name")
+        self.claim(name, f"{label}.name", f"{kind} {name}")
+        aliases = self.strings(entry, label, "aliases")
+        for alias in aliases:
+            self.claim(alias, f"{label}.aliases", f"an alias of {kind} {name}")
+        return name, tuple(aliases)
+
+    # -- sections --------------------------------------------------------------
+    def colours(self, data: dict) -> tuple[str, ...]:
+        if "colours" not in data:
+            return DEFAULT_COLOURS
+        colours = self.strings(data, "", "colours")
+        for colour in colours:
+            if not _COLOUR.fullmatch(colour):
+                self.fail("colours", f"{colour!r} is not a lower-case colour name")
+            if colours.count(colour) > 1:
+                self.fail("colours", f"{colour!r} is listed twice")
+        if len(colours) < 2:
+            self.fail("colours", "a map needs at least two colours")
+        return tuple(colours)
+
+    def picture(self, data: dict) -> tuple[int, int] | None:
+        if "picture" not in data:
+            return None
+        table = self.value(data, "", "picture", dict, "a [picture] table")
+        self.keys(table, "picture", *_PICTURE_KEYS)
+        width = self.integer(table, "picture", "width", minimum=1)
+        return width, self.integer(table, "picture", "height", minimum=1)
+
+    def continents(self, entries: list[dict]) -> list[_ContinentDraft]:
+        if not entries:
+            self.fail("continents", "a map needs at least one continent")
+        found = []
+        for number, entry in enumerate(entries, 1):
+            label = self.label("continents", entry, "name", number)
+            self.keys(entry, label, *_CONTINENT_KEYS)
+            name, aliases = self.named(entry, label, "continent")
+            found.append(_ContinentDraft(name, self.integer(entry, label, "bonus"), aliases, label))
+        return found
+
+    def territories(self, entries: list[dict], continents: list[_ContinentDraft]) -> list[_Draft]:
+        if len(entries) < 2:
+            self.fail("territories", "a map needs at least two territories")
+        by_name = {fold_name(c.name): i for i, c in enumerate(continents)}
+        drafts = []
+        for number, entry in enumerate(entries, 1):
+            label = self.label("territories", entry, "name", number)
+            self.keys(entry, label, *_TERRITORY_KEYS)
+            name, aliases = self.named(entry, label, "territory")
+            continent = self.string(entry, label, "continent")
+            if fold_name(continent) not in by_name:
+                self.fail(f"{label}.continent", f"no continent named {continent!r}")
+            card = self.string(entry, label, "card")
+            if card not in DESIGNS:
+                self.fail(f"{label}.card", f"unknown design {card!r}; use {_or(DESIGNS)}")
+            pos = None
+            if "pos" in entry:
+                pos = self.value(entry, label, "pos", list, "[x, y]")
+                if len(pos) != 2 or not all(type(v) is int for v in pos):
+                    self.fail(f"{label}.pos", f"expected [x, y] in whole pixels, got {pos!r}")
+            neighbours = self.strings(entry, label, "neighbours")
+            drafts.append(
+                _Draft(
+                    index=number - 1,
+                    name=name,
+                    label=label,
+                    continent=by_name[fold_name(continent)],
+                    card=card,
+                    aliases=aliases,
+                    pos=(pos[0], pos[1]) if pos is not None else None,
+                    neighbour_names=neighbours,
+                )
+            )
+        return drafts
+
+    def link(self, drafts: list[_Draft]) -> None:
+        """Turn neighbour names into indices; every edge must be listed on both sides."""
+        index = {fold_name(d.name): d.index for d in drafts}
+        for d in drafts:
+            key = f"{d.label}.neighbours"
+            for text in d.neighbour_names:
+                other = index.get(fold_name(text))
+                if other is None:
+                    self.fail(key, f"no territory named {text!r}")
+                if other == d.index:
+                    self.fail(key, "a territory cannot be its own neighbour")
+                if other in d.neighbours:
+                    self.fail(key, f"{text!r} is listed twice")
+                d.neighbours.append(other)
+        for d in drafts:
+            for n in d.neighbours:
+                if d.index not in drafts[n].neighbours:
+                    other = drafts[n]
+                    self.fail(
+                        f"{d.label}.neighbours",
+                        f"lists {other.name}, but {other.label}.neighbours does not list {d.name}",
+                    )
+
+    def check_connected(self, drafts: list[_Draft]) -> None:
+        seen = {0}
+        queue = deque([0])
+        while queue:
+            for n in drafts[queue.popleft()].neighbours:
+                if n not in seen:
+                    seen.add(n)
+                    queue.append(n)
+        cut_off = [d.name for d in drafts if d.index not in seen]
+        if cut_off:
+            self.fail(
+                "territories",
+                f"the map is not connected: {', '.join(cut_off)} cannot be reached "
+                f"from {drafts[0].name}",
+            )
+
+    def check_positions(self, drafts: list[_Draft], picture: tuple[int, int] | None) -> None:
+        """A map with a picture places every territory on it; one without places none."""
+        for d in drafts:
+            key = f"{d.label}.pos"
+            if picture is None:
+                if d.pos is not None:
+                    self.fail(key, "a position needs a [picture] table with width and height")
+                continue
+            if d.pos is None:
+                self.fail(key, "required key is missing (the map has a [picture])")
+            x, y = d.pos
+            if not (0 <= x < picture[0] and 0 <= y < picture[1]):
+                size = f"{picture[0]} x {picture[1]}"
+                self.fail(key, f"[{x}, {y}] is outside the picture ({size} pixels)")
+
+    def wrap_edges(self, data: dict, drafts: list[_Draft]) -> tuple[tuple[int, int], ...]:
+        if "wrap_edges" not in data:
+            return ()
+        pairs = self.value(data, "", "wrap_edges", list, "a list of [name, name] pairs")
+        index = {fold_name(d.name): d.index for d in drafts}
+        edges = set()
+        for number, pair in enumerate(pairs):
+            key = f"wrap_edges[{number}]"
+            if not (
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) for n in pair)
+            ):
+                self.fail(key, f"expected a pair of territory names, got {pair!r}")
+            ends = []
+            for text in pair:
+                if fold_name(text) not in index:
+                    self.fail(key, f"no territory named {text!r}")
+                ends.append(index[fold_name(text)])
+            a, b = sorted(ends)
+            if b not in drafts[a].neighbours:
+                self.fail(key, f"{drafts[a].name} and {drafts[b].name} are not neighbours")
+            if (a, b) in edges:
+                self.fail(key, f"{drafts[a].name} - {drafts[b].name} is listed twice")
+            edges.add((a, b))
+        return tuple(sorted(edges))
+
+    def missions(
+        self, data: dict, drafts: list[_Draft], continents: list[str], colours: tuple[str, ...]
+    ) -> tuple[Mission, ...]:
+        by_name = {fold_name(c): i for i, c in enumerate(continents)}
+        ids: set[str] = set()
+        found = []
+        for number, entry in enumerate(self.tables(data, "missions"), 1):
+            given = entry.get("id")
+            fresh = isinstance(given, str) and given and given not in ids
+            label = f"missions[{given}]" if fresh else f"missions[#{number}]"
+            for key in ("id", "kind"):
+                if key not in entry:
+                    self.fail(f"{label}.{key}", "required key is missing")
+            kind = self.string(entry, label, "kind")
+            if kind not in MISSION_KINDS:
+                self.fail(f"{label}.kind", f"unknown kind {kind!r}; use {_or(MISSION_KINDS)}")
+            self.keys(entry, label, *_MISSION_KEYS[kind])
+            mission_id = self.string(entry, label, "id")
+            if not mission_id.strip() or mission_id in ids:
+                self.fail(f"{label}.id", f"{mission_id!r} is empty or already used")
+            ids.add(mission_id)
+            mission = Mission(mission_id, self.string(entry, label, "text"), kind)
+            if kind == "territories":
+                mission = self.territories_mission(entry, label, mission, len(drafts))
+            elif kind == "continents":
+                mission = self.continents_mission(entry, label, mission, by_name)
+            else:
+                colour = self.string(entry, label, "colour")
+                if colour not in colours:
+                    self.fail(f"{label}.colour", f"{colour!r} is not one of colours")
+                mission = replace(mission, colour=colour)
+            found.append(mission)
+        return tuple(found)
+
+    def territories_mission(self, entry: dict, label: str, mission: Mission, total: int) -> Mission:
+        count = self.integer(entry, label, "count", minimum=1)
+        if count > total:
+            self.fail(f"{label}.count", f"must be at most {total}, the number of territories")
+        armies = self.integer(entry, label, "min_armies", default=1, minimum=1)
+        return replace(mission, count=count, min_armies=armies)
+
+    def continents_mission(
+        self, entry: dict, label: str, mission: Mission, by_name: dict[str, int]
+    ) -> Mission:
+        chosen = []
+        for text in self.strings(entry, label, "continents"):
+            found = by_name.get(fold_name(text))
+            if found is None:
+                self.fail(f"{label}.continents", f"no continent named {text!r}")
+            if found in chosen:
+                self.fail(f"{label}.continents", f"{text!r} is listed twice")
+            chosen.append(found)
+        extra = self.integer(entry, label, "extra_continents", default=0)
+        if not 1 <= len(chosen) + extra <= len(by_name):
+            self.fail(
+                f"{label}.extra_continents",
+                f"asks for {len(chosen) + extra} continents; the map has {len(by_name)}",
+            )
+        return replace(mission, continents=tuple(sorted(chosen)), extra_continents=extra)
+
+
+@dataclass
+class _ContinentDraft:
+    name: str
+    bonus: int
+    aliases: tuple[str, ...]
+    label: str  # how messages name it
+
+
+@dataclass
+class _Draft:
+    """A territory while its neighbours are resolved from names to indices."""
+
+    index: int
+    name: str
+    label: str  # how messages name it
+    continent: int
+    card: str
+    aliases: tuple[str, ...]
+    pos: tuple[int, int] | None
+    neighbour_names: list[str]
+    neighbours: list[int] = field(default_factory=list)
+
+    def territory(self) -> Territory:
+        neighbours = tuple(sorted(self.neighbours))
+        return Territory(
+            self.index, self.name, self.continent, neighbours, self.card, self.aliases, self.pos
+        )
+
+
+# -- small helpers ----------------------------------------------------------------
+def _join(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _or(words: tuple[str, ...]) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, str):
+        return f"a string ({value!r})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a table"
+    return f"a {type(value).__name__}"
+
+
+def _toml(value: Any) -> str:
+    """A TOML value for the strings, integers and lists that maps hold."""
+    if isinstance(value, str):
+        out = []
+        for ch in value:
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+                out.append(f"\\u{ord(ch):04x}")
+            else:
+                out.append(ch)
+        return '"' + "".join(out) + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)

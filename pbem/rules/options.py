@@ -1,0 +1,246 @@
+"""Rule options: one typed, frozen object with the names of RULES.md.
+
+A game stores its options; presets in ``config/rules/*.toml`` bundle them and
+any single option can be overridden on top of a preset. Unknown names,
+values of the wrong type and impossible combinations are refused with a
+message that says which option and why.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from pbem.rules.errors import OptionsError
+
+# option name -> allowed values (for the string-valued options)
+CHOICES: dict[str, tuple[str, ...]] = {
+    "claim": ("deal", "draft"),
+    "placement": ("blind", "auto"),
+    "card_values": ("escalating", "linear", "fixed", "none"),
+    "territory_bonus": ("once", "per_card"),
+    "traded_cards": ("bottom", "discard"),
+    "move_in": ("dice", "survivors"),
+    "fortify": ("adjacent", "chained", "unlimited", "none"),
+    "goal": ("domination", "capital", "mission"),
+}
+
+# One sentence per option, used by `pbem rules` and the game-start mail.
+WORDS: dict[str, dict[Any, str] | str] = {
+    "claim": {
+        "deal": "Territories are dealt at random from the shuffled territory cards.",
+        "draft": "Territories are drafted from each player's preference list, in turn order.",
+    },
+    "placement": {
+        "blind": "Initial armies are placed by all players at once, in secret.",
+        "auto": "Initial armies are spread at random, one at a time, in turn order.",
+    },
+    "card_values": {
+        "escalating": "Card sets are worth 4, 6, 8, 10, 12, 15, then 5 more each, over all sets.",
+        "linear": "Card sets are worth 4, 5, 6, ... counted over all sets traded.",
+        "fixed": "Card sets are worth 4 (infantry), 6 (cavalry), 8 (artillery), 10 (one of each).",
+        "none": "No cards are used.",
+    },
+    "territory_bonus": {
+        "once": "Trading a card of an owned territory gives +2 armies there, once per turn.",
+        "per_card": "Every traded card of an owned territory gives +2 armies there.",
+    },
+    "traded_cards": {
+        "bottom": "Traded cards go to the bottom of the draw pile.",
+        "discard": "Traded cards are discarded; discards are reshuffled when the pile runs out.",
+    },
+    "forced_trade_at": "A player starting a turn with {} or more cards must trade a set.",
+    "max_trades": "At most {} sets may be traded in one turn.",
+    "move_in": {
+        "dice": "After a conquest at least as many armies as dice in the last roll move in.",
+        "survivors": "After a conquest the surviving attacking armies of the last roll move in.",
+    },
+    "fortify": {
+        "adjacent": "One fortifying move per turn, to an adjacent own territory.",
+        "chained": "One fortifying move per turn, along a chain of own territories.",
+        "unlimited": "Any number of fortifying moves, along chains of own territories.",
+        "none": "No fortifying moves.",
+    },
+    "max_armies": "A territory holds at most {} armies (0: no limit); the excess is lost.",
+    "card_reroll": {
+        True: "An attacker holding the card of either territory re-rolls one lost die per roll.",
+        False: "No card re-rolls.",
+    },
+    "commander": {
+        True: "Once per turn one attacking die of a roll counts as a 6.",
+        False: "No commander.",
+    },
+    "goal": {
+        "domination": "Win by eliminating every other player.",
+        "capital": "Win by holding every headquarters at once.",
+        "mission": "Win by completing your secret mission.",
+    },
+    "capitals_to_win": {
+        True: "Capital Risk, shortened: hold your own HQ and 2 (4 players) or 3 (5-6) others.",
+        False: "Capital Risk needs every headquarters.",
+    },
+    "neutral": {
+        True: "A two-player game adds a neutral army that never attacks (40 armies each).",
+        False: "A two-player game has no neutral army.",
+    },
+    "max_turns": "The game ends after {} turns (0: no limit); most territories, then armies, wins.",
+    "min_players": "At least {} players.",
+    "max_players": "At most {} players.",
+}
+
+
+@dataclass(frozen=True)
+class Options:
+    claim: str = "deal"
+    placement: str = "blind"
+    card_values: str = "escalating"
+    territory_bonus: str = "once"
+    traded_cards: str = "bottom"
+    forced_trade_at: int = 5
+    max_trades: int = 2
+    move_in: str = "dice"
+    fortify: str = "adjacent"
+    max_armies: int = 0
+    card_reroll: bool = False
+    commander: bool = False
+    goal: str = "domination"
+    capitals_to_win: bool = False
+    neutral: bool = True
+    max_turns: int = 0
+    min_players: int = 2
+    max_players: int = 6
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            expected = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
+            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+                raise OptionsError(f"option {f.name} must be a whole number, not {value!r}")
+            if expected is bool and not isinstance(value, bool):
+                raise OptionsError(f"option {f.name} must be true or false, not {value!r}")
+            if expected is str and value not in CHOICES[f.name]:
+                allowed = ", ".join(CHOICES[f.name])
+                raise OptionsError(f"option {f.name} must be one of {allowed}, not {value!r}")
+        self._check_combinations()
+
+    def _check_combinations(self) -> None:
+        if self.forced_trade_at < 3:
+            raise OptionsError("option forced_trade_at must be 3 or more")
+        if self.max_trades < 1:
+            raise OptionsError("option max_trades must be 1 or more")
+        if self.max_armies < 0 or self.max_turns < 0:
+            raise OptionsError("options max_armies and max_turns cannot be negative")
+        if 0 < self.max_armies < 4:
+            raise OptionsError("option max_armies must be 0 (no limit) or at least 4")
+        if not 2 <= self.min_players <= self.max_players <= 6:
+            raise OptionsError("players: need 2 <= min_players <= max_players <= 6")
+        if self.capitals_to_win and self.goal != "capital":
+            raise OptionsError("option capitals_to_win needs goal = capital")
+        if self.goal == "capital" and self.max_players < 3:
+            raise OptionsError("Capital Risk needs 3 or more players")
+        if self.card_values == "none" and (self.card_reroll or self.territory_bonus == "per_card"):
+            raise OptionsError("card_values = none leaves no cards for card_reroll or per_card")
+
+    # -- construction ----------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "options") -> Options:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise OptionsError(f"{source}: unknown option {unknown[0]!r}")
+        return cls(**data)
+
+    def with_overrides(self, overrides: dict[str, Any], source: str = "options") -> Options:
+        names = {f.name for f in fields(self)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise OptionsError(f"{source}: unknown option {unknown[0]!r}")
+        return replace(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def check_players(self, count: int) -> None:
+        """Refuse a player count the options do not allow."""
+        if not self.min_players <= count <= self.max_players:
+            raise OptionsError(
+                f"these rules need {self.min_players} to {self.max_players} players, not {count}"
+            )
+
+    def describe(self) -> list[str]:
+        """The options in force, one sentence each, for people."""
+        lines = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            words = WORDS[f.name]
+            if isinstance(words, dict):
+                lines.append(words[value])
+            else:
+                lines.append(words.format(value))
+        return lines
+
+    def starting_armies(self, players: int) -> int:
+        if self.neutral or players == 2:
+            return 40
+        return {3: 35, 4: 30, 5: 25, 6: 20}[players]
+
+
+def parse_value(name: str, text: str) -> Any:
+    """Turn a command-line ``K=V`` value into the option's type."""
+    kinds = {f.name: f.type for f in fields(Options)}
+    if name not in kinds:
+        raise OptionsError(f"unknown option {name!r}")
+    kind = kinds[name]
+    if kind in ("bool", bool):
+        low = text.strip().lower()
+        if low in ("true", "yes", "on", "1"):
+            return True
+        if low in ("false", "no", "off", "0"):
+            return False
+        raise OptionsError(f"option {name} must be true or false, not {text!r}")
+    if kind in ("int", int):
+        try:
+            return int(text)
+        except ValueError:
+            raise OptionsError(f"option {name} must be a whole number, not {text!r}") from None
+    return text.strip()
+
+
+def preset_names(directory: Path) -> list[str]:
+    return sorted(p.stem for p in directory.glob("*.toml"))
+
+
+def load_preset(name: str, directory: Path | None = None) -> Options:
+    """Load ``config/rules/NAME.toml``: a table ``[options]`` over the defaults."""
+    if directory is None:
+        from pbem.paths import presets_dir
+
+        directory = presets_dir()
+    path = directory / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(preset_names(directory))
+        raise OptionsError(f"no rules preset {name!r} (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise OptionsError(f"{path}: not valid TOML: {exc}") from None
+    table = data.get("options", {})
+    if not isinstance(table, dict):
+        raise OptionsError(f"{path}: options: must be a table")
+    try:
+        return Options.from_dict(table, source=str(path))
+    except OptionsError as exc:
+        raise OptionsError(f"{path}: {exc}") from None
+    except TypeError as exc:
+        raise OptionsError(f"{path}: {exc}") from None
+
+
+def preset_description(name: str, directory: Path | None = None) -> str:
+    if directory is None:
+        from pbem.paths import presets_dir
+
+        directory = presets_dir()
+    data = tomllib.loads((directory / f"{name}.toml").read_text(encoding="utf-8"))
+    return str(data.get("description", ""))

@@ -1,0 +1,180 @@
+"""Game state as plain data, its canonical serialisation, and its hash.
+
+The engine changes a state in place (fast, and simple to read); whoever needs
+the state before a step keeps ``state.copy()``. Everything here is ints,
+lists and strings, so the canonical JSON (and so the hash) is the same on
+every machine and under every PYTHONHASHSEED.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pbem.rules.board import Board
+from pbem.rules.options import Options
+
+# Phases of a game.
+CLAIM = "claim"  # draft: waiting for every player's preference list
+PLACE = "place"  # blind placement: waiting for every player's initial armies
+HQ = "hq"  # Capital Risk: waiting for every player's headquarters
+REINFORCE = "reinforce"
+ATTACK = "attack"
+FORTIFY = "fortify"
+OVER = "over"
+
+SETUP_PHASES = (CLAIM, PLACE, HQ)
+
+
+@dataclass
+class Player:
+    name: str
+    colour: str = ""
+    neutral: bool = False
+    alive: bool = True
+    cards: list[int] = field(default_factory=list)
+    mission: int | None = None  # index into board.missions
+    mission_fallback: bool = False  # own-colour destroy mission: 24 territories instead
+    hq: int | None = None
+    eliminated_by: int | None = None
+    to_place: int = 0  # initial armies still to place (setup)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "colour": self.colour,
+            "neutral": self.neutral,
+            "alive": self.alive,
+            "cards": list(self.cards),
+            "mission": self.mission,
+            "mission_fallback": self.mission_fallback,
+            "hq": self.hq,
+            "eliminated_by": self.eliminated_by,
+            "to_place": self.to_place,
+        }
+
+
+@dataclass
+class GameState:
+    board: Board
+    options: Options
+    game: str  # the game's name: part of every dice stream's message
+    players: list[Player]  # by seat; a neutral player, if any, is the last seat
+    order: list[int] = field(default_factory=list)  # turn order of the playing seats
+    owner: list[int] = field(default_factory=list)  # seat per territory (-1 before claims)
+    armies: list[int] = field(default_factory=list)
+    deck: list[int] = field(default_factory=list)  # draw pile, top first
+    discard: list[int] = field(default_factory=list)
+    removed_cards: list[int] = field(default_factory=list)  # out of the game (Capital HQs)
+    sets_traded: int = 0
+    phase: str = REINFORCE
+    turn: int = 0  # player-turn number: 1 for the first turn of play
+    round: int = 0  # how many times the turn order came round (1 in the first round)
+    current: int = -1  # seat to move, -1 during simultaneous setup
+    # per-turn bookkeeping
+    reinforcements: int = 0  # armies still to place this turn
+    must_trade: bool = False
+    trades_this_turn: int = 0
+    bonus_taken: bool = False
+    conquered_this_turn: bool = False
+    fortifies_this_turn: int = 0
+    commander_used: bool = False
+    pending_move: tuple[int, int, int] | None = None  # (source, target, minimum) after a conquest
+    last_conquest: int | None = None  # territory taken last (where elimination trades go)
+    winner: int | None = None
+    win_reason: str = ""
+
+    # -- helpers -------------------------------------------------------------
+    @property
+    def neutral_seat(self) -> int | None:
+        last = len(self.players) - 1
+        return last if self.players and self.players[last].neutral else None
+
+    def territories_of(self, seat: int) -> list[int]:
+        return [t for t, o in enumerate(self.owner) if o == seat]
+
+    def territory_count(self, seat: int) -> int:
+        return self.owner.count(seat)
+
+    def army_count(self, seat: int) -> int:
+        return sum(a for a, o in zip(self.armies, self.owner, strict=True) if o == seat)
+
+    def continents_held(self, seat: int) -> list[int]:
+        owner = self.owner
+        return [
+            c.index
+            for c in self.board.continents
+            if all(owner[t] == seat for t in c.territories)
+        ]
+
+    def alive_seats(self) -> list[int]:
+        """Playing seats still in the game, in turn order (neutral excluded)."""
+        return [s for s in self.order if self.players[s].alive]
+
+    def copy(self) -> GameState:
+        new = copy.copy(self)
+        new.players = [copy.copy(p) for p in self.players]
+        for p in new.players:
+            p.cards = list(p.cards)
+        new.order = list(self.order)
+        new.owner = list(self.owner)
+        new.armies = list(self.armies)
+        new.deck = list(self.deck)
+        new.discard = list(self.discard)
+        new.removed_cards = list(self.removed_cards)
+        return new
+
+    # -- canonical form --------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """Everything that decides the future of the game (not the map or options,
+        which a game stores on its own)."""
+        return {
+            "game": self.game,
+            "map": self.board.name,
+            "players": [p.to_dict() for p in self.players],
+            "order": list(self.order),
+            "owner": list(self.owner),
+            "armies": list(self.armies),
+            "deck": list(self.deck),
+            "discard": list(self.discard),
+            "removed_cards": list(self.removed_cards),
+            "sets_traded": self.sets_traded,
+            "phase": self.phase,
+            "turn": self.turn,
+            "round": self.round,
+            "current": self.current,
+            "reinforcements": self.reinforcements,
+            "must_trade": self.must_trade,
+            "trades_this_turn": self.trades_this_turn,
+            "bonus_taken": self.bonus_taken,
+            "conquered_this_turn": self.conquered_this_turn,
+            "fortifies_this_turn": self.fortifies_this_turn,
+            "commander_used": self.commander_used,
+            "pending_move": list(self.pending_move) if self.pending_move else None,
+            "last_conquest": self.last_conquest,
+            "winner": self.winner,
+            "win_reason": self.win_reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], board: Board, options: Options) -> GameState:
+        players = [Player(**p) for p in data["players"]]
+        pending = data.get("pending_move")
+        fields_ = {k: v for k, v in data.items() if k not in ("players", "map", "pending_move")}
+        return cls(
+            board=board,
+            options=options,
+            players=players,
+            pending_move=tuple(pending) if pending else None,  # type: ignore[arg-type]
+            **fields_,
+        )
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    def state_hash(self) -> str:
+        """SHA-256 of the canonical serialisation: the same on every machine."""
+        return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()

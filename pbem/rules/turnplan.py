@@ -1,0 +1,93 @@
+"""Run a turn's actions with the runtime semantics of ORDERS.md.
+
+Attacks that became impossible (an earlier attack went differently) are
+skipped and reported; MOVE and FORTIFY amounts are clamped and reported.
+Anything the rules forbid outright raises RulesError: the orders layer
+validates before this runs, so that means a bug or a stale validation.
+"""
+
+from __future__ import annotations
+
+from pbem.rules import engine
+from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction
+from pbem.rules.engine import ShuffleStream
+from pbem.rules.events import AttackSkipped, Event, FortifySkipped
+from pbem.rules.state import OVER, GameState
+
+
+def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -> list[Event]:
+    """Apply one player's turn in the order written, then end it."""
+    events: list[Event] = []
+    for action in actions:
+        if state.phase == OVER:
+            break
+        if isinstance(action, Trade):
+            events += engine.trade(state, action.cards)
+        elif isinstance(action, Place):
+            for armies, territory in action.placements:
+                events += engine.place(state, territory, armies)
+        elif isinstance(action, Attack):
+            events += _attack(state, action, rng)
+        elif isinstance(action, Fortify):
+            events += _fortify(state, action)
+        else:  # pragma: no cover - the type says it cannot happen
+            raise TypeError(f"not a turn action: {action!r}")
+    if state.phase != OVER:
+        events += engine.end_turn(state, rng)
+    return events
+
+
+def attack_problem(state: GameState, source: int, target: int) -> str | None:
+    """Why an attack cannot run now, or None."""
+    me = state.current
+    if state.owner[source] != me:
+        return "source no longer yours"
+    if state.owner[target] == me:
+        return "target already yours"
+    if state.armies[source] < 2:
+        return "source has only one army"
+    return None
+
+
+def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]:
+    problem = attack_problem(state, action.source, action.target)
+    if problem is not None:
+        return [AttackSkipped(state.current, action.source, action.target, problem)]
+    until = action.until
+    if until.kind == "left" and state.armies[action.source] <= until.n:
+        return [
+            AttackSkipped(
+                state.current, action.source, action.target, f"source has {until.n} or fewer"
+            )
+        ]
+    events = engine.attack(
+        state,
+        action.source,
+        action.target,
+        rng,
+        dice=action.dice,
+        until_left=until.n if until.kind == "left" else None,
+        max_rolls=until.n if until.kind == "rolls" else None,
+    )
+    if state.pending_move is not None:
+        source, _, minimum = state.pending_move
+        available = state.armies[source] - 1
+        asked = action.move.resolve(available, minimum)
+        armies = max(minimum, min(asked, available))
+        events += engine.move_in(state, armies, asked if armies != asked else None)
+    return events
+
+
+def _fortify(state: GameState, action: Fortify) -> list[Event]:
+    me = state.current
+    source, target = action.source, action.target
+    if state.owner[source] != me or state.owner[target] != me:
+        return [FortifySkipped(me, source, target, "territory no longer yours")]
+    available = state.armies[source] - 1
+    asked = action.amount.resolve(available)
+    armies = min(asked, available)
+    if armies < 1:
+        return [FortifySkipped(me, source, target, "no army free to move")]
+    if state.options.fortify != "adjacent" and not engine.connected(state, source, target):
+        return [FortifySkipped(me, source, target, "no chain of own territories any more")]
+    return engine.fortify(state, source, target, armies, asked=asked if armies != asked else None)

@@ -1,0 +1,127 @@
+"""Who has won: domination, Capital Risk, secret missions, the turn limit."""
+
+from __future__ import annotations
+
+from pbem.rules.board import Mission
+from pbem.rules.state import GameState
+
+MISSION_FALLBACK = Mission(
+    id="fallback-24", text="Occupy 24 territories", kind="territories", count=24
+)
+
+
+def winner(state: GameState) -> tuple[int, str, str] | None:
+    """(seat, reason, detail) of the winner, or None while the game goes on."""
+    goal = state.options.goal
+    if goal == "mission":
+        found = _mission_winner(state)
+        if found is not None:
+            return found
+    elif goal == "capital":
+        found = _capital_winner(state)
+        if found is not None:
+            return found
+    alive = state.alive_seats()
+    if len(alive) == 1:
+        return alive[0], "domination", ""
+    return None
+
+
+def mission_of(state: GameState, seat: int) -> Mission | None:
+    player = state.players[seat]
+    if player.mission is None:
+        return None
+    if player.mission_fallback:
+        return MISSION_FALLBACK
+    return state.board.missions[player.mission]
+
+
+def mission_complete(state: GameState, seat: int) -> bool:
+    mission = mission_of(state, seat)
+    if mission is None:
+        return False
+    owner = state.owner
+    if mission.kind == "territories":
+        return (
+            sum(1 for t, o in enumerate(owner) if o == seat and state.armies[t] >= mission.min_armies)
+            >= mission.count
+        )
+    if mission.kind == "continents":
+        held = set(state.continents_held(seat))
+        if not all(c in held for c in mission.continents):
+            return False
+        return len(held - set(mission.continents)) >= mission.extra_continents
+    if mission.kind == "destroy":
+        target = _seat_of_colour(state, mission.colour)
+        return target is not None and state.players[target].eliminated_by == seat
+    return False
+
+
+def _seat_of_colour(state: GameState, colour: str) -> int | None:
+    for seat, p in enumerate(state.players):
+        if p.colour == colour and not p.neutral:
+            return seat
+    return None
+
+
+def _mission_winner(state: GameState) -> tuple[int, str, str] | None:
+    """Whoever completed their mission; the player to move first, then turn order."""
+    order = state.alive_seats()
+    if state.current in order:
+        i = order.index(state.current)
+        order = order[i:] + order[:i]
+    for seat in order:
+        if state.players[seat].mission is not None and mission_complete(state, seat):
+            mission = mission_of(state, seat)
+            return seat, "mission", mission.text if mission else ""
+    return None
+
+
+def on_elimination(state: GameState, loser: int, by: int) -> list:
+    """Record who eliminated whom. A destroy-mission is won by eliminating its
+    target; any other player whose target it was needs 24 territories instead."""
+    state.players[loser].eliminated_by = by
+    if state.options.goal != "mission":
+        return []
+    colour = state.players[loser].colour
+    for seat, player in enumerate(state.players):
+        mission = mission_of(state, seat)
+        if mission is None or mission.kind != "destroy" or mission.colour != colour:
+            continue
+        if seat != by:
+            player.mission_fallback = True
+    return []
+
+
+def _capital_winner(state: GameState) -> tuple[int, str, str] | None:
+    hqs = [(seat, state.players[seat].hq) for seat in state.order]
+    if any(hq is None for _, hq in hqs):
+        return None
+    for seat in state.alive_seats():
+        own = state.players[seat].hq
+        if state.owner[own] != seat:  # type: ignore[index]
+            continue
+        others = [hq for s, hq in hqs if s != seat]
+        held = sum(1 for hq in others if state.owner[hq] == seat)  # type: ignore[index]
+        if state.options.capitals_to_win:
+            needed = min(len(others), 2 if len(state.order) <= 4 else 3)
+        else:
+            needed = len(others)
+        if held >= needed:
+            return seat, "capitals", f"holds {held + 1} headquarters"
+    return None
+
+
+def end_by_turn_limit(state: GameState) -> list:
+    """After max_turns rounds: most territories, then most armies, then turn order."""
+    from pbem.rules.events import GameWon
+
+    alive = state.alive_seats()
+    best = max(
+        alive,
+        key=lambda s: (state.territory_count(s), state.army_count(s), -state.order.index(s)),
+    )
+    state.winner = best
+    state.win_reason = "max_turns"
+    state.phase = "over"
+    return [GameWon(best, "max_turns", f"after {state.options.max_turns} rounds")]

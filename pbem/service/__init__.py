@@ -1,0 +1,1 @@
+"""pbem.service layer."""

@@ -1,0 +1,79 @@
+"""pbem.store: the tables, transactions and migrations of pbem (see docs/STORE.md).
+
+    engine = init_db(config.database_url)       # creates/upgrades the schema
+    with session_scope(engine) as session:      # one transaction
+        game = lock_game(session, game_id)
+        ...
+"""
+
+from pbem.store.db import (
+    is_postgresql,
+    lock_game,
+    make_engine,
+    safe_url,
+    session_scope,
+    try_lock_game,
+)
+from pbem.store.errors import ConcurrentUpdateError, DatabaseError, GameNotFoundError
+from pbem.store.migrate import current_revision, head_revision, init_db, upgrade
+from pbem.store.models import (
+    ALL_TABLES,
+    GAME_PHASES,
+    GAME_STATUSES,
+    INBOUND_STATUSES,
+    ORDER_KINDS,
+    ORDER_SOURCES,
+    OUTBOX_STATUSES,
+    PLAYER_STATUSES,
+    Game,
+    InboundMessage,
+    JoinRequest,
+    MailboxCheckpoint,
+    OrderEntry,
+    Outbox,
+    PendingOrders,
+    Player,
+    RateCounter,
+    SeatHolder,
+    ServiceState,
+    TurnResult,
+)
+from pbem.store.types import UTCDateTime, utcnow
+
+__all__ = [
+    "ALL_TABLES",
+    "GAME_PHASES",
+    "GAME_STATUSES",
+    "INBOUND_STATUSES",
+    "ORDER_KINDS",
+    "ORDER_SOURCES",
+    "OUTBOX_STATUSES",
+    "PLAYER_STATUSES",
+    "ConcurrentUpdateError",
+    "DatabaseError",
+    "Game",
+    "GameNotFoundError",
+    "InboundMessage",
+    "JoinRequest",
+    "MailboxCheckpoint",
+    "OrderEntry",
+    "Outbox",
+    "PendingOrders",
+    "Player",
+    "RateCounter",
+    "SeatHolder",
+    "ServiceState",
+    "TurnResult",
+    "UTCDateTime",
+    "current_revision",
+    "head_revision",
+    "init_db",
+    "is_postgresql",
+    "lock_game",
+    "make_engine",
+    "safe_url",
+    "session_scope",
+    "try_lock_game",
+    "upgrade",
+    "utcnow",
+]

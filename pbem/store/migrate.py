@@ -1,0 +1,164 @@
+"""Schema migrations (Alembic), shipped inside the package and run from Python.
+
+No alembic.ini is read: the configuration is built here, so an installed
+wheel migrates its database just like a checkout. ``init_db`` is what the
+service calls at start; ``upgrade`` and ``current_revision`` are for the
+CLI and tests.
+
+For developers, after changing models.py:
+    python -m pbem.store.migrate new "what changed"
+writes pbem/store/migrations/versions/NNNN_what_changed.py by autogenerate
+(against a scratch SQLite database at head); read and tidy it before use.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
+from sqlalchemy import inspect
+from sqlalchemy.engine import Connection, Engine
+
+from pbem.store.db import make_engine, reader, safe_url, translate_errors
+from pbem.store.errors import DatabaseError
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+# PostgreSQL advisory lock key taken while migrating, so two daemons starting
+# at once do not both try to create the tables ("pbem" in ASCII).
+_PG_MIGRATION_LOCK = 0x7062656D
+
+
+def _config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.attributes["connection"] = connection
+    return config
+
+
+def _engine(engine_or_url: Engine | str) -> Engine:
+    return make_engine(engine_or_url) if isinstance(engine_or_url, str) else engine_or_url
+
+
+def head_revision() -> str:
+    """The newest migration this version of pbem knows."""
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None, f"no migrations found in {MIGRATIONS_DIR}"
+    return head
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The migration the database is at; None for a database pbem never migrated."""
+    with translate_errors(engine), reader(engine).connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
+    """Migrate the database up to ``revision``, in one transaction.
+
+    On SQLite, foreign keys are off while migrating (batch mode rebuilds
+    tables, and dropping a referenced table would otherwise fail) and
+    checked once at the end, before the commit.
+    """
+    engine = _engine(engine_or_url)
+    sqlite = engine.dialect.name == "sqlite"
+    with translate_errors(engine), engine.connect() as connection:
+        if sqlite:
+            _sqlite_pragma(connection, "PRAGMA foreign_keys = OFF")
+        try:
+            with connection.begin():
+                if not sqlite:
+                    connection.exec_driver_sql(
+                        f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})"
+                    )
+                try:
+                    command.upgrade(_config(connection), revision)
+                except CommandError as err:
+                    raise DatabaseError(
+                        f"cannot migrate database {safe_url(engine)}: {err}"
+                    ) from err
+                if sqlite:
+                    _check_foreign_keys(connection)
+        finally:
+            if sqlite:
+                _sqlite_pragma(connection, "PRAGMA foreign_keys = ON")
+
+
+def _sqlite_pragma(connection: Connection, pragma: str) -> None:
+    """Run a PRAGMA outside any transaction (where SQLite ignores foreign_keys)."""
+    connection.connection.driver_connection.execute(pragma)
+
+
+def _check_foreign_keys(connection: Connection) -> None:
+    broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        tables = sorted({row[0] for row in broken})
+        raise DatabaseError(
+            f"migration left rows pointing at missing rows in: {', '.join(tables)}; "
+            "nothing was changed"
+        )
+
+
+def init_db(url: str) -> Engine:
+    """An engine for ``url`` whose database is at the latest schema.
+
+    Creates the tables in an empty database, upgrades one behind head,
+    leaves one at head alone. Refuses, with a reason, a database newer than
+    this pbem or one holding pbem's tables without a migration record.
+    """
+    engine = make_engine(url)
+    current = current_revision(engine)
+    head = head_revision()
+    if current == head:
+        return engine
+    if current is None:
+        with translate_errors(engine):
+            tables = set(inspect(engine).get_table_names())
+        if "game" in tables:
+            raise DatabaseError(
+                f"database {safe_url(engine)} has pbem's tables but no migration record "
+                "(alembic_version); it was not made by `pbem` and will not be touched"
+            )
+    else:
+        try:
+            ScriptDirectory.from_config(_config()).get_revision(current)
+        except CommandError as err:
+            raise DatabaseError(
+                f"database {safe_url(engine)} is at schema revision {current!r}, which this "
+                f"version of pbem does not know (its newest is {head!r}); upgrade pbem"
+            ) from err
+    upgrade(engine)
+    return engine
+
+
+def new_revision(message: str) -> Path:
+    """Write a new migration by comparing the models with a scratch database at head."""
+    with tempfile.TemporaryDirectory() as scratch:
+        engine = make_engine(f"sqlite:///{scratch}/scratch.db")
+        upgrade(engine)
+        number = 1 + max(
+            (int(p.name[:4]) for p in (MIGRATIONS_DIR / "versions").glob("[0-9]*.py")),
+            default=0,
+        )
+        with engine.begin() as connection:
+            script = command.revision(
+                _config(connection),
+                message=message,
+                autogenerate=True,
+                rev_id=f"{number:04d}",
+            )
+        engine.dispose()
+    assert script is not None and not isinstance(script, list)
+    return Path(script.path)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] != "new":
+        sys.exit('usage: python -m pbem.store.migrate new "what changed"')
+    print(new_revision(sys.argv[2]))

@@ -1,0 +1,1 @@
+"""Alembic migrations of the pbem schema; run them through pbem.store.migrate."""

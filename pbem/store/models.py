@@ -1,0 +1,314 @@
+"""The tables of pbem.
+
+One class per table. The order log (OrderEntry) is the truth of a game;
+TurnResult snapshots and hashes are caches and checks. JSON lives in Text
+columns (json strings) so SQLite and PostgreSQL store the same bytes; every
+datetime is aware UTC (see UTCDateTime); raw mail is kept byte for byte.
+
+Closed sets of values (phases, statuses, kinds) are listed in the tuples
+below and enforced by CHECK constraints, so a typo in the service fails at
+the database instead of leaving a game in a state nobody handles.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Column,
+    Index,
+    Integer,
+    LargeBinary,
+    Text,
+    UniqueConstraint,
+)
+from sqlmodel import Field, SQLModel
+
+from pbem.store.types import UTCDateTime, utcnow
+
+# Constraint names follow one pattern, so later migrations (batch mode on
+# SQLite rebuilds tables) can find and drop them by name.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+GAME_PHASES = ("open", "setup", "playing", "over")
+GAME_STATUSES = ("running", "paused", "finished")
+PLAYER_STATUSES = ("active", "eliminated", "removed", "resigned")
+ORDER_KINDS = ("setup", "turn", "command")
+ORDER_SOURCES = ("mail", "gm", "default", "bot")
+INBOUND_STATUSES = ("new", "processed", "rejected", "duplicate")
+OUTBOX_STATUSES = ("pending", "sent", "failed")
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
+    listed = ", ".join(f"'{v}'" for v in values)
+    return CheckConstraint(f"{column} IN ({listed})", name=column)
+
+
+def _when(**kwargs: object) -> object:
+    """A timestamp field: aware UTC, timezone-aware column."""
+    return Field(sa_type=UTCDateTime, **kwargs)
+
+
+# The version column is declared once so the mapper can use it for its
+# optimistic check: every UPDATE of a game row says "WHERE version = <read>"
+# and bumps it; a concurrent change raises (ConcurrentUpdateError in
+# session_scope) instead of being overwritten.
+_game_version = Column("version", Integer, nullable=False)
+
+
+class Game(SQLModel, table=True):
+    __tablename__ = "game"
+    __table_args__ = (
+        UniqueConstraint("name"),
+        Index("ix_game_status_deadline", "status", "deadline"),
+        _one_of("phase", GAME_PHASES),
+        _one_of("status", GAME_STATUSES),
+    )
+    __mapper_args__ = {"version_id_col": _game_version}
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    title: str = ""
+    map_name: str
+    map_text: str = Field(sa_type=Text)  # the whole map file, frozen at creation
+    preset: str
+    options_json: str = Field(default="{}", sa_type=Text)
+    settings_json: str = Field(default="{}", sa_type=Text)  # timing/policy, owned by the service
+    dice_version: str
+    secret: str  # hex; never mailed before the game ends
+    commitment: str  # hex SHA-256 of the secret
+    secret_revealed: bool = False
+    phase: str = "open"
+    status: str = "running"
+    turn: int = 0  # player-turn number
+    current_seat: int | None = None
+    deadline: datetime | None = _when(default=None)
+    winner_seat: int | None = None
+    created_at: datetime = _when(default_factory=utcnow)
+    updated_at: datetime = _when(default_factory=utcnow, sa_column_kwargs={"onupdate": utcnow})
+    gm_address: str | None = None
+    version: int | None = Field(default=None, sa_column=_game_version)
+
+
+class Player(SQLModel, table=True):
+    __tablename__ = "player"
+    __table_args__ = (
+        UniqueConstraint("game_id", "seat"),
+        UniqueConstraint("game_id", "name"),
+        Index("ix_player_address", "address"),
+        _one_of("status", PLAYER_STATUSES),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    seat: int
+    name: str
+    colour: str
+    address: str
+    secret_hash: str
+    status: str = "active"
+    missed_in_row: int = 0
+    missed_total: int = 0
+    misses_json: str = Field(default="[]", sa_type=Text)  # recent turn numbers missed
+    absent_from: datetime | None = _when(default=None)
+    absent_to: datetime | None = _when(default=None)
+    absence_days_used: int = 0
+    joined_at: datetime = _when(default_factory=utcnow)
+
+
+class SeatHolder(SQLModel, table=True):
+    """Who held a seat from which turn to which (to_turn is None while holding)."""
+
+    __tablename__ = "seat_holder"
+    __table_args__ = (Index("ix_seat_holder_game_id_seat", "game_id", "seat"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    seat: int
+    name: str
+    address: str
+    from_turn: int
+    to_turn: int | None = None
+
+
+class OrderEntry(SQLModel, table=True):
+    """One entry of a game's append-only order log, numbered by seq."""
+
+    __tablename__ = "order_entry"
+    __table_args__ = (
+        UniqueConstraint("game_id", "seq"),
+        Index("ix_order_entry_game_id_turn", "game_id", "turn"),
+        Index("ix_order_entry_message_id", "message_id"),
+        _one_of("kind", ORDER_KINDS),
+        _one_of("source", ORDER_SOURCES),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    seq: int
+    turn: int
+    seat: int | None = None  # None for whole-setup entries
+    kind: str
+    source: str
+    message_id: str | None = None
+    text: str = Field(sa_type=Text)  # canonical order text
+    created_at: datetime = _when(default_factory=utcnow)
+
+
+class TurnResult(SQLModel, table=True):
+    __tablename__ = "turn_result"
+    __table_args__ = (UniqueConstraint("game_id", "turn"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    turn: int
+    seat: int | None = None
+    events_json: str = Field(sa_type=Text)
+    state_hash: str
+    snapshot_json: str = Field(sa_type=Text)
+    created_at: datetime = _when(default_factory=utcnow)
+
+
+class PendingOrders(SQLModel, table=True):
+    """Orders received in deadline mode; a later mail from the seat replaces them."""
+
+    __tablename__ = "pending_orders"
+    __table_args__ = (UniqueConstraint("game_id", "turn", "seat"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    turn: int
+    seat: int
+    text: str = Field(sa_type=Text)
+    message_id: str | None = None
+    received_at: datetime = _when(default_factory=utcnow)
+
+
+class InboundMessage(SQLModel, table=True):
+    """Every mail fetched, raw bytes and all; Message-ID is the dedup key."""
+
+    __tablename__ = "inbound_message"
+    __table_args__ = (
+        UniqueConstraint("message_id"),
+        Index("ix_inbound_message_status", "status"),
+        Index("ix_inbound_message_game_id", "game_id"),
+        Index("ix_inbound_message_checksum", "checksum"),
+        _one_of("status", INBOUND_STATUSES),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_id: str
+    checksum: str  # sha256 hex of raw
+    mailbox: str
+    uid: int | None = Field(default=None, sa_type=BigInteger)  # IMAP UIDs are 32-bit unsigned
+    raw: bytes = Field(sa_type=LargeBinary)
+    sender: str
+    subject: str
+    received_at: datetime = _when(default_factory=utcnow)
+    status: str = "new"
+    game_id: int | None = Field(default=None, foreign_key="game.id")
+    outcome: str = Field(default="", sa_type=Text)
+    processed_at: datetime | None = _when(default=None)
+
+
+class Outbox(SQLModel, table=True):
+    """Mail waiting to be sent; a row is marked sent only after the server accepted it."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        UniqueConstraint("message_id"),
+        Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
+        Index("ix_outbox_game_id", "game_id"),
+        _one_of("status", OUTBOX_STATUSES),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    message_id: str
+    game_id: int | None = Field(default=None, foreign_key="game.id")
+    kind: str  # "report", "receipt", "error", "alert", "turn", "reminder", ...
+    recipient: str
+    subject: str
+    raw: bytes = Field(sa_type=LargeBinary)
+    in_reply_to: str | None = None
+    status: str = "pending"
+    attempts: int = 0
+    next_attempt_at: datetime = _when(default_factory=utcnow)
+    last_error: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = _when(default_factory=utcnow)
+    sent_at: datetime | None = _when(default=None)
+
+
+class MailboxCheckpoint(SQLModel, table=True):
+    """The highest IMAP UID taken from a mailbox, valid while UIDVALIDITY holds."""
+
+    __tablename__ = "mailbox_checkpoint"
+    __table_args__ = (UniqueConstraint("mailbox"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    mailbox: str
+    uidvalidity: int = Field(sa_type=BigInteger)
+    last_uid: int = Field(default=0, sa_type=BigInteger)
+    updated_at: datetime = _when(default_factory=utcnow, sa_column_kwargs={"onupdate": utcnow})
+
+
+class RateCounter(SQLModel, table=True):
+    """Mails sent per key (e.g. "reply:bob@x") in one time window."""
+
+    __tablename__ = "rate_counter"
+    __table_args__ = (UniqueConstraint("key", "window_start"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str
+    window_start: datetime = _when()
+    count: int = 0
+
+
+class JoinRequest(SQLModel, table=True):
+    __tablename__ = "join_request"
+    __table_args__ = (
+        UniqueConstraint("token"),
+        Index("ix_join_request_game_id", "game_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    name: str
+    address: str
+    token: str
+    confirmed: bool = False
+    created_at: datetime = _when(default_factory=utcnow)
+
+
+class ServiceState(SQLModel, table=True):
+    """Small facts about the service itself, e.g. the last poll time."""
+
+    __tablename__ = "service_state"
+    __table_args__ = (UniqueConstraint("key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    key: str
+    value: str = Field(default="", sa_type=Text)
+
+
+ALL_TABLES = (
+    Game,
+    Player,
+    SeatHolder,
+    OrderEntry,
+    TurnResult,
+    PendingOrders,
+    InboundMessage,
+    Outbox,
+    MailboxCheckpoint,
+    RateCounter,
+    JoinRequest,
+    ServiceState,
+)

@@ -1,0 +1,6 @@
+"""Shared test set-up. Fixtures live in one module per layer (see pytest_plugins)."""
+
+pytest_plugins = [
+    "tests.fixtures_pg",
+    "tests.fixtures_mail",
+]

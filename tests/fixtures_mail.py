@@ -1,0 +1,1 @@
+"""Fixtures (filled in by the layer that owns them)."""
