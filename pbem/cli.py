@@ -171,6 +171,244 @@ def check(
     raise typer.Exit(0 if result.ok else 1)
 
 
+# ------------------------------------------------------------- stored games
+@contextmanager
+def _session(config: Path | None) -> Iterator[Any]:
+    """One transaction on the configured database, user errors as one line."""
+    from pbem.store import init_db, session_scope
+
+    with user_errors():
+        cfg = _config(config)
+        engine = init_db(cfg.database_url)
+        with session_scope(engine) as session:
+            yield session
+
+
+@app.command()
+def init(config: ConfigOption = None) -> None:
+    """Create the database (or bring it to the latest schema)."""
+    from pbem.store import current_revision, init_db, safe_url
+
+    with user_errors():
+        cfg = _config(config)
+        engine = init_db(cfg.database_url)
+        typer.echo(f"database {safe_url(engine)} at revision {current_revision(engine)}")
+
+
+@app.command()
+def new(
+    game: Annotated[str, typer.Argument(help="The game's name, e.g. world-1.")],
+    player: Annotated[list[str], typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order.")],
+    preset: Annotated[str, typer.Option(help="Rules preset (see `pbem rules`).")] = "classic",
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="K=V over the preset.")] = None,
+    map_name: Annotated[str, typer.Option("--map", help="Map name.")] = "classic",
+    gm: Annotated[str | None, typer.Option(help="The GM's address (alerts).")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Create a game; prints each player's password once."""
+    from pbem.service.games import create_game, parse_player
+
+    overrides = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--option {item!r}: expected K=V")
+        overrides[key.strip()] = value
+    with _session(config) as session:
+        specs = [parse_player(p) for p in player]
+        created = create_game(session, game, specs, preset=preset, overrides=overrides,
+                              map_name=map_name, gm_address=gm)
+        row = created.game
+        typer.echo(f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}")
+        typer.echo(f"dice commitment: {row.commitment}")
+        for name, password in created.passwords.items():
+            typer.echo(f"  password of {name}: {password}")
+
+
+@app.command("list")
+def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """The games in the database."""
+    from pbem.service.games import list_games
+
+    with _session(config) as session:
+        games = list_games(session)
+        data = [{"name": g.name, "phase": g.phase, "status": g.status, "turn": g.turn,
+                 "map": g.map_name, "preset": g.preset} for g in games]
+    _emit(data, as_json, lambda: "\n".join(
+        f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}turn {d['turn']:<5}{d['preset']}/{d['map']}"
+        for d in data) or "no games")
+
+
+@app.command()
+def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """A game's board by continent, players, card counts, whose turn, deadline."""
+    from pbem.service.describe import describe_game, game_to_json
+    from pbem.service.games import find_game, load
+
+    with _session(config) as session:
+        row = find_game(session, game)
+        state = load(session, row).state
+        info = {"name": row.name, "status": row.status, "map": row.map_name,
+                "preset": row.preset, "commitment": row.commitment,
+                "deadline": row.deadline.isoformat() if row.deadline else None}
+        data = game_to_json(state, info)
+        text = describe_game(state, info)
+    _emit(data, as_json, lambda: text)
+
+
+@app.command()
+def adjudicate(
+    game: str,
+    orders: Annotated[Path, typer.Option("--orders", help="File with the orders (a mail body).")],
+    player: Annotated[str | None, typer.Option("--as", help="Whose orders (default: whose turn it is).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate only; change nothing.")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Enter a player's orders by hand, as the GM, and play them."""
+    from pbem.orders.errors import format_problems
+    from pbem.service.games import find_game, find_player, players_of, submit
+
+    text = _read(orders)
+    with _session(config) as session:
+        row = find_game(session, game)
+        if player is not None:
+            who = find_player(session, row, player)
+        elif row.current_seat is not None and row.phase == "playing":
+            who = players_of(session, row)[row.current_seat]
+        else:
+            fail("the game is setting up: say whose orders these are with --as PLAYER")
+        outcome = submit(session, row, who, text, source="gm", dry_run=dry_run)
+        if not outcome.accepted:
+            typer.echo(format_problems(outcome.problems, text), err=True)
+            raise typer.Exit(1)
+        typer.echo(outcome.canonical)
+        typer.echo(f"{who.name}: {outcome.message}")
+        if row.phase == "over" and row.winner_seat is not None:
+            typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")
+
+
+@app.command("replay")
+def replay_cmd(
+    game: str,
+    verify: Annotated[bool, typer.Option("--verify", help="Compare every stored hash (always done).")] = True,
+    config: ConfigOption = None,
+) -> None:
+    """Rebuild a game from its order log and compare every turn's stored hash."""
+    from pbem.service.archive import replay_game
+    from pbem.service.games import find_game, log_of
+
+    with _session(config) as session:
+        row = find_game(session, game)
+        total = len(log_of(session, row))
+        with typer.progressbar(length=max(total, 1), label=f"replaying {game}", file=sys.stderr) as bar:
+            def progress(done: int, _total: int) -> None:
+                bar.update(1)
+
+            report = replay_game(session, row, progress)
+    typer.echo(report.message)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command()
+def export(
+    game: str,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
+    with_secret: Annotated[bool, typer.Option("--with-secret", help="Include the secret (GM backups).")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Write a game record: headers, then the canonical orders turn by turn."""
+    from pbem.service.archive import export_record
+    from pbem.service.games import find_game
+
+    with _session(config) as session:
+        text = export_record(session, find_game(session, game), with_secret)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output}")
+
+
+@app.command("import")
+def import_(
+    file: Path,
+    secret: Annotated[str | None, typer.Option(help="The game's secret, if the record has none.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Store a game record in this database, replaying and checking every step."""
+    from pbem.service.archive import import_record
+
+    text = _read(file)
+    with _session(config) as session:
+        game, _ = import_record(session, text, secret, str(file))
+        typer.echo(f"imported {game.name}: turn {game.turn}, {game.phase}")
+
+
+@app.command()
+def verify(
+    file: Path,
+    secret: Annotated[str, typer.Option(help="The revealed secret (hex).")],
+) -> None:
+    """Recompute every roll of a game record from the revealed secret."""
+    from pbem.service.records import RecordError, read_record, verify_record
+
+    text = _read(file)
+    try:
+        record = read_record(text, str(file))
+        report = verify_record(record, secret)
+    except RecordError as exc:
+        fail(str(exc))
+    typer.echo(report.message)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command()
+def reveal(game: str, config: ConfigOption = None) -> None:
+    """Publish a game's secret so that anyone can verify every roll."""
+    from pbem.service.archive import reveal as reveal_secret
+    from pbem.service.games import find_game
+
+    with _session(config) as session:
+        row = find_game(session, game)
+        secret = reveal_secret(session, row)
+        typer.echo(f"secret of {row.name}: {secret}")
+        typer.echo(f"check: pbem export {row.name} -o {row.name}.pgn && "
+                   f"pbem verify {row.name}.pgn --secret {secret}")
+
+
+@app.command()
+def rules(
+    name: Annotated[str | None, typer.Argument(help="A preset or a stored game.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """The rules in force, in words: of a preset, or of a stored game."""
+    from pbem.paths import presets_dir
+    from pbem.rules.errors import OptionsError
+    from pbem.rules.options import Options, load_preset, preset_description, preset_names
+    from pbem.service.describe import describe_options
+
+    presets = preset_names(presets_dir())
+    if name is None:
+        for preset in presets:
+            typer.echo(f"{preset:<16}{preset_description(preset)}")
+        return
+    if name in presets:
+        try:
+            options = load_preset(name)
+        except OptionsError as exc:
+            fail(str(exc))
+        typer.echo(describe_options(options, f"{name}: {preset_description(name)}"))
+        return
+    import json as _json
+
+    from pbem.service.games import find_game
+
+    with _session(config) as session:
+        row = find_game(session, name)
+        options = Options.from_dict(_json.loads(row.options_json))
+        typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})"))
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

@@ -112,6 +112,13 @@ def test_first_20_dice() -> None:
     assert [naive.die() for _ in range(20)] == FIRST_20_DICE
 
 
+def test_die_rejection_limit_is_the_specs() -> None:
+    # die() inlines uniform(6); no known stream rejects a die (4 in 2**32), so check the limit
+    from pbem.rules import dice
+
+    assert dice._DIE_LIMIT == 2**32 - (2**32 % 6) == 2**32 - 4
+
+
 def test_die_and_roll_draw_the_same_sequence() -> None:
     by_die = stream_for_turn(SECRET, GAME, 1)
     by_roll = stream_for_turn(SECRET, GAME, 1)

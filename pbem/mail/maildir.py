@@ -30,12 +30,17 @@ _ADDRESS = re.compile(r"^[^/\\\s\x00@.][^/\\\s\x00@]*@[^/\\\s\x00@]+$")
 _POLL_SECONDS = 0.2
 
 
-def spool_mailbox(root: str | Path, address: str) -> mailbox.Maildir:
-    """The Maildir that holds mail for ``address`` under ``root`` (created if missing)."""
+def spool_path(root: str | Path, address: str) -> Path:
+    """``<root>/<address>``; a ValueError for anything that is not a plain name@domain."""
     address = address.strip().lower()
     if not _ADDRESS.match(address) or ".." in address:
         raise ValueError(f"{address!r} cannot be a local mailbox: it must look like name@domain")
-    return mailbox.Maildir(Path(root) / address, factory=None, create=True)
+    return Path(root) / address
+
+
+def spool_mailbox(root: str | Path, address: str) -> mailbox.Maildir:
+    """The Maildir that holds mail for ``address`` under ``root`` (created if missing)."""
+    return mailbox.Maildir(spool_path(root, address), factory=None, create=True)
 
 
 def _delivery_order(key: str) -> tuple[int, str]:

@@ -312,7 +312,8 @@ def start_play(state: GameState) -> list[Event]:
     state.turn = 0
     state.round = 1
     state.current = state.order[0]
-    return _begin_turn(state)
+    events = _begin_turn(state)
+    return events + _check_victory(state)  # a dealt mission may be complete already
 
 
 def _expect_phase(state: GameState, phase: str, rule: str) -> None:
@@ -334,8 +335,13 @@ def _begin_turn(state: GameState) -> list[Event]:
     held = state.continents_held(seat)
     bonus = sum(state.board.continents[c].bonus for c in held)
     state.reinforcements = base + bonus
-    hand = len(state.players[seat].cards)
-    state.must_trade = state.options.card_values != "none" and hand >= state.options.forced_trade_at
+    hand = state.players[seat].cards
+    # a hand of 5 always holds a set; a lower forced_trade_at may leave one without
+    state.must_trade = (
+        state.options.card_values != "none"
+        and len(hand) >= state.options.forced_trade_at
+        and (len(hand) >= 5 or bool(all_sets(state.board, hand)))
+    )
     state.trades_this_turn = 0
     state.bonus_taken = False
     state.conquered_this_turn = False
@@ -375,9 +381,9 @@ def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> 
         raise RulesError("card set", "three of a design, one of each, or two and a wild")
     state.trades_this_turn += 1
     state.must_trade = False
-    value, event = _trade_set(state, state.current, tuple(cards), forced=False)
+    value, events = _trade_set(state, state.current, tuple(cards), forced=False)
     state.reinforcements += value
-    return event
+    return events + _check_victory(state)  # the +2 bonus may complete a mission
 
 
 def _trade_set(
@@ -442,7 +448,8 @@ def place(state: GameState, territory: int, armies: int, seat: int | None = None
     return events + _check_victory(state)
 
 
-def _leave_reinforcements(state: GameState) -> None:
+def _check_reinforcements_done(state: GameState) -> None:
+    """Refuse to go past the reinforcement phase with a forced trade or armies left."""
     if state.phase != REINFORCE:
         return
     if state.must_trade:
@@ -452,7 +459,12 @@ def _leave_reinforcements(state: GameState) -> None:
         )
     if state.reinforcements:
         raise RulesError("placement", f"{state.reinforcements} armies are still to be placed")
-    state.phase = ATTACK
+
+
+def _leave_reinforcements(state: GameState) -> None:
+    _check_reinforcements_done(state)
+    if state.phase == REINFORCE:
+        state.phase = ATTACK
 
 
 # ------------------------------------------------------------------------ attacks
@@ -468,8 +480,8 @@ def attack(
 ) -> list[Event]:
     """Roll until TO falls or FROM has one army (or the stop conditions)."""
     _expect_turn(state, seat)
-    _leave_reinforcements(state)
-    if state.phase != ATTACK:
+    _check_reinforcements_done(state)
+    if state.phase == FORTIFY:
         raise RulesError("attack", "no attacks after fortifying")
     me = state.current
     board = state.board
@@ -487,6 +499,7 @@ def attack(
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
+    state.phase = ATTACK
     defender = state.owner[target]
     armies = state.armies
     reroll = state.options.card_reroll and (
@@ -616,7 +629,7 @@ def fortify(
     asked: int | None = None,
 ) -> list[Event]:
     _expect_turn(state, seat)
-    _leave_reinforcements(state)
+    _check_reinforcements_done(state)
     options = state.options
     board = state.board
     me = state.current

@@ -1,4 +1,4 @@
-"""Exact odds of a battle fought to the end, for players (`pbem odds`) and for tests.
+"""The odds of a battle fought to the end, for players (`pbem odds`) and for tests.
 
 A battle is a walk over states (a, d): ``a`` armies still able to attack (the one left
 behind is not counted), ``d`` defending armies.  Every roll uses the most dice allowed
@@ -6,10 +6,10 @@ behind is not counted), ``d`` defending armies.  Every roll uses the most dice a
 probability of every state follows from the states with more armies: dynamic programming
 by decreasing a + d.
 
-Small battles are computed in fractions.  Large ones in floating point, where one trick
-keeps ``pbem odds 1000 1000`` instant: while a >= 3 and d >= 2 every roll is the same
+Small battles are computed exactly, in fractions.  Large ones in floating point, where one
+trick keeps ``pbem odds 1000 1000`` instant: while a >= 3 and d >= 2 every roll is the same
 3-against-2 roll, so a whole anti-diagonal (all states with the same a + d) advances at
-once as one big-integer multiply-add over fixed-point slots (see `_interior_exits`).
+once as one big-integer multiplication over fixed-point slots (see `_interior_exits`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ def _roll_outcome_counts(att_dice: int, def_dice: int) -> tuple[tuple[State, int
     # result first counts all 6**(att+def) cases without visiting them one by one.
     for att, att_ways in _sorted_rolls(att_dice).items():
         for dfn, def_ways in _sorted_rolls(def_dice).items():
-            att_losses = sum(a <= d for a, d in zip(att, dfn))  # ties to the defender
+            # compare highest with highest, second with second; ties to the defender
+            att_losses = sum(a <= d for a, d in zip(att, dfn, strict=False))
             counts[(att_losses, compared - att_losses)] += att_ways * def_ways
     return tuple(sorted(counts.items()))
 
@@ -88,7 +89,7 @@ class BattleOdds:
 
     The survivor distributions are probabilities of outcomes of the whole battle: the
     attacker's sum to ``attacker_wins``, the defender's to ``defender_holds``, the two to 1.
-    Outcomes that cannot happen (or, in floating point, are below about 1e-19) are absent.
+    Outcomes that cannot happen (or, in floating point, are below about 1e-20) are absent.
     """
 
     attackers: int
@@ -109,7 +110,8 @@ def battle(attackers: int, defenders: int, exact: bool | None = None) -> BattleO
     """Odds of attacking with the most dice until one side is exhausted.
 
     ``attackers`` counts the armies that may attack (not the one left behind).  ``exact``
-    chooses fractions or floats; by default fractions when attackers * defenders <= 400.
+    chooses fractions or floats (correct to about 1e-15); by default fractions when
+    attackers * defenders <= 400.
     """
     for name, value in (("attackers", attackers), ("defenders", defenders)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -185,19 +187,22 @@ def _interior_exits(attackers: int, defenders: int) -> dict[State, float]:
     Inside that region every roll is 3 dice against 2 with three outcomes: defender loses
     2 (a unchanged), each loses 1 (a - 1), attacker loses 2 (a - 2); a + d drops by 2.  The
     states of one anti-diagonal a + d = total are packed into one integer, slot j holding
-    state a = low + j, so one roll for all of them is
+    state a = low + j, and so are the three chances, as the polynomial
 
-        new = (P(def -2) * (old << 2 slots) + P(each -1) * (old << 1 slot)
-               + P(att -2) * old) >> coef_bits, masked to each slot's value bits
+        roll = P(att -2) + P(each -1) * x + P(def -2) * x**2     (x = one slot)
 
-    and the slots that leave the region (a < 3 at the bottom, d < 2 at the top) are read
-    off and removed.  Values are truncated to multiples of 2**-64, so probabilities are
-    correct to about 1e-17 absolute; states below that vanish, which also keeps the
-    integers short.
+    Then `old * roll` is, slot by slot, the new diagonal (whose slot j is a = low - 2 + j):
+    one multiplication rolls every state at once.  Shifting out the coefficient scale and
+    masking each slot to its value bits finishes the step; the slots that leave the region
+    (a < 3 at the bottom, d < 2 at the top) are read off and removed.  Values are truncated
+    to multiples of 2**-72, so every probability is correct to about 1e-17 absolute (tests
+    compare with fractions and with a plain float DP); states less likely than that
+    vanish, which also keeps the integers short.
     """
     width = _SLOT_BITS
     slot = (1 << width) - 1
     def_two, each_one, att_two = _fixed_point_three_two()
+    roll = (def_two << 2 * width) | (each_one << width) | att_two
     value_mask = (1 << (width - _COEF_BITS)) - 1
     # value_mask repeated in every slot: (2**(n*w) - 1) / (2**w - 1) = sum of 2**(j*w)
     slots_needed = attackers + 3
@@ -208,9 +213,7 @@ def _interior_exits(attackers: int, defenders: int) -> dict[State, float]:
     low, total = attackers, attackers + defenders
     exits: dict[State, float] = {}
     while packed:
-        packed = (
-            def_two * (packed << 2 * width) + each_one * (packed << width) + att_two * packed
-        ) >> _COEF_BITS & mask
+        packed = ((packed * roll) >> _COEF_BITS) & mask
         low -= 2
         total -= 2
         if low < 3:  # attacker down to 1 or 2: those states leave through the bottom
@@ -236,11 +239,14 @@ def _interior_exits(attackers: int, defenders: int) -> dict[State, float]:
 
 @cache
 def _fixed_point_three_two() -> tuple[int, int, int]:
-    """P(defender loses 2), P(each loses 1), P(attacker loses 2) as integers summing to 2**G."""
+    """P(defender loses 2), P(each loses 1), P(attacker loses 2) in units of 2**-_COEF_BITS.
+
+    They sum to exactly one unit, so the packed rolls lose no probability on the way.
+    """
     counts = roll_outcomes(3, 2)
     one = 1 << _COEF_BITS
-    def_two = round(counts[(0, 2)] * one / 6**5)
-    each_one = round(counts[(1, 1)] * one / 6**5)
+    def_two = round(Fraction(counts[(0, 2)], 6**5) * one)
+    each_one = round(Fraction(counts[(1, 1)], 6**5) * one)
     return def_two, each_one, one - def_two - each_one
 
 

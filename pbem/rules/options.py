@@ -182,7 +182,8 @@ class Options:
         return lines
 
     def starting_armies(self, players: int) -> int:
-        if self.neutral or players == 2:
+        """Initial armies per player: 40 with two players (the neutral too), 35 .. 20."""
+        if players == 2:
             return 40
         return {3: 35, 4: 30, 5: 25, 6: 20}[players]
 

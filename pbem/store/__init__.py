@@ -1,9 +1,8 @@
 """pbem.store: the tables, transactions and migrations of pbem (see docs/STORE.md).
 
-    engine = init_db(config.database_url)       # creates/upgrades the schema
-    with session_scope(engine) as session:      # one transaction
-        game = lock_game(session, game_id)
-        ...
+Typical use: ``engine = init_db(config.database_url)`` once at start (creates
+or upgrades the schema), then one ``with session_scope(engine) as session:``
+per use case, taking the game with ``lock_game(session, game_id)``.
 """
 
 from pbem.store.db import (

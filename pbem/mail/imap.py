@@ -1,0 +1,262 @@
+"""The game's inbox on an IMAP server (imapclient).
+
+Messages are read with BODY.PEEK[] so they stay unread for a person looking
+at the same mailbox, and only UIDs above the stored checkpoint are fetched.
+A handled message is moved to the processed or rejected folder, created on
+first connect. TLS is exactly what the settings say: "implicit" (port 993),
+"starttls" (fails if the server does not offer it), or "none" (only when
+configured so, for a server on a trusted network).
+"""
+
+from __future__ import annotations
+
+import imaplib
+import ssl
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import TracebackType
+from typing import Self
+
+from imapclient import DELETED, IMAPClient
+from imapclient.exceptions import LoginError
+from imapclient.imapclient import SocketTimeout
+
+from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportError
+from pbem.mail.transport import PROCESSED, REJECTED, Checkpoint, FetchedMail, check_folder_role
+
+_FETCH_BATCH = 50
+
+
+class ImapInbox:
+    """An ``Inbox`` on one IMAP mailbox; connects on first use (or on ``with``).
+
+    ``use_move=False`` forces the COPY + \\Deleted + EXPUNGE path even when the
+    server offers MOVE (for servers whose MOVE misbehaves, and for tests).
+    ``idling`` is True while the connection waits in IDLE.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int = 993,
+        user: str = "",
+        password: str = "",
+        *,
+        tls: str = "implicit",
+        timeout: float = 30.0,
+        inbox: str = "INBOX",
+        processed_folder: str = "processed",
+        rejected_folder: str = "rejected",
+        ca_file: str | None = None,
+        use_move: bool = True,
+    ) -> None:
+        if tls not in ("implicit", "starttls", "none"):
+            raise ValueError(f'tls must be "implicit", "starttls" or "none" (got {tls!r})')
+        self.host = host
+        self.port = port
+        self.user = user
+        self._password = password
+        self.tls = tls
+        self.timeout = timeout
+        self.inbox = inbox
+        self.folders = {PROCESSED: processed_folder, REJECTED: rejected_folder}
+        self.ca_file = ca_file
+        self.use_move = use_move
+        self.idling = False
+        self._client: IMAPClient | None = None
+        self._capabilities: frozenset[bytes] = frozenset()
+        self._uidvalidity: int | None = None
+        self._high_uid: int | None = None  # highest UID handed out under _uidvalidity
+
+    # --- connection ---------------------------------------------------------
+
+    def connect(self) -> None:
+        """Connect, secure, log in and create the folders; a no-op when connected."""
+        self._connection()
+
+    def _connection(self) -> IMAPClient:
+        if self._client is not None:
+            return self._client
+        where = f"IMAP server {self.host}:{self.port}"
+        context = ssl.create_default_context(cafile=self.ca_file)
+        try:
+            client = IMAPClient(
+                self.host,
+                self.port,
+                ssl=self.tls == "implicit",
+                ssl_context=context if self.tls == "implicit" else None,
+                timeout=SocketTimeout(connect=self.timeout, read=self.timeout),
+            )
+        except (OSError, imaplib.IMAP4.error) as exc:
+            raise TransportError(f"cannot connect to {where}: {exc}") from exc
+        try:
+            if self.tls == "starttls":
+                if b"STARTTLS" not in client.capabilities():
+                    raise TlsUnavailable(
+                        f'{where} does not offer STARTTLS, but mail.imap_tls = "starttls". '
+                        'Use "implicit" (usually port 993) or, only on a trusted network, "none".'
+                    )
+                client.starttls(context)
+            client.login(self.user, self._password)
+            self._capabilities = frozenset(client.capabilities())
+            for folder in self.folders.values():
+                if not client.folder_exists(folder):
+                    client.create_folder(folder)
+        except MailError:
+            _shutdown(client)
+            raise
+        except LoginError as exc:
+            _shutdown(client)
+            raise TransportError(f"{where} refused the login of {self.user!r}: {exc}") from exc
+        except (OSError, imaplib.IMAP4.error) as exc:
+            _shutdown(client)
+            raise TransportError(f"{where}: {exc}") from exc
+        self._client = client
+        return client
+
+    @contextmanager
+    def _errors(self, action: str) -> Iterator[None]:
+        """Turn socket and protocol errors into TransportError; reconnect next time."""
+        try:
+            yield
+        except MailError:
+            raise
+        except (OSError, imaplib.IMAP4.error) as exc:
+            self._drop()
+            raise TransportError(f"IMAP {action} on {self.host}:{self.port} failed: {exc}") from exc
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            _shutdown(self._client)
+        self._client = None
+        self.idling = False
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self._client.logout()
+            except (OSError, imaplib.IMAP4.error):
+                pass
+        self._drop()
+
+    def __enter__(self) -> Self:
+        self.connect()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- Inbox --------------------------------------------------------------
+
+    def fetch_new(
+        self, checkpoint: Checkpoint | None, limit: int | None = None
+    ) -> tuple[list[FetchedMail], Checkpoint | None]:
+        """Messages with a UID above the checkpoint, oldest first, left unread.
+
+        A checkpoint of another mailbox or UIDVALIDITY counts as none: the
+        mailbox is read from the start and the caller drops what it has seen
+        (by Message-ID).
+        """
+        with self._errors("fetch"):
+            client = self._connection()
+            uidvalidity = _uidvalidity(client.select_folder(self.inbox))
+            start = 0
+            if checkpoint and (checkpoint.mailbox, checkpoint.uidvalidity) == (
+                self.inbox,
+                uidvalidity,
+            ):
+                start = checkpoint.last_uid
+            # "n:*" also matches the last message when n is above every UID.
+            uids = sorted(uid for uid in client.search(["UID", f"{start + 1}:*"]) if uid > start)
+            if limit is not None:
+                uids = uids[:limit]
+            mails: list[FetchedMail] = []
+            for index in range(0, len(uids), _FETCH_BATCH):
+                batch = uids[index : index + _FETCH_BATCH]
+                response = client.fetch(batch, ["BODY.PEEK[]"])
+                for uid in batch:
+                    if uid in response:  # gone if expunged since the search
+                        raw = response[uid][b"BODY[]"]
+                        mails.append(FetchedMail(f"{uidvalidity}:{uid}", raw, self.inbox, uid))
+        last_uid = max(uids, default=start)
+        if self._uidvalidity != uidvalidity:
+            self._uidvalidity, self._high_uid = uidvalidity, None
+        self._high_uid = max(self._high_uid or 0, last_uid)
+        return mails, Checkpoint(self.inbox, uidvalidity, last_uid)
+
+    def move(self, key: str, folder: str) -> None:
+        """Move one message (MOVE, else COPY + \\Deleted + (UID) EXPUNGE)."""
+        target = self.folders[check_folder_role(folder)]
+        uidvalidity, uid = _parse_key(key)
+        with self._errors("move"):
+            client = self._connection()
+            if _uidvalidity(client.select_folder(self.inbox)) != uidvalidity:
+                raise MessageGone(f"{self.inbox} was recreated since message {key} was fetched")
+            if not client.search(["UID", str(uid)]):
+                raise MessageGone(f"message {key} is no longer in {self.inbox}")
+            if self.use_move and b"MOVE" in self._capabilities:
+                client.move([uid], target)
+                return
+            client.copy([uid], target)
+            client.add_flags([uid], [DELETED], silent=True)
+            if b"UIDPLUS" in self._capabilities:
+                client.uid_expunge([uid])
+            else:
+                client.expunge()  # also removes others' \Deleted messages: RFC 3501 has no better
+
+    def wait_for_mail(self, timeout: float) -> bool:
+        """Wait in IDLE until the server reports new mail (True) or ``timeout`` passes.
+
+        Mail that arrived after the last fetch counts at once. Without IDLE
+        on the server this just sleeps and returns False.
+        """
+        with self._errors("idle"):
+            client = self._connection()
+            if b"IDLE" not in self._capabilities:
+                time.sleep(timeout)
+                return False
+            info = client.select_folder(self.inbox)
+            uidnext = int(info.get(b"UIDNEXT", 0))
+            if (
+                self._high_uid is not None
+                and self._uidvalidity == _uidvalidity(info)
+                and uidnext - 1 > self._high_uid
+            ):
+                return True
+            deadline = time.monotonic() + timeout
+            client.idle()
+            self.idling = True
+            try:
+                while (remaining := deadline - time.monotonic()) > 0:
+                    responses = client.idle_check(timeout=remaining)
+                    if any(len(r) > 1 and r[1] == b"EXISTS" for r in responses):
+                        return True
+                return False
+            finally:
+                self.idling = False
+                client.idle_done()
+
+
+def _uidvalidity(select_info: dict[bytes, object]) -> int:
+    return int(select_info[b"UIDVALIDITY"])  # type: ignore[call-overload]
+
+
+def _parse_key(key: str) -> tuple[int, int]:
+    try:
+        uidvalidity, uid = key.split(":")
+        return int(uidvalidity), int(uid)
+    except ValueError:
+        raise ValueError(f"{key!r} is not a key of this IMAP inbox (UIDVALIDITY:UID)") from None
+
+
+def _shutdown(client: IMAPClient) -> None:
+    try:
+        client.shutdown()
+    except OSError:
+        pass

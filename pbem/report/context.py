@@ -1,0 +1,202 @@
+"""What the service hands the report layer: plain, read-only data.
+
+The report layer renders mails from these and nothing else: it never touches
+the database and never changes a game. Datetimes are UTC (naive ones are taken
+as UTC); mails show them in the game's time zone.
+
+Private things (a player's password, turn token, cards and mission) are only
+ever rendered into the mail of the seat they belong to: every per-player mail
+is rendered for one recipient seat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from pbem.rules.board import Board
+from pbem.rules.events import Event
+from pbem.rules.options import Options
+from pbem.rules.state import GameState
+
+# PlayerInfo.status values
+PLAYING = "playing"
+OUT = "out"  # eliminated by another player
+RESIGNED = "resigned"
+REMOVED = "removed"  # removed for missed turns
+WINNER = "winner"
+
+
+@dataclass(frozen=True)
+class PlayerInfo:
+    seat: int
+    name: str
+    colour: str
+    address: str
+    status: str = PLAYING
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """A game as its mails need it (the same for every mail of the game)."""
+
+    name: str  # short name, in every subject: "[world-1] ..."
+    title: str
+    board: Board
+    options: Options
+    commitment: str  # SHA-256 of the secret, hex
+    secret_hex: str | None  # None until the secret is revealed
+    dice_version: str
+    players: tuple[PlayerInfo, ...]  # by seat (no neutral)
+    gm_address: str
+    timezone: str  # an IANA name, e.g. "Europe/Paris"
+    from_address: str
+    preset: str = ""  # the rules preset the options started from, if any
+
+    def player(self, seat: int) -> PlayerInfo:
+        for p in self.players:
+            if p.seat == seat:
+                return p
+        raise KeyError(f"game {self.name} has no player in seat {seat}")
+
+    def address_of(self, seat: int | None) -> str:
+        """The recipient of a mail for ``seat``; None (an observer's copy) goes to the GM."""
+        return self.gm_address if seat is None else self.player(seat).address
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """One adjudicated turn: the events, and the state before and after.
+
+    ``seat`` played the turn; the report is rendered once per recipient.
+    ``before`` is the state at the start of the turn (reinforcements counted),
+    ``after`` the state once the turn ended (the next player's turn begun).
+    """
+
+    game: GameInfo
+    turn: int
+    seat: int
+    events: tuple[Event, ...]
+    before: GameState
+    after: GameState
+    state_hash: str
+    deadline: datetime | None  # the next player's deadline
+    next_seat: int | None  # None when the game is over
+    missed: bool = False  # no orders by the deadline: the default turn was played
+
+
+@dataclass(frozen=True)
+class GameStart:
+    """The first mail of a game to one player (its setup phase may need orders)."""
+
+    game: GameInfo
+    state: GameState  # after the deal (or waiting for the draft)
+    seat: int
+    password: str
+    deadline: datetime | None  # for the setup orders, when they are needed
+
+
+@dataclass(frozen=True)
+class SetupPrompt:
+    """A setup phase that needs every player's orders (draft, placement, HQ)."""
+
+    game: GameInfo
+    state: GameState
+    seat: int
+    deadline: datetime | None
+
+
+@dataclass(frozen=True)
+class YourTurn:
+    game: GameInfo
+    state: GameState  # the turn begun: reinforcements counted
+    seat: int
+    token: str  # the turn token, carried in the subject of the reply
+    deadline: datetime | None
+
+
+@dataclass(frozen=True)
+class Reminder:
+    game: GameInfo
+    state: GameState
+    seat: int
+    token: str | None  # the turn token, or None for setup orders
+    deadline: datetime | None
+    missed: int = 0  # turns missed so far (by the game's policy)
+    missed_limit: int = 0  # removal after this many (0: never)
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """Orders accepted: the canonical text, as the order log stores it."""
+
+    game: GameInfo
+    seat: int
+    turn: int
+    orders_text: str
+    adjudicated: bool  # True: played at once (the report follows); False: held
+    check_only: bool = False  # a CHECK mail: validated, nothing applied
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem in a mail, formatted by the orders layer."""
+
+    line_no: int | None  # None: about the mail as a whole
+    line: str  # the line as written ("" when line_no is None)
+    message: str
+    fix: str = ""  # a suggestion, when there is one
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """Nothing of a mail was applied: every problem, at once."""
+
+    address: str
+    problems: tuple[Problem, ...]
+    game: GameInfo | None = None  # None when the mail named no known game
+    seat: int | None = None
+    original_subject: str = ""
+    turn: int | None = None
+
+
+@dataclass(frozen=True)
+class GameOver:
+    game: GameInfo  # with secret_hex revealed
+    state: GameState  # the final state
+    out_turns: dict[int, int] = field(default_factory=dict)  # seat -> turn they went out
+
+
+@dataclass(frozen=True)
+class GmAlert:
+    subject: str
+    text: str
+    game: GameInfo | None = None
+    address: str = ""  # defaults to the game's GM
+
+
+@dataclass(frozen=True)
+class Help:
+    address: str
+    text: str  # the order language, as the project documents it
+    game: GameInfo | None = None
+
+
+@dataclass(frozen=True)
+class Press:
+    """A message between players, relayed by the GM."""
+
+    game: GameInfo
+    sender: int | None  # None: anonymous
+    to: tuple[int, ...]  # the seats it was sent to
+    text: str
+    to_all: bool = False
+
+
+@dataclass(frozen=True)
+class Status:
+    """The current board, whose turn, the deadline (STATUS and MAP commands)."""
+
+    game: GameInfo
+    state: GameState
+    deadline: datetime | None

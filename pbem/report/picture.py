@@ -1,0 +1,280 @@
+"""The map picture: every territory at its position, coloured by owner, with its armies.
+
+Drawn with Pillow on the map's own canvas (``Board.picture``), then a legend
+strip below it. The PNG is saved with a fixed palette (every colour drawn is in
+it exactly, plus the blends that anti-aliased text needs), so it stays small
+(tens of KiB) and a pixel's colour can be checked exactly. A map without
+positions has no picture: ``map_picture`` returns None.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from PIL import Image, ImageColor, ImageDraw, ImageFont
+
+from pbem.rules.board import Board
+
+RGB = tuple[int, int, int]
+
+# Player colours as drawn; other colour names go through Pillow's CSS names.
+COLOURS: dict[str, RGB] = {
+    "red": (204, 40, 40),
+    "blue": (38, 84, 196),
+    "yellow": (236, 196, 0),
+    "green": (40, 150, 60),
+    "black": (40, 40, 40),
+    "purple": (128, 60, 170),
+    "orange": (240, 130, 20),
+    "pink": (230, 110, 170),
+    "brown": (140, 90, 40),
+    "cyan": (0, 170, 190),
+    "grey": (120, 120, 120),
+    "white": (245, 245, 245),
+}
+NEUTRAL: RGB = (170, 170, 170)
+FALLBACK = (
+    (204, 40, 40), (38, 84, 196), (236, 196, 0), (40, 150, 60), (40, 40, 40), (128, 60, 170),
+)
+SEA: RGB = (214, 230, 242)
+LAND_TINTS: tuple[RGB, ...] = (
+    (246, 226, 190),
+    (212, 236, 196),
+    (222, 222, 246),
+    (242, 212, 194),
+    (238, 220, 236),
+    (204, 236, 230),
+    (240, 240, 200),
+    (230, 230, 230),
+)
+EDGE: RGB = (120, 132, 150)
+RING: RGB = (255, 140, 0)
+INK: RGB = (20, 20, 20)
+PAPER: RGB = (255, 255, 255)
+LABEL: RGB = (60, 60, 60)
+LEGEND_BG: RGB = (248, 248, 248)
+
+RADIUS = 12  # territory disc
+RING_RADIUS = 17  # "changed hands" ring (outer radius)
+LAND_RADIUS = 38  # the continent tint around each territory
+LEGEND_ROW = 24
+
+
+def colour_rgb(name: str, seat: int = 0) -> RGB:
+    """The RGB of a player's colour name (a fixed shade for the usual ones)."""
+    key = name.strip().lower()
+    if key in COLOURS:
+        return COLOURS[key]
+    try:
+        return ImageColor.getrgb(key.replace("-", ""))[:3]  # type: ignore[return-value]
+    except ValueError:
+        return FALLBACK[seat % len(FALLBACK)]
+
+
+def text_on(fill: RGB) -> RGB:
+    """Black or white, whichever reads better on ``fill``."""
+    r, g, b = fill
+    return INK if 0.299 * r + 0.587 * g + 0.114 * b > 150 else PAPER
+
+
+def hex_colour(rgb: RGB) -> str:
+    return "#{:02x}{:02x}{:02x}".format(*rgb)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One owner as the picture shows it."""
+
+    name: str
+    rgb: RGB
+    territories: int
+    armies: int
+
+
+def map_picture(
+    board: Board,
+    owner: Sequence[int],
+    armies: Sequence[int],
+    sides: Sequence[Side],
+    changed: Iterable[int] = (),
+    caption: str = "",
+) -> bytes | None:
+    """The PNG of the board, or None when the map has no positions.
+
+    ``sides`` is indexed by seat (the owner numbers); ``changed`` are the
+    territories that changed hands (ringed).
+    """
+    if board.picture is None:
+        return None
+    return _render(
+        board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption
+    )
+
+
+def picture_size(board: Board, sides: int) -> tuple[int, int] | None:
+    """Width and height of the picture for ``sides`` owners (None without positions)."""
+    if board.picture is None:
+        return None
+    width, height = board.picture
+    return width, height + _legend_height(width, sides)
+
+
+@lru_cache(maxsize=16)
+def _render(
+    board: Board,
+    owner: tuple[int, ...],
+    armies: tuple[int, ...],
+    sides: tuple[Side, ...],
+    changed: tuple[int, ...],
+    caption: str,
+) -> bytes:
+    assert board.picture is not None
+    width, height = board.picture
+    legend = _legend_height(width, len(sides))
+    image = Image.new("RGB", (width, height + legend), SEA)
+    draw = ImageDraw.Draw(image)
+    _land(draw, board)
+    _edges(draw, board)
+    number_font = ImageFont.load_default(size=13)
+    label_font = ImageFont.load_default(size=10)
+    for t in board.territories:
+        x, y = t.pos  # type: ignore[misc]
+        seat = owner[t.index]
+        fill = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
+        if t.index in changed:
+            draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
+        draw.ellipse(_box(x, y, RADIUS), fill=fill, outline=INK)
+        draw.text((x, y), str(armies[t.index]), fill=text_on(fill), font=number_font, anchor="mm")
+        draw.text(
+            (x, y + RADIUS + 2), _short_name(t.name, t.aliases), fill=LABEL, font=label_font,
+            anchor="mt", stroke_width=1, stroke_fill=LAND_TINTS[t.continent % len(LAND_TINTS)],
+        )
+    _legend(draw, width, height, sides, bool(changed), caption)
+    out = io.BytesIO()
+    image.quantize(palette=_palette(board, sides), dither=Image.Dither.NONE).save(
+        out, "PNG", optimize=True
+    )
+    return out.getvalue()
+
+
+def _box(x: int, y: int, r: int) -> tuple[int, int, int, int]:
+    return (x - r, y - r, x + r, y + r)
+
+
+def _short_name(name: str, aliases: tuple[str, ...]) -> str:
+    """The name, or its longest alias of 12 characters or fewer when the name is long."""
+    if len(name) <= 12:
+        return name
+    fitting = [a for a in aliases if len(a) <= 12]
+    return max(fitting, key=len) if fitting else name
+
+
+def _land(draw: ImageDraw.ImageDraw, board: Board) -> None:
+    """Each continent as the union of soft discs around its territories."""
+    for t in board.territories:
+        x, y = t.pos  # type: ignore[misc]
+        tint = LAND_TINTS[t.continent % len(LAND_TINTS)]
+        draw.ellipse(_box(x, y, LAND_RADIUS), fill=tint)
+
+
+def _edges(draw: ImageDraw.ImageDraw, board: Board) -> None:
+    width = board.picture[0]  # type: ignore[index]
+    wrapped = {tuple(sorted(pair)) for pair in board.wrap_edges}
+    pos = [t.pos for t in board.territories]
+    for a, b in board.edges():
+        (ax, ay), (bx, by) = pos[a], pos[b]  # type: ignore[misc]
+        if (a, b) in wrapped:
+            # Across the picture's edge: draw towards the copy of each end
+            # one picture-width away, so each half leaves its own side.
+            if ax > bx:
+                (ax, ay), (bx, by) = (bx, by), (ax, ay)
+            _dashed(draw, (ax, ay), (bx - width, by))
+            _dashed(draw, (bx, by), (ax + width, ay))
+        else:
+            draw.line([(ax, ay), (bx, by)], fill=EDGE, width=2)
+
+
+def _dashed(draw: ImageDraw.ImageDraw, start: tuple[int, int], end: tuple[int, int]) -> None:
+    (x0, y0), (x1, y1) = start, end
+    length = max(1.0, ((x1 - x0) ** 2 + (y1 - y0) ** 2) ** 0.5)
+    dash, step = 7.0, 11.0
+    at = 0.0
+    while at < length:
+        f0, f1 = at / length, min(at + dash, length) / length
+        draw.line(
+            [(x0 + (x1 - x0) * f0, y0 + (y1 - y0) * f0), (x0 + (x1 - x0) * f1, y0 + (y1 - y0) * f1)],
+            fill=EDGE,
+            width=2,
+        )
+        at += step
+
+
+def _legend_columns(width: int) -> int:
+    return max(1, width // 220)
+
+
+def _legend_height(width: int, sides: int) -> int:
+    rows = -(-(sides + 1) // _legend_columns(width))  # the sides and the "changed" key
+    return 8 + LEGEND_ROW * (rows + 1)  # plus the caption row
+
+
+def _legend(
+    draw: ImageDraw.ImageDraw,
+    width: int,
+    top: int,
+    sides: tuple[Side, ...],
+    rings: bool,
+    caption: str,
+) -> None:
+    draw.rectangle((0, top, width, top + _legend_height(width, len(sides))), fill=LEGEND_BG)
+    draw.line([(0, top), (width, top)], fill=EDGE, width=1)
+    font = ImageFont.load_default(size=13)
+    columns = _legend_columns(width)
+    cell = width // columns
+    y = top + 6
+    draw.text((10, y + 2), caption, fill=INK, font=font)
+    entries: list[tuple[RGB | None, str]] = [
+        (s.rgb, f"{s.name}: {s.territories} terr., {s.armies} armies")
+        for s in sides
+        if s.territories
+    ]
+    entries += [(None, s.name + ": out") for s in sides if not s.territories]
+    if rings:
+        entries.append((RING, "changed hands this turn"))
+    for i, (rgb, text) in enumerate(entries):
+        cx = 10 + (i % columns) * cell
+        cy = y + LEGEND_ROW * (1 + i // columns)
+        if rgb is RING:
+            draw.ellipse((cx, cy + 1, cx + 16, cy + 17), fill=RING, outline=INK)
+            draw.ellipse((cx + 4, cy + 5, cx + 12, cy + 13), fill=LEGEND_BG, outline=INK)
+        elif rgb is not None:
+            draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=rgb, outline=INK)
+        else:
+            draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=LEGEND_BG, outline=EDGE)
+        draw.text((cx + 24, cy + 2), text, fill=INK, font=font)
+
+
+def _palette(board: Board, sides: tuple[Side, ...]) -> Image.Image:
+    """Every colour drawn, plus the blends anti-aliased text leaves on each fill."""
+    fills = [s.rgb for s in sides] + [NEUTRAL]
+    grounds = [SEA, LEGEND_BG, RING] + list(LAND_TINTS[: len(board.continents)])
+    colours: list[RGB] = [SEA, EDGE, RING, INK, PAPER, LABEL, LEGEND_BG, NEUTRAL]
+    colours += fills + grounds
+    pairs = [(f, text_on(f)) for f in fills] + [(g, c) for g in grounds for c in (LABEL, INK)]
+    pairs += [(EDGE, LABEL), (EDGE, INK)]
+    for ground, ink in pairs:
+        for share in (0.2, 0.4, 0.6, 0.8):
+            colours.append(_blend(ground, ink, share))
+    unique = list(dict.fromkeys(colours))[:256]
+    flat = [v for rgb in unique for v in rgb]
+    flat += flat[:3] * (256 - len(unique))  # pad with a colour already in use
+    palette = Image.new("P", (1, 1))
+    palette.putpalette(flat)
+    return palette
+
+
+def _blend(a: RGB, b: RGB, share: float) -> RGB:
+    return tuple(round(x + (y - x) * share) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]

@@ -1,0 +1,373 @@
+"""Use cases on stored games, each inside the caller's one transaction.
+
+Creating a game, accepting a player's orders (validate, log, adjudicate,
+store the result), loading a game's current state, and the queries the GM's
+command line needs. The order log is the truth; TurnResult rows hold the
+state hash and a snapshot after each step, as a cache and a check.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlmodel import Session, col, func, select
+
+from pbem.orders import parse_orders, render_orders, validate_setup, validate_turn
+from pbem.orders.errors import OrderProblem
+from pbem.rules.board import Board
+from pbem.rules.dice import DICE_VERSION, commitment, new_secret
+from pbem.rules.events import Event
+from pbem.rules.maps import builtin_map, parse_map
+from pbem.rules.options import Options, load_preset, parse_value
+from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.service import replay
+from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
+from pbem.service.passwords import hash_password, new_password
+from pbem.store import Game, OrderEntry, PendingOrders, Player, SeatHolder, TurnResult, utcnow
+
+COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    name: str
+    address: str
+    colour: str = ""
+
+
+@dataclass
+class Created:
+    game: Game
+    passwords: dict[str, str]  # player name -> password, shown once
+    events: list[Event]
+
+
+@dataclass
+class Outcome:
+    """What became of one player's orders."""
+
+    accepted: bool
+    problems: list[OrderProblem] = field(default_factory=list)
+    canonical: str = ""
+    steps: list[replay.Step] = field(default_factory=list)
+    waiting_for: list[str] = field(default_factory=list)
+    message: str = ""
+
+
+# ------------------------------------------------------------------ creation
+def parse_player(text: str) -> PlayerSpec:
+    """NAME:ADDRESS or NAME:ADDRESS:COLOUR, as `pbem new --player` takes it."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not parts[0] or "@" not in parts[1]:
+        raise ServiceError(f"--player {text!r}: expected NAME:ADDRESS (e.g. alice:alice@example.org)")
+    name = parts[0].strip()
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise ServiceError(f"player name {name!r}: use letters, digits, - and _ only")
+    return PlayerSpec(name, parts[1].strip().lower(), parts[2].strip() if len(parts) == 3 else "")
+
+
+def options_for(preset: str, overrides: dict[str, str]) -> Options:
+    options = load_preset(preset)
+    typed = {key: parse_value(key, value) for key, value in overrides.items()}
+    return options.with_overrides(typed, source="--option")
+
+
+def map_text_of(map_name: str) -> tuple[str, Board]:
+    from pbem.paths import maps_dir
+    from pbem.rules.maps import map_names
+
+    if map_name not in map_names():
+        raise ServiceError(f"no map {map_name!r} (known: {', '.join(map_names())})")
+    text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
+    return text, builtin_map(map_name)
+
+
+def create_game(
+    session: Session,
+    name: str,
+    players: list[PlayerSpec],
+    *,
+    preset: str = "classic",
+    overrides: dict[str, str] | None = None,
+    map_name: str = "classic",
+    gm_address: str | None = None,
+    settings: dict | None = None,
+    secret: bytes | None = None,
+    title: str = "",
+) -> Created:
+    if not name or not all(c.isalnum() or c in "-_" for c in name):
+        raise ServiceError(f"game name {name!r}: use letters, digits, - and _ only")
+    if session.exec(select(Game).where(Game.name == name)).first() is not None:
+        raise ServiceError(f"a game named {name!r} exists already")
+    options = options_for(preset, overrides or {})
+    options.check_players(len(players))
+    names = [p.name for p in players]
+    if len(set(names)) != len(names):
+        raise ServiceError("two players have the same name")
+    map_text, board = map_text_of(map_name)
+    palette = list(board.colours or COLOURS)
+    colours = []
+    for i, spec in enumerate(players):
+        colour = spec.colour or next(c for c in palette if c not in colours and
+                                     c not in [p.colour for p in players[i + 1:]])
+        if colour in colours:
+            raise ServiceError(f"two players have the colour {colour}")
+        colours.append(colour)
+    secret = secret if secret is not None else new_secret()
+    definition = replay.GameDefinition(
+        name, board, options, tuple(zip(names, colours, strict=True)), secret
+    )
+    game_state, events = replay.start(definition)
+    row = Game(
+        name=name,
+        title=title or name,
+        map_name=map_name,
+        map_text=map_text,
+        preset=preset,
+        options_json=json.dumps(options.to_dict(), sort_keys=True),
+        settings_json=json.dumps(settings or {}, sort_keys=True),
+        dice_version=DICE_VERSION,
+        secret=secret.hex(),
+        commitment=commitment(secret),
+        gm_address=gm_address,
+    )
+    _sync(row, game_state.state)
+    session.add(row)
+    session.flush()
+    passwords = {}
+    for seat, (spec, colour) in enumerate(zip(players, colours, strict=True)):
+        password = new_password()
+        passwords[spec.name] = password
+        session.add(Player(
+            game_id=row.id, seat=seat, name=spec.name, colour=colour, address=spec.address,
+            secret_hash=hash_password(password),
+        ))
+        session.add(SeatHolder(game_id=row.id, seat=seat, name=spec.name, address=spec.address,
+                               from_turn=0))
+    if game_state.state.phase not in SETUP_PHASES:
+        store_result(session, row, replay.Step(
+            0, None, [], events, game_state.state, game_state.state.state_hash()), seq=0)
+    return Created(row, passwords, events)
+
+
+# ------------------------------------------------------------------- loading
+def find_game(session: Session, name: str) -> Game:
+    game = session.exec(select(Game).where(Game.name == name)).first()
+    if game is None:
+        raise NoSuchGame(name)
+    return game
+
+
+def players_of(session: Session, game: Game) -> list[Player]:
+    return list(session.exec(select(Player).where(Player.game_id == game.id).order_by(Player.seat)))
+
+
+def find_player(session: Session, game: Game, name: str) -> Player:
+    for player in players_of(session, game):
+        if player.name.lower() == name.lower():
+            return player
+    raise NoSuchPlayer(game.name, name)
+
+
+def definition_of(session: Session, game: Game) -> replay.GameDefinition:
+    board = parse_map(game.map_text, f"{game.map_name} (stored with game {game.name})")
+    options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
+    players = tuple((p.name, p.colour) for p in players_of(session, game))
+    return replay.GameDefinition(game.name, board, options, players, bytes.fromhex(game.secret))
+
+
+def log_of(session: Session, game: Game) -> list[OrderEntry]:
+    return list(
+        session.exec(select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(OrderEntry.seq))
+    )
+
+
+def to_entry(row: OrderEntry) -> replay.Entry:
+    return replay.Entry(kind=row.kind, seat=row.seat, text=row.text, turn=row.turn, source=row.source)
+
+
+def load(session: Session, game: Game) -> replay.Game:
+    """The game now: the latest snapshot, then any log entries after it."""
+    definition = definition_of(session, game)
+    latest = session.exec(
+        select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.id).desc())
+    ).first()
+    if latest is None:
+        return replay.rebuild(definition, [to_entry(e) for e in log_of(session, game)])
+    state = GameState.from_dict(json.loads(latest.snapshot_json), definition.board, definition.options)
+    loaded = replay.Game(definition, state)
+    later = session.exec(
+        select(OrderEntry)
+        .where(OrderEntry.game_id == game.id, OrderEntry.seq > latest.seq)
+        .order_by(OrderEntry.seq)
+    )
+    for row in later:
+        replay.apply(loaded, to_entry(row))
+    return loaded
+
+
+def _sync(row: Game, state: GameState) -> None:
+    """Copy what the GM's listings show from the state to the game row."""
+    row.turn = state.turn
+    row.current_seat = state.current if state.current >= 0 else None
+    if state.phase == OVER:
+        row.phase = "over"
+        row.status = "finished"
+        row.winner_seat = state.winner
+        row.secret_revealed = True  # the game is over: anyone may now verify every roll
+    elif state.phase in SETUP_PHASES:
+        row.phase = "setup"
+    else:
+        row.phase = "playing"
+    row.updated_at = utcnow()
+
+
+def _next_seq(session: Session, game: Game) -> int:
+    last = session.exec(select(func.max(OrderEntry.seq)).where(OrderEntry.game_id == game.id)).one()
+    return (last or 0) + 1
+
+
+def append_entry(session: Session, game: Game, entry: replay.Entry, message_id: str | None) -> int:
+    seq = _next_seq(session, game)
+    session.add(OrderEntry(
+        game_id=game.id, seq=seq, turn=entry.turn, seat=entry.seat, kind=entry.kind,
+        source=entry.source, message_id=message_id, text=entry.text,
+    ))
+    session.flush()
+    return seq
+
+
+def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> None:
+    session.add(TurnResult(
+        game_id=game.id,
+        seq=seq,
+        turn=step.turn,
+        seat=step.seat,
+        events_json=json.dumps([e.to_dict() for e in step.events], sort_keys=True),
+        state_hash=step.state_hash,
+        snapshot_json=step.state.canonical_json(),
+    ))
+    _sync(game, step.state)
+    session.add(game)
+    _sync_players(session, game, step.state)
+
+
+def _sync_players(session: Session, game: Game, state: GameState) -> None:
+    for player in players_of(session, game):
+        if player.seat < len(state.players) and not state.players[player.seat].alive:
+            if player.status == "active":
+                player.status = "eliminated"
+                session.add(player)
+
+
+# ------------------------------------------------------------------ accepting
+def submit(
+    session: Session,
+    game: Game,
+    player: Player,
+    text: str,
+    *,
+    source: str = "gm",
+    message_id: str | None = None,
+    dry_run: bool = False,
+) -> Outcome:
+    """Validate a player's orders against the game now; if valid, log and
+    adjudicate them. All or nothing: invalid orders change nothing."""
+    if game.status == "paused":
+        raise ServiceError(f"game {game.name} is paused by the GM")
+    if game.phase == "over":
+        raise ServiceError(f"game {game.name} is over")
+    if player.status != "active":
+        raise ServiceError(f"{player.name} is no longer playing in {game.name}")
+    loaded = load(session, game)
+    state = loaded.state
+    parsed = parse_orders(text, state.board)
+    if parsed.problems:
+        return Outcome(False, list(parsed.problems))
+    seat = player.seat
+    if state.phase in SETUP_PHASES:
+        problems = validate_setup(state, seat, parsed.setup_orders)
+        if problems:
+            return Outcome(False, problems)
+        canonical = render_orders([o.action for o in parsed.setup_orders], state.board)
+        if dry_run:
+            return Outcome(True, canonical=canonical, message="valid (nothing applied)")
+        return _accept_setup(session, game, loaded, player, canonical, source, message_id)
+    problems = validate_turn(state, seat, parsed.turn_orders)
+    if problems:
+        return Outcome(False, problems)
+    canonical = render_orders([o.action for o in parsed.turn_orders], state.board)
+    if dry_run:
+        return Outcome(True, canonical=canonical, message="valid (nothing applied)")
+    entry = replay.Entry("turn", seat, canonical, state.turn, source)
+    seq = append_entry(session, game, entry, message_id)
+    step = replay.apply(loaded, entry)
+    assert step is not None
+    store_result(session, game, step, seq)
+    return Outcome(True, canonical=canonical, steps=[step], message=f"turn {step.turn} played")
+
+
+def _accept_setup(
+    session: Session, game: Game, loaded: replay.Game, player: Player, canonical: str,
+    source: str, message_id: str | None,
+) -> Outcome:
+    """Setup orders wait (replaceable) until every player has sent theirs."""
+    pending = session.exec(select(PendingOrders).where(
+        PendingOrders.game_id == game.id, PendingOrders.turn == 0, PendingOrders.seat == player.seat
+    )).first()
+    replaced = pending is not None
+    if pending is None:
+        pending = PendingOrders(game_id=game.id, turn=0, seat=player.seat, text=canonical)
+    pending.text = canonical
+    pending.message_id = message_id
+    pending.received_at = utcnow()
+    session.add(pending)
+    session.flush()
+    waiting = list(session.exec(select(PendingOrders).where(
+        PendingOrders.game_id == game.id, PendingOrders.turn == 0)))
+    by_seat = {p.seat: p for p in waiting}
+    players = players_of(session, game)
+    missing = [players[s].name for s in loaded.state.order if s not in by_seat]
+    note = "replaces your earlier setup orders" if replaced else "setup orders received"
+    if missing:
+        return Outcome(True, canonical=canonical, waiting_for=missing,
+                       message=f"{note}; waiting for {', '.join(missing)}")
+    steps = []
+    for seat in loaded.state.order:
+        row = by_seat[seat]
+        entry = replay.Entry("setup", seat, row.text, 0, source if seat == player.seat else "mail")
+        seq = append_entry(session, game, entry, row.message_id)
+        step = replay.apply(loaded, entry)
+        session.delete(row)
+        if step is not None:
+            steps.append(step)
+            if step.state.phase not in SETUP_PHASES:
+                store_result(session, game, step, seq)
+            else:
+                _sync(game, step.state)
+                session.add(game)
+    return Outcome(True, canonical=canonical, steps=steps, message=f"{note}; setup played")
+
+
+def command(session: Session, game: Game, player: Player, word: str, source: str = "gm",
+            message_id: str | None = None) -> replay.Step:
+    """RESIGN (by the player) or REMOVE (by the GM): logged and applied."""
+    loaded = load(session, game)
+    entry = replay.Entry("command", player.seat, word, loaded.state.turn, source)
+    seq = append_entry(session, game, entry, message_id)
+    step = replay.apply(loaded, entry)
+    assert step is not None
+    store_result(session, game, step, seq)
+    player.status = "resigned" if word == "RESIGN" else "removed"
+    session.add(player)
+    return step
+
+
+def list_games(session: Session) -> list[Game]:
+    return list(session.exec(select(Game).order_by(Game.name)))
+
+
+def now() -> datetime:
+    return utcnow()
