@@ -212,3 +212,47 @@ class Shadow:
             self.deck, self.deck_order_known = list(state.deck), True
         assert self.deck == state.deck
         assert self.discard == state.discard
+
+
+def check_board(state: GameState) -> None:
+    """Every territory has an owner still in the game and at least one army."""
+    n_seats = len(state.players)
+    for t, (seat, armies) in enumerate(zip(state.owner, state.armies, strict=True)):
+        assert 0 <= seat < n_seats, f"territory {t} has no owner"
+        assert state.players[seat].alive, f"territory {t} belongs to a dead seat {seat}"
+        assert armies >= 1, f"territory {t} has {armies} armies"
+        cap = state.options.max_armies
+        assert not cap or armies <= cap, f"territory {t} holds {armies} > {cap}"
+    assert state.pending_move is None
+    assert full_deck_ok(state)
+
+
+def play_checked_game(
+    options: Options, players: int, seed: int, bots: list[str], cap: int = 3000
+) -> tuple[GameState, int]:
+    """A whole bot game, checking the board and the events after every turn."""
+    from pbem.rules.bots import make_bot
+    from pbem.rules.simulate import game_secret, setup_game
+    from pbem.rules.state import OVER
+    from pbem.rules.turnplan import play_turn
+
+    board = classic()
+    players_bots = [make_bot(bots[s % len(bots)], seed * 10 + s) for s in range(players)]
+    state = setup_game(board, options, players, seed, players_bots)
+    secret = game_secret(seed)
+    shadow = Shadow(state)
+    total = sum(state.armies)
+    check_board(state)
+    turns = 0
+    while state.phase != OVER and state.turn <= cap:
+        rng = DiceStream(secret, state.game, f"turn:{state.turn}")
+        placed, lost, capped = shadow.placed, shadow.lost_in_battle, shadow.lost_to_cap
+        events = play_turn(state, players_bots[state.current].plan_turn(state), rng)
+        shadow.apply(events, state)
+        shadow.check(state)
+        gained = shadow.placed - placed
+        total += gained - (shadow.lost_in_battle - lost)
+        assert sum(state.armies) == total
+        check_board(state)
+        turns += 1
+    return state, turns

@@ -104,6 +104,7 @@ class DovecotServer:
         self.imaps_port = free_port() if tls else 0
         self.lmtp_port = free_port()
         self.cert_file: Path | None = None
+        self.key_file: Path | None = None
         self.users: dict[str, str] = {}
         self._process: subprocess.Popen[bytes] | None = None
         self._mail_uid, self._mail_gid, self._service_lines = self._identity()
@@ -146,8 +147,12 @@ class DovecotServer:
         ssl_lines = ["ssl = no"]
         imaps = "port = 0"
         if self.tls:
-            self.cert_file, key = make_self_signed_cert(self.workdir)
-            ssl_lines = ["ssl = yes", f"ssl_cert = <{self.cert_file}", f"ssl_key = <{key}"]
+            self.cert_file, self.key_file = make_self_signed_cert(self.workdir)
+            ssl_lines = [
+                "ssl = yes",
+                f"ssl_cert = <{self.cert_file}",
+                f"ssl_key = <{self.key_file}",
+            ]
             imaps = f"address = {HOST}\n    port = {self.imaps_port}\n    ssl = yes"
         config = "\n".join(
             [

@@ -27,6 +27,7 @@ from pbem.mail.transport import (
 )
 
 _ADDRESS = re.compile(r"^[^/\\\s\x00@.][^/\\\s\x00@]*@[^/\\\s\x00@]+$")
+_KEY_TIME = re.compile(r"^(\d+)\.(?:[^.]*?M(\d+))?(?:[^.]*?Q(\d+))?")
 _POLL_SECONDS = 0.2
 
 
@@ -43,10 +44,14 @@ def spool_mailbox(root: str | Path, address: str) -> mailbox.Maildir:
     return mailbox.Maildir(spool_path(root, address), factory=None, create=True)
 
 
-def _delivery_order(key: str) -> tuple[int, str]:
-    """Maildir keys start with the delivery time in seconds; oldest first."""
-    head = key.split(".", 1)[0]
-    return (int(head) if head.isdigit() else 0, key)
+def _delivery_order(key: str) -> tuple[int, int, int, str]:
+    """Oldest first: Maildir keys start with the delivery time, "<seconds>.M<microseconds>",
+    and Python's add a per-process counter "Q<n>" (neither is zero-padded)."""
+    found = _KEY_TIME.match(key)
+    if found is None:
+        return (0, 0, 0, key)
+    seconds, micros, counter = (int(group or 0) for group in found.groups())
+    return (seconds, micros, counter, key)
 
 
 class MaildirInbox:

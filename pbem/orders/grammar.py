@@ -1,0 +1,214 @@
+"""The order language's words and its table of orders: one definition per order.
+
+The parser dispatches on this table and the HELP reply is written from it,
+so the reference a player gets is the language the parser accepts; a test
+parses every example below. Examples are templates: ``{a}``, ``{b}`` and
+``{c}`` are three territories of the game's map, ``{a}`` next to ``{b}``
+and ``{b}`` next to ``{c}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Words inside orders (keywords are case-insensitive; these are the canonical spellings).
+WITH = "WITH"
+DICE = ("DICE", "DIE")
+UNTIL = "UNTIL"
+CONQUERED = "CONQUERED"
+LEFT = "LEFT"
+ROLLS = ("ROLLS", "ROLL")
+MOVE = "MOVE"
+ALL = "ALL"
+BUT = "BUT"
+MIN = "MIN"
+WILD = "WILD"
+TO = "TO"
+AS = "AS"
+FROM = "FROM"
+ENDPRESS = "ENDPRESS"
+ORDERS = "ORDERS"
+END = "END"
+
+ATTACK_CLAUSES = (WITH, UNTIL, MOVE)
+
+HEADER = "header"
+TURN = "turn"
+SETUP = "setup"
+COMMAND = "command"
+
+SECTIONS = {
+    HEADER: "Header lines (any order, before the orders)",
+    TURN: "Turn orders (the player whose turn it is)",
+    SETUP: "Setup orders (before the first turn, all players at once)",
+    COMMAND: "Commands (any player, at any time)",
+}
+
+
+@dataclass(frozen=True)
+class OrderDef:
+    keyword: str
+    section: str
+    syntax: str
+    summary: str
+    examples: tuple[str, ...]
+
+
+ORDER_DEFS: tuple[OrderDef, ...] = (
+    OrderDef(
+        "GAME",
+        HEADER,
+        "GAME name",
+        "Which game the mail is for; the subject may say [name] instead.",
+        ("GAME world-1",),
+    ),
+    OrderDef(
+        "TURN",
+        HEADER,
+        "TURN n",
+        "Optional guard: the orders are refused unless the game is at turn n.",
+        ("TURN 14",),
+    ),
+    OrderDef(
+        "PASSWORD",
+        HEADER,
+        "PASSWORD word",
+        "Your password (one word). A reply to the game's turn notice needs none.",
+        ("PASSWORD correct-horse-battery",),
+    ),
+    OrderDef(
+        "TRADE",
+        TURN,
+        "TRADE card, card, card",
+        "Trade a set of three cards for armies, before PLACE. A card is a territory name "
+        "or WILD. Up to the number of sets the rules allow in a turn; required when the "
+        "rules force a trade. The +2 bonus for an owned territory on a traded card is "
+        "placed on that territory automatically.",
+        ("TRADE {a}, {b}, Wild",),
+    ),
+    OrderDef(
+        "PLACE",
+        TURN,
+        "PLACE n territory, n territory, ...",
+        "Place new armies on your territories, before attacking. The PLACE orders together "
+        "place exactly the armies due this turn (territories, continents and trades).",
+        ("PLACE 5 {a}", "PLACE 2 {b}, 1 {c}"),
+    ),
+    OrderDef(
+        "ATTACK",
+        TURN,
+        "ATTACK from -> to [WITH n DICE] [UNTIL CONQUERED | UNTIL n LEFT | UNTIL n ROLLS] "
+        "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN]",
+        "Attack an adjacent territory, rolling until it falls or the attack cannot go on. "
+        "WITH n DICE: at most n dice per roll (default 3). UNTIL n LEFT: stop before a roll "
+        "when 'from' has n or fewer armies; UNTIL n ROLLS: at most n rolls; UNTIL "
+        "CONQUERED is the default. MOVE: armies moved in after a conquest (ALL: all but "
+        "one; MIN, the default: the fewest the rules allow); clamped to what the rules "
+        "allow. Attacks run in the order written; one that has become impossible is "
+        "skipped and reported.",
+        (
+            "ATTACK {a} -> {b}",
+            "ATTACK {a} -> {b} UNTIL 4 LEFT MOVE ALL",
+            "ATTACK {b} -> {c} WITH 2 DICE UNTIL 3 ROLLS",
+        ),
+    ),
+    OrderDef(
+        "FORTIFY",
+        TURN,
+        "FORTIFY n|ALL|ALL BUT n from -> to",
+        "Move armies between two of your territories after the attacks (ALL: all but one). "
+        "The rules say whether they must be adjacent or joined by your territories, and how "
+        "many moves a turn allows. One army always stays behind.",
+        ("FORTIFY 4 {b} -> {c}", "FORTIFY ALL BUT 2 {b} -> {c}"),
+    ),
+    OrderDef(
+        "CLAIM",
+        SETUP,
+        "CLAIM territory, territory, ...",
+        "Draft: your preference list, best first. When it runs out you get the first free "
+        "territory in map order.",
+        ("CLAIM {a}, {b}, {c}",),
+    ),
+    OrderDef(
+        "PLACE",
+        SETUP,
+        "PLACE n territory, n territory, ...",
+        "Initial placement: all your remaining initial armies at once, on your territories.",
+        ("PLACE 3 {a}, 2 {b}",),
+    ),
+    OrderDef(
+        "NEUTRAL",
+        SETUP,
+        "NEUTRAL n territory, n territory, ...",
+        "Two-player game: your share of the neutral armies, on neutral territories.",
+        ("NEUTRAL 2 {a}, 1 {c}",),
+    ),
+    OrderDef(
+        "HQ",
+        SETUP,
+        "HQ territory",
+        "Capital Risk: your headquarters, one of your territories (secret until all chose).",
+        ("HQ {a}",),
+    ),
+    OrderDef(
+        "STATUS",
+        COMMAND,
+        "STATUS",
+        "The current board, whose turn it is and the deadline (sent to you only).",
+        ("STATUS",),
+    ),
+    OrderDef("MAP", COMMAND, "MAP", "The map picture again.", ("MAP",)),
+    OrderDef(
+        "HISTORY",
+        COMMAND,
+        "HISTORY [n]",
+        "The report of turn n again; without n, the list of turns.",
+        ("HISTORY 12", "HISTORY"),
+    ),
+    OrderDef("HELP", COMMAND, "HELP", "This reference.", ("HELP",)),
+    OrderDef(
+        "CHECK",
+        COMMAND,
+        "CHECK",
+        "Check the orders in this mail and reply; nothing is applied.",
+        ("CHECK",),
+    ),
+    OrderDef(
+        "PRESS",
+        COMMAND,
+        "PRESS TO name|ALL",
+        "A message relayed to one player or to all: the lines after it, kept exactly as "
+        "written, up to a line ENDPRESS.",
+        ("PRESS TO carol\nShall we leave each other alone this turn?\nENDPRESS",),
+    ),
+    OrderDef(
+        "RESIGN",
+        COMMAND,
+        "RESIGN",
+        "Leave the game; needs the password even on a reply.",
+        ("RESIGN",),
+    ),
+    OrderDef(
+        "JOIN",
+        COMMAND,
+        "JOIN game AS name",
+        "Ask to join an open game under a player name.",
+        ("JOIN world-2 AS alice",),
+    ),
+    OrderDef(
+        "CONFIRM",
+        COMMAND,
+        "CONFIRM token",
+        "Confirm a request with the token the game mailed to you.",
+        ("CONFIRM 7f3a9c",),
+    ),
+    OrderDef(
+        "ABSENT",
+        COMMAND,
+        "ABSENT FROM yyyy-mm-dd TO yyyy-mm-dd",
+        "Announce an absence, both days included; the game's policy says what it changes.",
+        ("ABSENT FROM 2025-07-01 TO 2025-07-14",),
+    ),
+)
+
+KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(d.keyword for d in ORDER_DEFS))

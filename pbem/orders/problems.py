@@ -1,0 +1,106 @@
+"""Problems with a mail's orders, the error that carries them, and the reply that lists them.
+
+A mail is applied completely or not at all, so every problem is collected
+and sent back at once, each pointing at its line with a suggestion where
+one exists.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from pbem.orders.lexer import source_lines
+from pbem.rules.board import Board, fold_name
+
+
+@dataclass(frozen=True, slots=True)
+class OrderProblem:
+    """One thing wrong with the orders, written for the player."""
+
+    line: int  # 1-based line of the mail; 0 when the problem is the mail as a whole
+    column: int  # 1-based column of ``text``; 0 when there is nothing to point at
+    text: str  # the offending text
+    message: str  # the whole sentence, suggestion included
+    expected: str = ""  # what the language expected there, when that helps
+    suggestion: str = ""  # the fix on its own ("Kamchatka"), when there is one
+
+    def __str__(self) -> str:
+        if not self.line:
+            return self.message
+        return f"line {self.line}: {self.message}"
+
+
+class OrdersError(Exception):
+    """The orders cannot be applied; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[OrderProblem]) -> None:
+        self.problems = list(problems)
+        if not self.problems:
+            summary = "the orders cannot be applied"
+        elif len(self.problems) == 1:
+            summary = str(self.problems[0])
+        else:
+            summary = f"{self.problems[0]} (and {len(self.problems) - 1} more problems)"
+        super().__init__(summary)
+
+
+def one_of(words: list[str], last: str = "or") -> str:
+    """'A', 'A or B', 'A, B or C'."""
+    if len(words) <= 1:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"
+
+
+def closest(word: str, candidates: dict[str, str], n: int = 3) -> list[str]:
+    """Display names whose folded key is nearest to ``word`` (best first, no repeats)."""
+    keys = difflib.get_close_matches(fold_name(word), list(candidates), n=n * 3, cutoff=0.6)
+    names: list[str] = []
+    for key in keys:
+        name = candidates[key]
+        if name not in names:
+            names.append(name)
+    return names[:n]
+
+
+def territory_candidates(board: Board) -> dict[str, str]:
+    """Folded name or alias -> the territory's name as on the map."""
+    found: dict[str, str] = {}
+    for t in board.territories:
+        found[fold_name(t.name)] = t.name
+        for alias in t.aliases:
+            found.setdefault(fold_name(alias), t.name)
+    return found
+
+
+def keyword_candidates(keywords: list[str] | tuple[str, ...]) -> dict[str, str]:
+    return {fold_name(k): k for k in keywords}
+
+
+def did_you_mean(names: list[str]) -> str:
+    return f"; did you mean {one_of(names)}?" if names else ""
+
+
+def format_problems(problems: list[OrderProblem], text: str) -> str:
+    """The reply to a mail whose orders were refused: every problem with its
+    line as written, a mark under the offending text, and the fix."""
+    lines = source_lines(text)
+    count = len(problems)
+    head = "1 problem" if count == 1 else f"{count} problems"
+    out = [f"Your orders were not applied: {head} found. Nothing in this mail was applied.", ""]
+    for problem in sorted(problems, key=lambda p: (p.line, p.column)):
+        if 0 < problem.line <= len(lines):
+            shown = lines[problem.line - 1].replace("\t", " ")
+            prefix = f"line {problem.line}: "
+            out.append(prefix + shown)
+            if problem.column > 0:
+                width = max(1, len(problem.text))
+                out.append(" " * (len(prefix) + problem.column - 1) + "^" * width)
+        else:
+            out.append("the mail as a whole:")
+        out.append(f"  {problem.message}")
+        if problem.expected:
+            out.append(f"  expected: {problem.expected}")
+        out.append("")
+    out.append("Send all the orders again, corrected. HELP replies with the order language.")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,99 @@
+"""A rendered mail and its MIME form.
+
+Structure: ``multipart/alternative`` of ``text/plain`` and the HTML; when the
+mail has pictures the HTML part is ``multipart/related`` with each picture
+inline by Content-ID. Every mail is marked ``Auto-Submitted: auto-generated``
+(RFC 3834) so well-behaved auto-responders stay quiet; the caller gives the
+Message-ID (stable, so a resend is recognised) and the threading headers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email import policy
+from email.message import EmailMessage
+from email.utils import format_datetime
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class RenderedMail:
+    subject: str
+    text: str
+    html: str
+    images: dict[str, bytes] = field(default_factory=dict)  # Content-ID (no <>) -> PNG
+    recipient: str = ""
+    kind: str = ""  # "turn_report", "your_turn", ... (also the X-Pbem-Kind header)
+    game: str = ""  # the game's name, "" when the mail belongs to none
+
+
+def thread_root_id(game: str, seat: int | None, host: str) -> str:
+    """``<game-NAME-seat-N@HOST>``: the Message-ID every mail of one player's game refers to.
+
+    The game-start mail to a seat may use it as its own Message-ID; later mails
+    put it in References (and In-Reply-To when they answer nothing else), so
+    each player sees one thread per game. ``seat`` None is the GM's thread.
+    """
+    who = "gm" if seat is None else f"seat-{seat}"
+    return f"<game-{_UNSAFE.sub('-', game)}-{who}@{_UNSAFE.sub('-', host)}>"
+
+
+def _angle(message_id: str) -> str:
+    message_id = message_id.strip()
+    return message_id if message_id.startswith("<") else f"<{message_id}>"
+
+
+def to_mime(
+    rendered: RenderedMail,
+    *,
+    sender: str,
+    recipient: str,
+    message_id: str,
+    in_reply_to: str | None = None,
+    references: Sequence[str] = (),
+    extra_headers: Mapping[str, str] | None = None,
+    date: datetime | None = None,
+) -> EmailMessage:
+    """The mail as an EmailMessage (policy.default); ``date`` defaults to now."""
+    msg = EmailMessage(policy=policy.default)
+    msg["From"] = sender
+    msg["To"] = recipient
+    msg["Subject"] = rendered.subject
+    msg["Date"] = format_datetime(date or datetime.now(UTC))
+    msg["Message-ID"] = _angle(message_id)
+    if in_reply_to:
+        msg["In-Reply-To"] = _angle(in_reply_to)
+    refs = list(dict.fromkeys(_angle(r) for r in references))
+    if in_reply_to and _angle(in_reply_to) not in refs:
+        refs.append(_angle(in_reply_to))
+    if refs:
+        msg["References"] = " ".join(refs)
+    msg["Auto-Submitted"] = "auto-generated"
+    msg["X-Auto-Response-Suppress"] = "All"
+    if rendered.kind:
+        msg["X-Pbem-Kind"] = rendered.kind
+    if rendered.game:
+        msg["X-Pbem-Game"] = rendered.game
+    for name, value in (extra_headers or {}).items():
+        if name in msg:
+            del msg[name]
+        msg[name] = value
+
+    msg.set_content(rendered.text, subtype="plain", charset="utf-8")
+    msg.add_alternative(rendered.html, subtype="html", charset="utf-8")
+    if rendered.images:
+        html = msg.get_payload()[1]
+        for cid, data in sorted(rendered.images.items()):
+            html.add_related(
+                data,
+                maintype="image",
+                subtype="png",
+                cid=_angle(cid),
+                disposition="inline",
+                filename=f"{cid.split('@')[0]}.png",
+            )
+    return msg

@@ -1,0 +1,507 @@
+"""One function per mail: the inputs of ``context`` in, a RenderedMail out.
+
+Each mail is two jinja2 templates, ``templates/mail/KIND.txt`` (plain text,
+78 columns, complete on its own) and ``KIND.html`` (inline styles only, no
+external resources, the map picture by Content-ID). ``views`` computes what
+they print; this module picks the recipient, the subject and the picture.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+
+from pbem.paths import templates_dir
+from pbem.report import subjects, views
+from pbem.report.context import (
+    OUT,
+    PLAYING,
+    ErrorReply,
+    GameInfo,
+    GameOver,
+    GameStart,
+    GmAlert,
+    Help,
+    Press,
+    Receipt,
+    Reminder,
+    SetupPrompt,
+    Status,
+    TurnReport,
+    YourTurn,
+)
+from pbem.report.mime import RenderedMail
+from pbem.report.picture import map_picture
+from pbem.report.textfmt import (
+    WIDTH,
+    flow,
+    join_words,
+    plural,
+    table,
+    two_columns,
+    when,
+    when_short,
+    wrap,
+    wrap_long,
+)
+from pbem.rules.state import OVER, SETUP_PHASES, GameState
+
+NO_PICTURE = "There is no picture for this map (it has no territory positions)."
+
+
+# ------------------------------------------------------------------ templates
+def _item_text(item: str | views.AttackLine) -> str:
+    if isinstance(item, views.AttackLine):
+        return "\n".join(flow([item.head, *item.rolls, *item.result.split()], "  ", "      "))
+    return wrap(item, indent="  ", subsequent="    ")
+
+
+def _board_text(blocks: list[views.ContinentBlock]) -> str:
+    name_width = max(len(r.name) for b in blocks for r in b.rows)
+    owner_width = max(len(r.who.name) for b in blocks for r in b.rows)
+    lines = [views.board_block_lines(b, name_width, owner_width) for b in blocks]
+    return "\n".join(two_columns(lines))
+
+
+def _players_text(rows: list[views.PlayerRow]) -> str:
+    header, cells, align = views.player_table(rows)
+    return "\n".join(table(cells, align, header))
+
+
+def _table_text(rows: list[list[Any]], align: str, header: list[str] | None = None) -> str:
+    return "\n".join(table(rows, align, header))
+
+
+def _underline(text: str, char: str = "-") -> str:
+    return f"{text}\n{char * min(len(text), WIDTH)}"
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir() / "mail")),
+        autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        wrap=wrap,
+        wrap_long=wrap_long,
+        item_text=_item_text,
+        board_text=_board_text,
+        players_text=_players_text,
+        table_text=_table_text,
+        underline=_underline,
+        plural=plural,
+        join_words=join_words,
+    )
+    env.globals.update(AttackLine=views.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
+    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
+    return env
+
+
+_BLANKS = re.compile(r"\n{3,}")
+
+
+def _tidy(text: str) -> str:
+    lines = [line.rstrip() for line in text.splitlines()]
+    return _BLANKS.sub("\n\n", "\n".join(lines)).strip("\n") + "\n"
+
+
+def _pair(kind: str, context: dict[str, Any]) -> tuple[str, str]:
+    env = environment()
+    text = env.get_template(f"{kind}.txt").render(**context)
+    html = env.get_template(f"{kind}.html").render(**context)
+    return _tidy(text), html
+
+
+def _mail(
+    kind: str,
+    subject: str,
+    recipient: str,
+    context: dict[str, Any],
+    game: GameInfo | None,
+    images: dict[str, bytes] | None = None,
+) -> RenderedMail:
+    text, html = _pair(kind, {"kind": kind, "game": game, "subject": subject, **context})
+    return RenderedMail(
+        subject=subject,
+        text=text,
+        html=html,
+        images=images or {},
+        recipient=recipient,
+        kind=kind,
+        game=game.name if game else "",
+    )
+
+
+# -------------------------------------------------------------------- helpers
+def _picture(
+    game: GameInfo, state: GameState, changed: list[int], caption: str, label: str
+) -> tuple[str | None, dict[str, bytes]]:
+    """The map picture as (cid, images); (None, {}) for a map without positions."""
+    png = map_picture(
+        state.board, state.owner, state.armies, views.sides(game, state), changed, caption
+    )
+    if png is None:
+        return None, {}
+    cid = f"map.{re.sub(r'[^A-Za-z0-9.-]+', '-', game.name)}.{label}@pbem"
+    return cid, {cid: png}
+
+
+def _board_context(
+    game: GameInfo, state: GameState, to_move: int | None, changed: list[int] = ()
+) -> dict[str, Any]:
+    return {
+        "blocks": views.board_blocks(game, state, changed),
+        "players": views.player_rows(game, state, to_move),
+        "marks_key": _marks_key(state, changed),
+    }
+
+
+def _marks_key(state: GameState, changed: list[int]) -> str:
+    keys = []
+    if changed:
+        keys.append("* changed hands this turn")
+    if any(p.hq is not None for p in state.players):
+        keys.append("H headquarters")
+    return ", ".join(keys)
+
+
+def _private(state: GameState, seat: int | None) -> dict[str, Any]:
+    """The viewer's own cards and mission (empty for an observer)."""
+    if seat is None or seat >= len(state.players):
+        return {"your_cards": None, "mission": ""}
+    return {
+        "your_cards": views.hand_text(state.board, state.players[seat].cards),
+        "your_card_count": len(state.players[seat].cards),
+        "mission": views.mission_text(state, seat),
+    }
+
+
+def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
+    you = game.player(seat) if seat is not None else None
+    return {"you": you, "tz": game.timezone}
+
+
+# ---------------------------------------------------------------------- mails
+def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
+    """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM)."""
+    game, after = report.game, report.after
+    view = views.turn_view(report, viewer)
+    next_who = (
+        views.who(game, after, report.next_seat)
+        if report.next_seat is not None and after.phase != OVER
+        else None
+    )
+    subject = subjects.turn_subject(
+        game.name,
+        report.turn,
+        view.mover.name,
+        view.conquests,
+        view.continents_taken,
+        view.out,
+        next_who.name if next_who else None,
+        view.winner.name if view.winner else None,
+    )
+    cid, images = _picture(
+        game, after, view.changed, f"{game.name}: the board after turn {report.turn}",
+        f"t{report.turn}",
+    )
+    context = {
+        **_common(game, viewer),
+        **_board_context(game, after, report.next_seat, view.changed),
+        **_private(after, viewer),
+        "report": report,
+        "view": view,
+        "next": next_who,
+        "deadline": when(report.deadline, game.timezone),
+        "cid": cid,
+        "round": after.round,
+    }
+    return _mail("turn_report", subject, game.address_of(viewer), context, game, images)
+
+
+def render_game_start(start: GameStart) -> RenderedMail:
+    game, state, seat = start.game, start.state, start.seat
+    you = game.player(seat)
+    dealt = any(o >= 0 for o in state.owner)
+    cid, images = _picture(game, state, [], f"{game.name}: the board at the start", "start")
+    if not dealt:
+        cid, images = cid, images  # the empty board still shows the map
+    subject = subjects.fit(
+        [
+            f"{subjects.tag(game.name)}The game begins: you are {you.name} ({you.colour}), "
+            f"{plural(len(game.players), 'player')}",
+            f"{subjects.tag(game.name)}The game begins: you are {you.name}",
+        ]
+    )
+    context = {
+        **_common(game, seat),
+        **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
+        **_private(state, seat),
+        "marks_key": "",
+        "state": state,
+        "password": start.password,
+        "order": [views.who(game, state, s) for s in state.order],
+        "rules": game.options.describe(),
+        "continents": state.board.continents,
+        "setup": views.setup_task(state, seat),
+        "first": views.who(game, state, state.current) if state.current >= 0 else None,
+        "deadline": when(start.deadline, game.timezone),
+        "has_deadline": start.deadline is not None,
+        "your_territories": [
+            state.board.territories[t].name for t in state.territories_of(seat)
+        ],
+        "cid": cid,
+    }
+    return _mail("game_start", subject, you.address, context, game, images)
+
+
+def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
+    game, state, seat = prompt.game, prompt.state, prompt.seat
+    cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
+    what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
+        prompt.deadline, game.timezone
+    )
+    context = {
+        **_common(game, seat),
+        **_board_context(game, state, None),
+        **_private(state, seat),
+        "setup": views.setup_task(state, seat),
+        "deadline": when(prompt.deadline, game.timezone),
+        "cid": cid,
+    }
+    return _mail("setup_prompt", subject, game.address_of(seat), context, game, images)
+
+
+def render_your_turn(notice: YourTurn) -> RenderedMail:
+    game, state, seat = notice.game, notice.state, notice.seat
+    cid, images = _picture(game, state, [], f"{game.name}: the board before turn {state.turn}",
+                           f"t{state.turn}-start")
+    start = views.due(state, seat)
+    own = state.territories_of(seat)
+    borders = [
+        t for t in own
+        if any(state.owner[n] != seat for n in state.board.territories[t].neighbours)
+    ]
+    example = state.board.territories[(borders or own)[0]].name if own else "Alaska"
+    target = next(
+        (
+            state.board.territories[n].name
+            for n in state.board.territories[(borders or own)[0]].neighbours
+            if state.owner[n] != seat
+        ),
+        None,
+    ) if own else None
+    context = {
+        **_common(game, seat),
+        **_board_context(game, state, seat),
+        **_private(state, seat),
+        "state": state,
+        "due": start.sentence("You"),
+        "due_total": state.reinforcements,
+        "must_trade": state.must_trade,
+        "forced_at": game.options.forced_trade_at,
+        "sets": views.sets_view(state, seat),
+        "token": notice.token,
+        "deadline": when(notice.deadline, game.timezone),
+        "example": example,
+        "example_target": target,
+        "cid": cid,
+    }
+    subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
+    return _mail("your_turn", subject, game.address_of(seat), context, game, images)
+
+
+def render_reminder(reminder: Reminder) -> RenderedMail:
+    game, state, seat = reminder.game, reminder.state, reminder.seat
+    setup = state.phase in SETUP_PHASES
+    subject = subjects.reminder_subject(
+        game.name,
+        None if setup else state.turn,
+        reminder.token,
+        when_short(reminder.deadline, game.timezone),
+    )
+    context = {
+        **_common(game, seat),
+        "setup": setup,
+        "turn": state.turn,
+        "token": reminder.token,
+        "deadline": when(reminder.deadline, game.timezone),
+        "missed": reminder.missed,
+        "missed_limit": reminder.missed_limit,
+    }
+    return _mail("reminder", subject, game.address_of(seat), context, game)
+
+
+def render_receipt(receipt: Receipt) -> RenderedMail:
+    game = receipt.game
+    if receipt.check_only:
+        subject = f"{subjects.tag(game.name)}CHECK: your orders for turn {receipt.turn} are valid"
+    else:
+        subject = f"{subjects.tag(game.name)}Orders accepted for turn {receipt.turn}"
+    context = {
+        **_common(game, receipt.seat),
+        "receipt": receipt,
+        "orders": receipt.orders_text.strip("\n").splitlines(),
+    }
+    return _mail("receipt", subject, game.address_of(receipt.seat), context, game)
+
+
+def render_error_reply(reply: ErrorReply) -> RenderedMail:
+    name = reply.game.name if reply.game else None
+    count = plural(len(reply.problems), "problem")
+    subject = subjects.fit(
+        [
+            f"{subjects.tag(name)}Not applied, {count}: {reply.original_subject}".rstrip(": "),
+            f"{subjects.tag(name)}Your mail was not applied: {count}",
+        ]
+    )
+    context = {
+        "you": reply.game.player(reply.seat) if reply.game and reply.seat is not None else None,
+        "tz": reply.game.timezone if reply.game else "UTC",
+        "reply": reply,
+        "problems": reply.problems,
+        "count": count,
+    }
+    return _mail("error_reply", subject, reply.address, context, reply.game)
+
+
+def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
+    game, state = over.game, over.state
+    if state.winner is None:
+        raise ValueError(f"game {game.name} has no winner yet")
+    winner = views.who(game, state, state.winner)
+    standings = _standings(over)
+    subject = subjects.fit(
+        [
+            f"{subjects.tag(game.name)}Game over: {winner.name} wins after "
+            f"{plural(state.turn, 'turn')}",
+            f"{subjects.tag(game.name)}Game over: {winner.name} wins",
+        ]
+    )
+    cid, images = _picture(game, state, [], f"{game.name}: the final board", "final")
+    win_mission = views.mission_text(state, state.winner) if state.win_reason == "mission" else ""
+    context = {
+        **_common(game, viewer),
+        **_board_context(game, state, None),
+        "state": state,
+        "winner": winner,
+        "reason": views.WIN_REASONS.get(state.win_reason, state.win_reason),
+        "win_mission": win_mission,
+        "standings": standings,
+        "secret": game.secret_hex,
+        "cid": cid,
+    }
+    return _mail("game_over", subject, game.address_of(viewer), context, game, images)
+
+
+def _standings(over: GameOver) -> list[list[str]]:
+    game, state = over.game, over.state
+    playing = [s for s in range(len(state.players)) if not state.players[s].neutral]
+
+    def key(seat: int) -> tuple:
+        if seat == state.winner:
+            return (0, 0, 0, 0)
+        if state.players[seat].alive:
+            return (1, -state.territory_count(seat), -state.army_count(seat), seat)
+        return (2, -over.out_turns.get(seat, -1), 0, seat)
+
+    rows = []
+    for place, seat in enumerate(sorted(playing, key=key), start=1):
+        player = state.players[seat]
+        try:
+            status = game.player(seat).status
+        except KeyError:
+            status = PLAYING
+        if seat == state.winner:
+            result = "winner"
+        elif player.alive:
+            result = "still in"
+        elif status not in (PLAYING, OUT, "winner"):
+            result = status
+        else:
+            by = player.eliminated_by
+            result = "out"
+            if by is not None and not state.players[by].neutral:
+                result += f", by {state.players[by].name}"
+            if seat in over.out_turns:
+                result += f", turn {over.out_turns[seat]}"
+        rows.append(
+            [
+                str(place),
+                player.name,
+                views.who(game, state, seat).colour,
+                result,
+                str(state.territory_count(seat)),
+                str(state.army_count(seat)),
+            ]
+        )
+    return rows
+
+
+def render_gm_alert(alert: GmAlert) -> RenderedMail:
+    game = alert.game
+    address = alert.address or (game.gm_address if game else "")
+    subject = subjects.fit([f"{subjects.tag(game.name if game else None)}GM alert: {alert.subject}"])
+    return _mail("gm_alert", subject, address, {"alert": alert, "tz": "UTC"}, game)
+
+
+def render_help(help_: Help) -> RenderedMail:
+    game = help_.game
+    subject = f"{subjects.tag(game.name if game else None)}Help: the order language"
+    return _mail("help", subject, help_.address, {"help": help_, "tz": "UTC"}, game)
+
+
+def render_press(press: Press, recipient: int) -> RenderedMail:
+    """The press message as delivered to seat ``recipient``."""
+    game = press.game
+    sender = game.player(press.sender).name if press.sender is not None else None
+    others = [game.player(s).name for s in press.to if s != recipient]
+    if press.to_all:
+        audience = "all players"
+    else:
+        audience = join_words(["you"] + others) if others else "you"
+    subject = subjects.fit(
+        [f"{subjects.tag(game.name)}Press from {sender}" if sender else
+         f"{subjects.tag(game.name)}Anonymous press"]
+    )
+    context = {
+        **_common(game, recipient),
+        "press": press,
+        "sender": sender,
+        "audience": audience,
+    }
+    return _mail("press", subject, game.address_of(recipient), context, game)
+
+
+def render_status(status: Status, viewer: int | None) -> RenderedMail:
+    game, state = status.game, status.state
+    to_move = state.current if state.current >= 0 and state.phase != OVER else None
+    mover = views.who(game, state, to_move) if to_move is not None else None
+    if state.phase == OVER and state.winner is not None:
+        where = f"game over, {state.players[state.winner].name} won"
+    elif state.phase in SETUP_PHASES:
+        where = f"setup ({state.phase})"
+    else:
+        where = f"turn {state.turn}, {mover.name if mover else '-'} to move"
+    subject = subjects.fit([f"{subjects.tag(game.name)}Status: {where}"])
+    cid, images = _picture(game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}")
+    context = {
+        **_common(game, viewer),
+        **_board_context(game, state, to_move),
+        **_private(state, viewer),
+        "state": state,
+        "where": where,
+        "mover": mover,
+        "deadline": when(status.deadline, game.timezone),
+        "cid": cid,
+    }
+    return _mail("status", subject, game.address_of(viewer), context, game, images)

@@ -1,0 +1,86 @@
+"""Subject lines that read well in an inbox: ``[world-1] Turn 14: alice took ...``.
+
+Every subject of a game starts with ``[NAME]`` (the mail layer finds the game
+there) and stays within ``SUBJECT_WIDTH`` characters, summarising when there
+is much to say. A turn notice carries its token as ``(token 7f3a9c)``;
+``TOKEN_RE`` finds it again in the subject of a reply.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pbem.report.textfmt import join_words, plural
+
+SUBJECT_WIDTH = 78
+TOKEN_RE = re.compile(r"\(token ([0-9A-Za-z]+)\)")
+
+
+def tag(game: str | None) -> str:
+    return f"[{game}] " if game else "[pbem] "
+
+
+def fit(candidates: Sequence[str], width: int = SUBJECT_WIDTH) -> str:
+    """The first candidate that fits, else the last one cut short."""
+    for text in candidates:
+        if len(text) <= width:
+            return text
+    last = candidates[-1]
+    return last[: width - 3].rstrip() + "..."
+
+
+def turn_subject(
+    game: str,
+    turn: int,
+    mover: str,
+    conquests: Sequence[str],
+    continents: Sequence[str],
+    out: Sequence[str],
+    next_name: str | None,
+    winner: str | None,
+) -> str:
+    """``[world-1] Turn 14: alice took Kamchatka, bob is out. carol to move``."""
+    head = f"{tag(game)}Turn {turn}: "
+    if winner is not None:
+        tail = f". {winner} wins!"
+    elif next_name is not None:
+        tail = f". {next_name} to move"
+    else:
+        tail = ""
+    if conquests:
+        full = f"{mover} took {join_words(conquests)}"
+        short = f"{mover} took {plural(len(conquests), 'territory', 'territories')}"
+    else:
+        full = short = f"{mover} took nothing"
+    holds = f"holds {join_words(continents)}" if continents else ""
+    outs = f"{join_words(out)} {'is' if len(out) == 1 else 'are'} out" if out else ""
+    outs_short = f"{plural(len(out), 'player')} out" if len(out) > 1 else outs
+
+    def line(*parts: str) -> str:
+        return head + ", ".join(p for p in parts if p) + tail
+
+    return fit(
+        [
+            line(full, holds, outs),
+            line(short, holds, outs),
+            line(short, outs),
+            line(short, outs_short),
+            line(short),
+        ]
+    )
+
+
+def your_turn_subject(game: str, turn: int, token: str) -> str:
+    return f"{tag(game)}Your turn {turn} (token {token})"
+
+
+def reminder_subject(game: str, turn: int | None, token: str | None, deadline: str) -> str:
+    what = f"turn {turn}" if turn else "setup orders"
+    token_part = f" (token {token})" if token else ""
+    return fit(
+        [
+            f"{tag(game)}Reminder: {what} due {deadline}{token_part}",
+            f"{tag(game)}Reminder: {what}{token_part}",
+        ]
+    )

@@ -1,0 +1,251 @@
+"""The flow of one mail (ARCHITECTURE.md), and the poll cycle around it.
+
+fetch -> record (Message-ID dedup) -> decode -> guard -> authenticate ->
+parse + validate -> adjudicate + log + outbox, all in ONE transaction ->
+move the mail -> send the outbox. A crash anywhere leaves the database
+before or after that transaction; the next run redoes what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from email import policy
+from email.parser import BytesParser
+from email.utils import parseaddr
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from pbem.config import Config
+from pbem.mail.decode import DecodedMail, decode_mail, synthetic_message_id
+from pbem.mail.errors import MailError
+from pbem.mail.guard import no_reply_reason
+from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
+from pbem.orders import parse_orders
+from pbem.service import notify
+from pbem.service.clock import Clock
+from pbem.service.errors import ServiceError
+from pbem.service.games import command, find_player, load, players_of, submit
+from pbem.service.passwords import turn_token, verify_password
+from pbem.service.ratelimit import allow
+from pbem.store import Game, InboundMessage, Player, session_scope
+
+TOKEN = re.compile(r"\(token ([0-9a-f]{10})\)")
+TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
+
+
+@dataclass
+class MailOutcome:
+    """One line of the poll log: what became of one mail."""
+
+    message_id: str
+    game: str | None
+    status: str  # "processed" | "rejected" | "duplicate"
+    outcome: str
+    folder: str = PROCESSED
+
+    def log_line(self) -> str:
+        return f"{self.message_id} game={self.game or '-'} {self.status}: {self.outcome}"
+
+
+@dataclass
+class Context:
+    config: Config
+    clock: Clock
+    own_addresses: set[str] = field(default_factory=set)
+
+
+def _headers_only(raw: bytes) -> tuple[str, str, str]:
+    """Message-ID, sender and subject, readable even when the body is not."""
+    try:
+        msg = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)
+        mid = " ".join(str(msg.get("Message-ID", "")).split())
+        sender = parseaddr(str(msg.get("From", "")))[1].lower()
+        subject = str(msg.get("Subject", ""))
+    except Exception:  # a hostile header must not stop the daemon
+        return synthetic_message_id(raw), "", ""
+    return mid or synthetic_message_id(raw), sender, subject
+
+
+def process_mail(engine: Engine, ctx: Context, mail: FetchedMail) -> MailOutcome:
+    """Everything one mail causes, committed at once (or not at all)."""
+    with session_scope(engine) as session:
+        return _process(session, ctx, mail)
+
+
+def _process(session: Session, ctx: Context, mail: FetchedMail) -> MailOutcome:
+    mid, sender, subject = _headers_only(mail.raw)
+    seen = session.exec(select(InboundMessage).where(InboundMessage.message_id == mid)).first()
+    if seen is not None:
+        folder = REJECTED if seen.status == "rejected" else PROCESSED
+        return MailOutcome(mid, None, "duplicate", f"already {seen.status}", folder)
+    row = InboundMessage(
+        message_id=mid, checksum=hashlib.sha256(mail.raw).hexdigest(), mailbox=mail.mailbox,
+        uid=mail.uid, raw=mail.raw, sender=sender, subject=subject[:500],
+        received_at=ctx.clock.now(),
+    )
+    session.add(row)
+    outcome = _handle(session, ctx, row)
+    row.status = outcome.status
+    row.outcome = outcome.outcome
+    row.processed_at = ctx.clock.now()
+    session.add(row)
+    return outcome
+
+
+def _reject(row: InboundMessage, game: Game | None, why: str) -> MailOutcome:
+    return MailOutcome(row.message_id, game.name if game else None, "rejected", why, REJECTED)
+
+
+def _handle(session: Session, ctx: Context, row: InboundMessage) -> MailOutcome:
+    limit = ctx.config.mail.max_mail_bytes
+    try:
+        mail = decode_mail(row.raw, max_bytes=limit)
+    except MailError as exc:
+        player_games = _games_of_sender(session, row.sender)
+        if player_games and not no_reply_reason_raw(row, ctx):
+            game, player = player_games[0]
+            notify.error_reply(session, ctx, game, player, row.message_id, str(exc), [])
+        return _reject(row, None, f"undecodable: {exc}")
+    reason = no_reply_reason(mail, ctx.own_addresses)
+    if reason:
+        return _reject(row, None, f"not answered ({reason})")
+    row.game_id = None
+    found = _find_game(session, mail)
+    if found is None:
+        if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
+            notify.unknown_sender(session, ctx, mail)
+        return _reject(row, None, f"no game for {mail.sender}")
+    game = found
+    row.game_id = game.id
+    player = next((p for p in players_of(session, game) if p.address == mail.sender), None)
+    if player is None:
+        if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
+            notify.unknown_sender(session, ctx, mail)
+        return _reject(row, game, f"{mail.sender} does not play in {game.name}")
+    loaded = load(session, game)
+    parsed = parse_orders(mail.text, loaded.state.board)
+    resigning = any(c.name == "RESIGN" for c in parsed.commands)
+    if not _authenticated(session, ctx, game, player, mail, parsed.password, resigning):
+        if allow(session, f"alert:{player.address}", ctx.config.mail.alert_budget_per_hour,
+                 ctx.clock.now()):
+            notify.auth_alert(session, ctx, game, player, mail)
+        return _reject(row, game, f"authentication failed for {player.name}")
+    if not _may_reply(session, ctx, player.address):
+        return MailOutcome(row.message_id, game.name, "processed", "reply budget spent; no reply")
+    return _act(session, ctx, game, player, mail, parsed)
+
+
+def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
+    if not row.sender or row.sender in ctx.own_addresses:
+        return "no sender or our own address"
+    return None
+
+
+def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]]:
+    if not address:
+        return []
+    rows = session.exec(
+        select(Game, Player).where(Player.game_id == Game.id, Player.address == address,
+                                   Game.status != "finished")
+    )
+    return [(g, p) for g, p in rows]
+
+
+def _find_game(session: Session, mail: DecodedMail) -> Game | None:
+    """The [game] tag of the subject, a GAME line, or the sender's only game."""
+    names = TAG.findall(mail.subject)
+    for line in mail.text.splitlines():
+        words = line.split()
+        if len(words) == 2 and words[0].upper() == "GAME":
+            names.insert(0, words[1])
+    for name in names:
+        game = session.exec(select(Game).where(Game.name == name)).first()
+        if game is not None:
+            return game
+    if names:
+        return None
+    games = _games_of_sender(session, mail.sender)
+    return games[0][0] if len(games) == 1 else None
+
+
+def _authenticated(
+    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail,
+    password: str | None, needs_password: bool,
+) -> bool:
+    """Registered sender (checked by the caller) AND the password or the live turn token."""
+    if password:
+        return verify_password(password, player.secret_hash)
+    if needs_password:
+        return False
+    match = TOKEN.search(mail.subject)
+    if match is None:
+        return False
+    expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
+    return match.group(1) == expected
+
+
+def _may_reply(session: Session, ctx: Context, address: str) -> bool:
+    return allow(session, f"reply:{address}", ctx.config.mail.reply_budget_per_hour, ctx.clock.now())
+
+
+def _act(
+    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail, parsed,  # noqa: ANN001
+) -> MailOutcome:
+    """Commands, press and orders of an authenticated mail; exactly one reply."""
+    reply = notify.Reply(game=game, player=player, mail=mail)
+    if parsed.turn is not None and parsed.turn != game.turn and (
+        parsed.turn_orders or parsed.setup_orders
+    ):
+        reply.problems_text = (
+            f"TURN {parsed.turn}: the game is at turn {game.turn}; nothing was applied."
+        )
+        notify.send_reply(session, ctx, reply)
+        return MailOutcome(mail.message_id, game.name, "processed", "stale TURN guard")
+    summary = []
+    for cmd in parsed.commands:
+        summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
+    for press in parsed.press:
+        summary.append(notify.relay_press(session, ctx, game, player, press))
+        reply.notes.append(f"Your press to {press.to} was relayed.")
+    if parsed.problems:
+        reply.problems = list(parsed.problems)
+        reply.text = mail.text
+        summary.append(f"{len(parsed.problems)} problems")
+    elif parsed.turn_orders or parsed.setup_orders:
+        try:
+            outcome = submit(session, game, player, mail.text, source="mail",
+                             message_id=mail.message_id, dry_run=parsed.check)
+        except ServiceError as exc:
+            reply.problems_text = str(exc)
+            summary.append(str(exc))
+        else:
+            if outcome.accepted:
+                reply.canonical = outcome.canonical
+                reply.notes.append(outcome.message)
+                notify.after_steps(session, ctx, game, outcome.steps)
+                summary.append(outcome.message)
+            else:
+                reply.problems = outcome.problems
+                reply.text = mail.text
+                summary.append(f"{len(outcome.problems)} problems")
+    notify.send_reply(session, ctx, reply)
+    return MailOutcome(mail.message_id, game.name, "processed", "; ".join(summary) or "read")
+
+
+def _command(session: Session, ctx: Context, game: Game, player: Player, cmd, reply,  # noqa: ANN001
+             message_id: str) -> str:
+    name = cmd.name
+    if name == "RESIGN":
+        step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
+        notify.after_steps(session, ctx, game, [step])
+        reply.notes.append(f"You have resigned from {game.name}.")
+        return "resigned"
+    reply.commands.append(cmd)
+    return name.lower()
+
+
+def player_by_name(session: Session, game: Game, name: str) -> Player:
+    return find_player(session, game, name)
