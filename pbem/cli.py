@@ -56,7 +56,9 @@ def _emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:
 # ---------------------------------------------------------------- rules layer
 @app.command()
 def odds(
-    attackers: Annotated[int, typer.Argument(help="Armies that may attack (the one left behind not counted).")],
+    attackers: Annotated[
+        int, typer.Argument(help="Armies that may attack (the one left behind not counted).")
+    ],
     defenders: Annotated[int, typer.Argument(help="Defending armies.")],
     as_json: JsonOption = False,
 ) -> None:
@@ -72,10 +74,16 @@ def odds(
 @app.command()
 def maps(
     name: Annotated[str | None, typer.Argument(help="A map name, or 'import'.")] = None,
-    file: Annotated[Path | None, typer.Argument(help="With 'import': the Domination .map file.")] = None,
+    file: Annotated[
+        Path | None, typer.Argument(help="With 'import': the Domination .map file.")
+    ] = None,
     as_json: JsonOption = False,
-    cards: Annotated[Path | None, typer.Option("--cards", help="With import: the .cards file.")] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="With import: where to write.")] = None,
+    cards: Annotated[
+        Path | None, typer.Option("--cards", help="With import: the .cards file.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="With import: where to write.")
+    ] = None,
     refuse_one_way: Annotated[
         bool, typer.Option("--refuse-one-way", help="With import: refuse one-way borders.")
     ] = False,
@@ -150,7 +158,9 @@ def simulate(
 @app.command()
 def check(
     file: Annotated[Path, typer.Argument(help="A file of orders (a mail body), or - for stdin.")],
-    map_name: Annotated[str, typer.Option("--map", help="Check syntax against this map.")] = "classic",
+    map_name: Annotated[
+        str, typer.Option("--map", help="Check syntax against this map.")
+    ] = "classic",
     game: Annotated[str | None, typer.Option(help="Check against this stored game.")] = None,
     player: Annotated[str | None, typer.Option("--as", help="With --game: the player.")] = None,
     config: ConfigOption = None,
@@ -198,9 +208,13 @@ def init(config: ConfigOption = None) -> None:
 @app.command()
 def new(
     game: Annotated[str, typer.Argument(help="The game's name, e.g. world-1.")],
-    player: Annotated[list[str], typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order.")],
+    player: Annotated[
+        list[str], typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order.")
+    ],
     preset: Annotated[str, typer.Option(help="Rules preset (see `pbem rules`).")] = "classic",
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="K=V over the preset.")] = None,
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="K=V over the preset.")
+    ] = None,
     map_name: Annotated[str, typer.Option("--map", help="Map name.")] = "classic",
     gm: Annotated[str | None, typer.Option(help="The GM's address (alerts).")] = None,
     config: ConfigOption = None,
@@ -216,10 +230,19 @@ def new(
         overrides[key.strip()] = value
     with _session(config) as session:
         specs = [parse_player(p) for p in player]
-        created = create_game(session, game, specs, preset=preset, overrides=overrides,
-                              map_name=map_name, gm_address=gm)
+        created = create_game(
+            session,
+            game,
+            specs,
+            preset=preset,
+            overrides=overrides,
+            map_name=map_name,
+            gm_address=gm,
+        )
         row = created.game
-        typer.echo(f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}")
+        typer.echo(
+            f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}"
+        )
         typer.echo(f"dice commitment: {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
@@ -232,11 +255,28 @@ def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
 
     with _session(config) as session:
         games = list_games(session)
-        data = [{"name": g.name, "phase": g.phase, "status": g.status, "turn": g.turn,
-                 "map": g.map_name, "preset": g.preset} for g in games]
-    _emit(data, as_json, lambda: "\n".join(
-        f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}turn {d['turn']:<5}{d['preset']}/{d['map']}"
-        for d in data) or "no games")
+        data = [
+            {
+                "name": g.name,
+                "phase": g.phase,
+                "status": g.status,
+                "turn": g.turn,
+                "map": g.map_name,
+                "preset": g.preset,
+            }
+            for g in games
+        ]
+    _emit(
+        data,
+        as_json,
+        lambda: (
+            "\n".join(
+                f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}turn {d['turn']:<5}{d['preset']}/{d['map']}"
+                for d in data
+            )
+            or "no games"
+        ),
+    )
 
 
 @app.command()
@@ -248,9 +288,14 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
     with _session(config) as session:
         row = find_game(session, game)
         state = load(session, row).state
-        info = {"name": row.name, "status": row.status, "map": row.map_name,
-                "preset": row.preset, "commitment": row.commitment,
-                "deadline": row.deadline.isoformat() if row.deadline else None}
+        info = {
+            "name": row.name,
+            "status": row.status,
+            "map": row.map_name,
+            "preset": row.preset,
+            "commitment": row.commitment,
+            "deadline": row.deadline.isoformat() if row.deadline else None,
+        }
         data = game_to_json(state, info)
         text = describe_game(state, info)
     _emit(data, as_json, lambda: text)
@@ -260,8 +305,12 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
 def adjudicate(
     game: str,
     orders: Annotated[Path, typer.Option("--orders", help="File with the orders (a mail body).")],
-    player: Annotated[str | None, typer.Option("--as", help="Whose orders (default: whose turn it is).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Validate only; change nothing.")] = False,
+    player: Annotated[
+        str | None, typer.Option("--as", help="Whose orders (default: whose turn it is).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Validate only; change nothing.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Enter a player's orders by hand, as the GM, and play them."""
@@ -290,7 +339,9 @@ def adjudicate(
 @app.command("replay")
 def replay_cmd(
     game: str,
-    verify: Annotated[bool, typer.Option("--verify", help="Compare every stored hash (always done).")] = True,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Compare every stored hash (always done).")
+    ] = True,
     config: ConfigOption = None,
 ) -> None:
     """Rebuild a game from its order log and compare every turn's stored hash."""
@@ -300,7 +351,10 @@ def replay_cmd(
     with _session(config) as session:
         row = find_game(session, game)
         total = len(log_of(session, row))
-        with typer.progressbar(length=max(total, 1), label=f"replaying {game}", file=sys.stderr) as bar:
+        with typer.progressbar(
+            length=max(total, 1), label=f"replaying {game}", file=sys.stderr
+        ) as bar:
+
             def progress(done: int, _total: int) -> None:
                 bar.update(1)
 
@@ -312,8 +366,12 @@ def replay_cmd(
 @app.command()
 def export(
     game: str,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")] = None,
-    with_secret: Annotated[bool, typer.Option("--with-secret", help="Include the secret (GM backups).")] = False,
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="File to write (default: stdout).")
+    ] = None,
+    with_secret: Annotated[
+        bool, typer.Option("--with-secret", help="Include the secret (GM backups).")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Write a game record: headers, then the canonical orders turn by turn."""
@@ -332,7 +390,9 @@ def export(
 @app.command("import")
 def import_(
     file: Path,
-    secret: Annotated[str | None, typer.Option(help="The game's secret, if the record has none.")] = None,
+    secret: Annotated[
+        str | None, typer.Option(help="The game's secret, if the record has none.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Store a game record in this database, replaying and checking every step."""
@@ -372,8 +432,10 @@ def reveal(game: str, config: ConfigOption = None) -> None:
         row = find_game(session, game)
         secret = reveal_secret(session, row)
         typer.echo(f"secret of {row.name}: {secret}")
-        typer.echo(f"check: pbem export {row.name} -o {row.name}.pgn && "
-                   f"pbem verify {row.name}.pgn --secret {secret}")
+        typer.echo(
+            f"check: pbem export {row.name} -o {row.name}.pgn && "
+            f"pbem verify {row.name}.pgn --secret {secret}"
+        )
 
 
 @app.command()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-import threading
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,8 @@ from pbem.store import (
     upgrade,
 )
 from pbem.store.migrate import MIGRATIONS_DIR
+
+REPO = Path(__file__).resolve().parent.parent
 
 TABLES = {
     "alembic_version",
@@ -176,23 +180,49 @@ def test_migrations_need_no_alembic_ini(tmp_path: Path, monkeypatch: pytest.Monk
         engine.dispose()
 
 
+# Two daemons are two processes (Alembic's op/context are per process, not per thread).
+_DAEMON = """
+import sys, time
+from pathlib import Path
+from pbem.store import init_db
+url, ready, go = sys.argv[1:]
+Path(ready).touch()
+while not Path(go).exists():
+    time.sleep(0.001)
+init_db(url).dispose()
+"""
+
+
 @pytest.mark.integration
-def test_two_daemons_starting_at_once_both_succeed(pg_db_url: str) -> None:
+def test_two_daemons_starting_at_once_both_succeed(pg_db_url: str, tmp_path: Path) -> None:
     """The advisory lock makes the second wait for the first, then find the schema made."""
-    start = threading.Barrier(2)
-    outcomes: list[str] = []
+    go = tmp_path / "go"
+    readies = [tmp_path / f"ready{i}" for i in range(2)]
+    daemons = [
+        subprocess.Popen(
+            [sys.executable, "-c", _DAEMON, pg_db_url, str(ready), str(go)],
+            cwd=REPO,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for ready in readies
+    ]
+    while not all(ready.exists() for ready in readies):
+        time.sleep(0.01)
+    go.touch()  # both start migrating now
+    errors = [daemon.communicate()[1] for daemon in daemons]
+    assert [daemon.returncode for daemon in daemons] == [0, 0], errors
+    engine = make_engine(pg_db_url)
+    try:
+        assert current_revision(engine) == "0001"
+    finally:
+        engine.dispose()
 
-    def daemon() -> None:
-        start.wait()
-        try:
-            init_db(pg_db_url).dispose()
-            outcomes.append("ok")
-        except Exception as err:  # reported through outcomes
-            outcomes.append(repr(err))
 
-    threads = [threading.Thread(target=daemon) for _ in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert outcomes == ["ok", "ok"]
+def test_init_db_on_an_unreachable_server() -> None:
+    # Port 1 on loopback: nothing listens there, the connection is refused at once.
+    with pytest.raises(DatabaseError) as caught:
+        init_db("postgresql://pbem:hunter2@127.0.0.1:1/pbem")
+    assert str(caught.value).startswith(
+        "cannot connect to database postgresql+psycopg://pbem:***@127.0.0.1:1/pbem: "
+    )

@@ -143,7 +143,7 @@ class DovecotServer:
             directory.mkdir(exist_ok=True)
         os.chown(mail, self._mail_uid, self._mail_gid)
         mail.chmod(0o700)
-        (self.workdir / "passwd").touch()
+        (self.workdir / "users").mkdir(exist_ok=True)
         ssl_lines = ["ssl = no"]
         imaps = "port = 0"
         if self.tls:
@@ -169,13 +169,16 @@ class DovecotServer:
                 f"first_valid_uid = {self._mail_uid}",
                 "mail_location = maildir:~/Maildir",
                 "mail_fsync = never",
+                # One passwd file per user: Dovecot looks at a file at most once a
+                # second, so a user added to a shared file could stay unknown for
+                # a moment; a file it has never read is read at once.
                 "passdb {",
                 "  driver = passwd-file",
-                f"  args = scheme=PLAIN username_format=%u {self.workdir / 'passwd'}",
+                f"  args = scheme=PLAIN username_format=%u {self.workdir / 'users' / '%u'}",
                 "}",
                 "userdb {",
                 "  driver = passwd-file",
-                f"  args = username_format=%u {self.workdir / 'passwd'}",
+                f"  args = username_format=%u {self.workdir / 'users' / '%u'}",
                 "}",
                 "service imap-login {",
                 f"  inet_listener imap {{\n    address = {HOST}\n    port = {self.imap_port}\n  }}",
@@ -242,22 +245,18 @@ class DovecotServer:
     # --- users and mailboxes --------------------------------------------------
 
     def add_user(self, address: str, password: str = "secret") -> None:
-        """A mailbox user (login = address); Dovecot re-reads the file on change."""
+        """A mailbox user (login = address), known to Dovecot at once."""
         address = address.lower()
         if not _ADDRESS.match(address) or not _SAFE_PASSWORD.match(password):
             raise ValueError(f"unusable test user {address!r} / password")
         if address in self.users:
             raise ValueError(f"user {address} exists already")
+        home = self.workdir / "mail" / address
+        line = f"{address}:{{PLAIN}}{password}:{self._mail_uid}:{self._mail_gid}::{home}::\n"
+        tmp = self.workdir / "users" / f".{address}.new"
+        tmp.write_text(line)
+        tmp.replace(self.workdir / "users" / address)
         self.users[address] = password
-        mail_root = self.workdir / "mail"
-        lines = [
-            f"{a}:{{PLAIN}}{p}:{self._mail_uid}:{self._mail_gid}::{mail_root / a}::"
-            for a, p in sorted(self.users.items())
-        ]
-        passwd = self.workdir / "passwd"
-        tmp = passwd.with_suffix(".new")
-        tmp.write_text("\n".join(lines) + "\n")
-        tmp.replace(passwd)
 
     def lmtp_deliver(self, sender: str, recipient: str, raw: bytes) -> None:
         """Put ``raw`` into the recipient's INBOX, as a local delivery agent does."""

@@ -100,11 +100,12 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "ATTACK from -> to [WITH n DICE] [UNTIL CONQUERED | UNTIL n LEFT | UNTIL n ROLLS] "
         "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN]",
         "Attack an adjacent territory, rolling until it falls or the attack cannot go on. "
-        "WITH n DICE: at most n dice per roll (default 3). UNTIL n LEFT: stop before a roll "
-        "when 'from' has n or fewer armies; UNTIL n ROLLS: at most n rolls; UNTIL "
-        "CONQUERED is the default. MOVE: armies moved in after a conquest (ALL: all but "
-        "one; MIN, the default: the fewest the rules allow); clamped to what the rules "
-        "allow. Attacks run in the order written; one that has become impossible is "
+        "WITH n DICE: at most n dice per roll (default 3; WITH 1 DIE is fine too). "
+        "UNTIL n LEFT: stop before a roll when 'from' has n or fewer armies; UNTIL n "
+        "ROLLS: at most n rolls (UNTIL 1 ROLL is fine too); UNTIL CONQUERED is the "
+        "default. MOVE: armies moved in after a conquest (ALL: all but one; MIN, the "
+        "default: the fewest the rules allow); clamped to what the rules allow. Attacks "
+        "run in the order written; one that has become impossible is "
         "skipped and reported.",
         (
             "ATTACK {a} -> {b}",

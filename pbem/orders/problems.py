@@ -99,7 +99,7 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
         else:
             out.append("the mail as a whole:")
         out.append(f"  {problem.message}")
-        if problem.expected:
+        if problem.expected and problem.expected not in problem.message:
             out.append(f"  expected: {problem.expected}")
         out.append("")
     out.append("Send all the orders again, corrected. HELP replies with the order language.")

@@ -55,7 +55,8 @@ NO_PICTURE = "There is no picture for this map (it has no territory positions)."
 # ------------------------------------------------------------------ templates
 def _item_text(item: str | views.AttackLine) -> str:
     if isinstance(item, views.AttackLine):
-        return "\n".join(flow([item.head, *item.rolls, *item.result.split()], "  ", "      "))
+        result = [item.result] if len(item.result) <= WIDTH - 6 else item.result.split()
+        return "\n".join(flow([item.head, *item.rolls, *result], "  ", "      "))
     return wrap(item, indent="  ", subsequent="    ")
 
 
@@ -232,8 +233,6 @@ def render_game_start(start: GameStart) -> RenderedMail:
     you = game.player(seat)
     dealt = any(o >= 0 for o in state.owner)
     cid, images = _picture(game, state, [], f"{game.name}: the board at the start", "start")
-    if not dealt:
-        cid, images = cid, images  # the empty board still shows the map
     subject = subjects.fit(
         [
             f"{subjects.tag(game.name)}The game begins: you are {you.name} ({you.colour}), "
@@ -248,6 +247,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "marks_key": "",
         "state": state,
         "password": start.password,
+        "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
         "rules": game.options.describe(),
         "continents": state.board.continents,
@@ -286,20 +286,7 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
     cid, images = _picture(game, state, [], f"{game.name}: the board before turn {state.turn}",
                            f"t{state.turn}-start")
     start = views.due(state, seat)
-    own = state.territories_of(seat)
-    borders = [
-        t for t in own
-        if any(state.owner[n] != seat for n in state.board.territories[t].neighbours)
-    ]
-    example = state.board.territories[(borders or own)[0]].name if own else "Alaska"
-    target = next(
-        (
-            state.board.territories[n].name
-            for n in state.board.territories[(borders or own)[0]].neighbours
-            if state.owner[n] != seat
-        ),
-        None,
-    ) if own else None
+    sets = views.sets_view(state, seat)
     context = {
         **_common(game, seat),
         **_board_context(game, state, seat),
@@ -309,15 +296,40 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "due_total": state.reinforcements,
         "must_trade": state.must_trade,
         "forced_at": game.options.forced_trade_at,
-        "sets": views.sets_view(state, seat),
+        "sets": sets,
         "token": notice.token,
         "deadline": when(notice.deadline, game.timezone),
-        "example": example,
-        "example_target": target,
+        "example_orders": _example_orders(state, seat, sets),
         "cid": cid,
     }
     subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
     return _mail("your_turn", subject, game.address_of(seat), context, game, images)
+
+
+def _example_orders(state: GameState, seat: int, sets: list[views.SetView]) -> list[str]:
+    """Orders that would do for this turn, on the player's own territories."""
+    board = state.board
+    own = state.territories_of(seat)
+    if not own:
+        return []
+    front = [t for t in own if any(state.owner[n] != seat for n in board.territories[t].neighbours)]
+    base = max(front or own, key=lambda t: (state.armies[t], -t))
+    lines = []
+    armies = state.reinforcements
+    if sets and state.must_trade:
+        lines.append(f"TRADE {sets[0].cards}")
+        armies += sets[0].value
+    lines.append(f"PLACE {armies} {board.territories[base].name}")
+    enemy = [n for n in board.territories[base].neighbours if state.owner[n] != seat]
+    if enemy:
+        weakest = min(enemy, key=lambda n: (state.armies[n], n))
+        lines.append(f"ATTACK {board.territories[base].name} -> {board.territories[weakest].name}")
+    inner = [
+        n for n in board.territories[base].neighbours if state.owner[n] == seat and n not in front
+    ]
+    if inner and state.options.fortify != "none":
+        lines.append(f"FORTIFY ALL {board.territories[inner[0]].name} -> {board.territories[base].name}")
+    return lines
 
 
 def render_reminder(reminder: Reminder) -> RenderedMail:

@@ -120,9 +120,11 @@ class Due:
     continents: tuple[tuple[str, int], ...]
 
     def sentence(self, name: str) -> str:
+        """``alice receives 7 armies: 3 for 11 territories and 4 for ...``; name "You" works."""
         parts = [f"{self.base} for {plural(self.territories, 'territory', 'territories')}"]
         parts += [f"{bonus} for {continent}" for continent, bonus in self.continents]
-        return f"{name} receives {plural(self.total, 'army', 'armies')}: {join_words(parts)}."
+        verb = "receive" if name == "You" else "receives"
+        return f"{name} {verb} {plural(self.total, 'army', 'armies')}: {join_words(parts)}."
 
 
 # -------------------------------------------------------------------- lookups
@@ -230,13 +232,12 @@ def player_rows(
 
 def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]], str]:
     """Header, cells and alignment of the players table (the text part's columns)."""
-    header = ["", "Player", "Colour", "Terr", "Armies", "Cards", "Continents", "Next"]
+    header = ["  Player", "Colour", "Terr", "Armies", "Cards", "Continents", "Next"]
     cells = []
     for r in rows:
         cells.append(
             [
-                ">" if r.to_move else "",
-                r.who.name,
+                ("> " if r.to_move else "  ") + r.who.name,
                 r.who.colour,
                 str(r.territories),
                 str(r.armies),
@@ -245,7 +246,7 @@ def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]],
                 str(r.next_armies) if r.next_armies is not None else r.status or "-",
             ]
         )
-    return header, cells, "lllrrrlr"
+    return header, cells, "llrrrlr"
 
 
 def board_blocks(
@@ -535,11 +536,13 @@ def _headline(
             lines.append(f"{name} took {len(conquests)} territories.")
     else:
         lines.append(f"{name} took no territory.")
-    for s, c in gained:
-        continent = board.continents[c]
-        lines.append(f"{state.players[s].name} now holds {continent.name} (+{continent.bonus}).")
-    for s, c in lost:
-        lines.append(f"{state.players[s].name} lost {board.continents[c].name}.")
+    for s in sorted({s for s, _ in gained}):
+        held = [board.continents[c] for g, c in gained if g == s]
+        names = join_words([f"{c.name} (+{c.bonus})" for c in held])
+        lines.append(f"{state.players[s].name} now holds {names}.")
+    for s in sorted({s for s, _ in lost}):
+        names = join_words([board.continents[c].name for g, c in lost if g == s])
+        lines.append(f"{state.players[s].name} lost {names}.")
     if out:
         lines.append(f"{join_words(out)} {'is' if len(out) == 1 else 'are'} out.")
     return lines

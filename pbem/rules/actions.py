@@ -3,6 +3,9 @@
 The order language parses text into these; bots write them; ``turnplan``
 runs them with the runtime semantics of ORDERS.md (UNTIL, MOVE clamped,
 impossible attacks skipped). All territories and cards are indices.
+
+Actions are values: compare them, hash them, never change one (not frozen
+only because frozen dataclasses are slow to build; bots build many).
 """
 
 from __future__ import annotations
@@ -10,23 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Trade:
     cards: tuple[int, int, int]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Place:
     placements: tuple[tuple[int, int], ...]  # (armies, territory), in the order written
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Until:
     kind: str = "conquered"  # "conquered" | "left" | "rolls"
     n: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Amount:
     """How many armies to move: a number, ALL (all but one), ALL BUT n, or MIN."""
 
@@ -48,7 +51,7 @@ UNTIL_CONQUERED = Until()
 MOVE_MIN = Amount()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Attack:
     source: int
     target: int
@@ -57,7 +60,7 @@ class Attack:
     move: Amount = MOVE_MIN
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Fortify:
     source: int
     target: int
@@ -68,22 +71,22 @@ TurnAction = Trade | Place | Attack | Fortify
 
 
 # ----------------------------------------------------------------------- setup
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Claim:
     territories: tuple[int, ...]  # preference list, best first
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PlaceInitial:
     placements: tuple[tuple[int, int], ...]  # (armies, territory)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class PlaceNeutral:
     placements: tuple[tuple[int, int], ...]  # (armies, territory)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Headquarters:
     territory: int
 

@@ -2,9 +2,9 @@
 
 A bot writes the same actions the order language produces, so a bot's turn
 can be run directly or rendered to text, mailed, parsed and run, with the
-same result. Bots draw from their own seeded stream (never the game's dice):
-block ``label = "<seat>:<turn>"`` of a stream keyed by the bot's seed, so a
-bot's choices depend only on its seed and the state it sees.
+same result. Bots never touch the game's dice: each turn a bot draws from its
+own small generator, seeded from the bot's seed, the seat and the turn, so its
+choices depend only on its seed and the state it sees.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from abc import ABC, abstractmethod
 from functools import lru_cache
+from typing import Any
 
 from pbem.rules import engine
 from pbem.rules.actions import (
@@ -29,12 +30,49 @@ from pbem.rules.actions import (
     Until,
 )
 from pbem.rules.cards import all_sets, designs_of, set_value
-from pbem.rules.dice import DiceStream
 from pbem.rules.odds import battle
-from pbem.rules.state import CLAIM, HQ, PLACE, GameState
+from pbem.rules.state import CLAIM, HQ, PLACE, GameState, neighbours_of
 
 ALL = Amount("all")
 ALL_BUT_ONE = Amount("all_but", 1)
+
+_MASK = (1 << 64) - 1
+
+
+class BotRandom:
+    """The bots' generator: a 64-bit linear congruential generator (Knuth's MMIX
+    constants), read from its high bits.
+
+    Bots need speed and repeatability, not secrecy; the game's dice never come
+    from here. Plain integer arithmetic: the same on every machine.
+    """
+
+    __slots__ = ("_x",)
+
+    def __init__(self, key: bytes) -> None:
+        self._x = int.from_bytes(hashlib.sha256(key).digest()[:8], "big")
+
+    def uniform(self, n: int) -> int:
+        """An integer in 0 .. n-1 (n up to 2**32)."""
+        x = (self._x * 6364136223846793005 + 1442695040888963407) & _MASK
+        self._x = x
+        return ((x >> 32) * n) >> 32
+
+    def counts(self, n: int, k: int) -> list[int]:
+        """Drop ``k`` items into ``n`` boxes at random; how many fell in each."""
+        boxes = [0] * n
+        x = self._x
+        for _ in range(k):
+            x = (x * 6364136223846793005 + 1442695040888963407) & _MASK
+            boxes[((x >> 32) * n) >> 32] += 1
+        self._x = x
+        return boxes
+
+    def shuffle(self, items: list[Any]) -> None:
+        uniform = self.uniform
+        for i in range(len(items) - 1, 0, -1):
+            j = uniform(i + 1)
+            items[i], items[j] = items[j], items[i]
 
 
 class Bot(ABC):
@@ -44,10 +82,9 @@ class Bot(ABC):
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
-        self._key = hashlib.sha256(f"pbem-bot:{seed}".encode()).digest()
 
-    def stream(self, seat: int, turn: int, what: str = "turn") -> DiceStream:
-        return DiceStream(self._key, f"bot-{self.name}", f"{what}:{seat}:{turn}")
+    def stream(self, seat: int, turn: int, what: str = "turn") -> BotRandom:
+        return BotRandom(f"pbem-bot:{self.name}:{self.seed}:{what}:{seat}:{turn}".encode())
 
     # ------------------------------------------------------------------ setup
     def plan_setup(self, state: GameState, seat: int) -> list[SetupAction]:
@@ -58,8 +95,9 @@ class Bot(ABC):
             return [Claim(tuple(self.claim_order(state, seat, prefs)))]
         if state.phase == PLACE:
             own = state.territories_of(seat)
+            targets = self.setup_targets(state, seat, own)
             plan: list[SetupAction] = [
-                PlaceInitial(spread(self.setup_targets(state, seat, own), state.players[seat].to_place, rng))
+                PlaceInitial(spread(targets, state.players[seat].to_place, rng))
             ]
             share = engine.neutral_share(state, seat)
             if share:
@@ -83,22 +121,22 @@ class Bot(ABC):
         rng = self.stream(seat, state.turn)
         actions: list[TurnAction] = []
         due = state.reinforcements
-        hand = list(state.players[seat].cards)
-        number = state.sets_traded
-        trades = 0
-        must = state.must_trade
-        while trades < state.options.max_trades and state.options.card_values != "none":
-            sets = all_sets(state.board, hand)
-            if not sets or not (must or self.wants_trade(state, len(hand))):
-                break
-            chosen = sets[rng.uniform(len(sets))]
-            actions.append(Trade(chosen))
-            number += 1
-            due += set_value(state.options, number, designs_of(state.board, chosen))
-            for card in chosen:
-                hand.remove(card)
-            trades += 1
-            must = False
+        options = state.options
+        if options.card_values != "none" and len(state.players[seat].cards) >= 3:
+            hand = list(state.players[seat].cards)
+            number = state.sets_traded
+            must = state.must_trade
+            for _ in range(options.max_trades):
+                sets = all_sets(state.board, hand)
+                if not sets or not (must or self.wants_trade(state, len(hand))):
+                    break
+                chosen = sets[rng.uniform(len(sets))]
+                actions.append(Trade(chosen))
+                number += 1
+                due += set_value(options, number, designs_of(state.board, chosen))
+                for card in chosen:
+                    hand.remove(card)
+                must = False
         armies = list(state.armies)
         placements = self.place(state, seat, due, rng)
         if placements:
@@ -116,93 +154,87 @@ class Bot(ABC):
 
     @abstractmethod
     def place(
-        self, state: GameState, seat: int, due: int, rng: DiceStream
+        self, state: GameState, seat: int, due: int, rng: BotRandom
     ) -> list[tuple[int, int]]:
         """Where the armies due go: (armies, territory) pairs."""
 
     @abstractmethod
     def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: DiceStream
+        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
     ) -> list[TurnAction]:
         """The attacks, planned on ``armies`` (the board after placement)."""
 
     def fortify(
-        self, state: GameState, seat: int, armies: list[int], rng: DiceStream
+        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
     ) -> Fortify | None:
         """Move the largest interior stack to an adjacent border territory."""
         if state.options.fortify == "none":
             return None
-        owner = state.owner
-        territories = state.board.territories
-        best = None
-        for t in range(len(owner)):
-            if owner[t] != seat or armies[t] < 2:
-                continue
-            if any(owner[n] != seat for n in territories[t].neighbours):
-                continue
-            targets = [
-                n for n in territories[t].neighbours
-                if any(owner[m] != seat for m in territories[n].neighbours)
-            ]
-            if targets and (best is None or armies[t] > armies[best[0]]):
-                best = (t, targets[rng.uniform(len(targets))])
-        if best is None:
+        graph = neighbours_of(state.board)
+        own = [t for t, here in enumerate(state.owner) if here == seat]
+        mine = set(own)
+        best = -1
+        for t in own:
+            if armies[t] >= 2 and (best < 0 or armies[t] > armies[best]):
+                if mine.issuperset(graph[t]):
+                    best = t
+        if best < 0:
             return None
-        return Fortify(best[0], best[1], ALL)
+        targets = [n for n in graph[best] if not mine.issuperset(graph[n])]
+        if not targets:
+            return None
+        return Fortify(best, targets[rng.uniform(len(targets))], ALL)
 
 
 def borders(state: GameState, seat: int) -> list[int]:
-    owner = state.owner
-    return [
-        t for t in range(len(owner))
-        if owner[t] == seat and any(owner[n] != seat for n in state.board.territories[t].neighbours)
-    ]
+    """Own territories next to somebody else's, in map order."""
+    graph = neighbours_of(state.board)
+    own = [t for t, here in enumerate(state.owner) if here == seat]
+    mine = set(own)
+    return [t for t in own if not mine.issuperset(graph[t])]
 
 
-def spread(targets: list[int], armies: int, rng: DiceStream) -> tuple[tuple[int, int], ...]:
+def spread(targets: list[int], armies: int, rng: BotRandom) -> tuple[tuple[int, int], ...]:
     """``armies`` armies on random territories of ``targets``, merged per territory."""
     if armies <= 0 or not targets:
         return ()
-    counts: dict[int, int] = {}
-    for _ in range(armies):
-        t = targets[rng.uniform(len(targets))]
-        counts[t] = counts.get(t, 0) + 1
-    return tuple((counts[t], t) for t in sorted(counts))
+    counts = rng.counts(len(targets), armies)
+    return tuple((c, t) for t, c in sorted(zip(targets, counts, strict=True)) if c)
 
 
 class RandomBot(Bot):
-    """Legal random choices; attacks wherever its army outnumbers the target."""
+    """Legal random choices; attacks wherever its army outnumbers the target,
+    and follows up from every territory it takes (so games end)."""
 
     name = "random"
 
-    def place(self, state: GameState, seat: int, due: int, rng: DiceStream) -> list[tuple[int, int]]:
+    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
         targets = borders(state, seat) or state.territories_of(seat)
         return list(spread(targets, due, rng))
 
     def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: DiceStream
+        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
     ) -> list[TurnAction]:
         owner = list(state.owner)
-        territories = state.board.territories
+        graph = neighbours_of(state.board)
         plan: list[TurnAction] = []
-        sources = [t for t in range(len(owner)) if owner[t] == seat]
+        sources = [t for t, here in enumerate(owner) if here == seat and armies[t] > 2]
         rng.shuffle(sources)
         while sources:
-            source = sources.pop(0)
-            targets = [
-                n for n in territories[source].neighbours
-                if owner[n] != seat and armies[source] - 1 > armies[n]
-            ]
+            source = sources.pop()
+            strength = armies[source] - 1
+            targets = [n for n in graph[source] if owner[n] != seat and strength > armies[n]]
             if not targets:
                 continue
             target = targets[rng.uniform(len(targets))]
             plan.append(Attack(source, target, move=ALL))
             # plan onwards as if it fell, with the losses of an even fight
-            left = max(1, armies[source] - 1 - armies[target])
+            left = max(1, strength - armies[target])
             owner[target] = seat
             armies[target] = left
             armies[source] = 1
-            sources.insert(0, target)
+            if left > 2:
+                sources.append(target)
         return plan
 
 
@@ -221,8 +253,7 @@ class GreedyBot(Bot):
     def claim_order(self, state: GameState, seat: int, shuffled: list[int]) -> list[int]:
         board = state.board
         smallest = sorted(board.continents, key=lambda c: (len(c.territories), c.index))
-        order = [t for c in smallest for t in c.territories]
-        return order
+        return [t for c in smallest for t in c.territories]
 
     def target_continent(self, state: GameState, seat: int) -> int:
         owner = state.owner
@@ -236,36 +267,33 @@ class GreedyBot(Bot):
                 best = (key, c.index)
         return best[1] if best else 0
 
-    def place(self, state: GameState, seat: int, due: int, rng: DiceStream) -> list[tuple[int, int]]:
+    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
         if due <= 0:
             return []
         owner = state.owner
-        territories = state.board.territories
+        graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
         candidates = borders(state, seat) or state.territories_of(seat)
 
         def score(t: int) -> tuple[int, int, int]:
-            enemies_in_goal = sum(
-                1 for n in territories[t].neighbours if owner[n] != seat and n in goal
-            )
+            enemies_in_goal = sum(1 for n in graph[t] if owner[n] != seat and n in goal)
             return (enemies_in_goal, state.armies[t], -t)
 
-        best = max(candidates, key=score)
-        return [(due, best)]
+        return [(due, max(candidates, key=score))]
 
     def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: DiceStream
+        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
     ) -> list[TurnAction]:
         owner = list(state.owner)
-        territories = state.board.territories
+        graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
         plan: list[TurnAction] = []
         for _ in range(len(owner)):
             best = None
-            for source in range(len(owner)):
-                if owner[source] != seat or armies[source] < 3:
+            for source, here in enumerate(owner):
+                if here != seat or armies[source] < 3:
                     continue
-                for target in territories[source].neighbours:
+                for target in graph[source]:
                     if owner[target] == seat:
                         continue
                     chance = win_chance(armies[source] - 1, armies[target])

@@ -16,15 +16,37 @@ def designs_of(board: Board, cards: tuple[int, ...] | list[int]) -> list[str]:
     return [board.card_design(c) for c in cards]
 
 
+_CODES: dict[int, tuple[Board, tuple[int, ...]]] = {}
+_WILD_CODE = len(DESIGNS)
+
+
+def design_codes(board: Board) -> tuple[int, ...]:
+    """Every card's design as a small number (index in DESIGNS; wild = 3), cached
+    per board: sets are looked for every turn of every bot."""
+    cached = _CODES.get(id(board))
+    if cached is None or cached[0] is not board:
+        codes = tuple(
+            _WILD_CODE if board.card_design(c) == WILD else DESIGNS.index(board.card_design(c))
+            for c in range(board.n_cards)
+        )
+        cached = _CODES[id(board)] = (board, codes)
+    return cached[1]
+
+
+def _codes_form_set(a: int, b: int, c: int) -> bool:
+    if _WILD_CODE in (a, b, c):
+        return True
+    return a == b == c or (a != b and b != c and a != c)
+
+
 def is_set(board: Board, cards: tuple[int, ...] | list[int]) -> bool:
-    """Three of a design, one of each, or any two plus a wild."""
+    """Three different cards: three of a design, one of each, or any two plus a wild."""
     if len(cards) != 3 or len(set(cards)) != 3:
         return False
-    designs = designs_of(board, cards)
-    if WILD in designs:
-        return True
-    distinct = len(set(designs))
-    return distinct in (1, 3)
+    codes = design_codes(board)
+    if not all(0 <= c < len(codes) for c in cards):
+        return False
+    return _codes_form_set(codes[cards[0]], codes[cards[1]], codes[cards[2]])
 
 
 def set_value(options: Options, set_number: int, designs: list[str]) -> int:
@@ -63,4 +85,11 @@ def _fills(count: int) -> list[tuple[str, ...]]:
 
 def all_sets(board: Board, hand: list[int]) -> list[tuple[int, int, int]]:
     """Every set in a hand, each sorted, in a fixed order."""
-    return [combo for combo in combinations(sorted(hand), 3) if is_set(board, combo)]
+    if len(hand) < 3:
+        return []
+    codes = design_codes(board)
+    return [
+        combo
+        for combo in combinations(sorted(hand), 3)
+        if _codes_form_set(codes[combo[0]], codes[combo[1]], codes[combo[2]])
+    ]

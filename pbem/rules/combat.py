@@ -13,8 +13,8 @@ class Stream(Protocol):
     def die(self) -> int: ...
 
 
-def losses(attacker: list[int], defender: list[int]) -> tuple[int, int]:
-    """Both lists sorted high to low; compare highest pairs, ties to the defender."""
+def losses(attacker: list[int] | tuple[int, ...], defender: list[int] | tuple[int, ...]) -> tuple[int, int]:
+    """Both sorted high to low; compare highest pairs, ties to the defender."""
     a_loss = d_loss = 0
     for a, d in zip(attacker, defender, strict=False):
         if a > d:
@@ -22,6 +22,21 @@ def losses(attacker: list[int], defender: list[int]) -> tuple[int, int]:
         else:
             a_loss += 1
     return a_loss, d_loss
+
+
+# A plain roll is fully decided by the dice drawn, and there are only 10,836 of
+# them (6**2 + 6**3 + 6**4 + 6**3 + 6**4 + 6**5), so each one's Roll is made once
+# and shared: the hot path of a simulation is then one dict lookup per roll.
+_PLAIN: dict[tuple[int, int], dict[tuple[int, ...], Roll]] = {
+    (a, d): {} for a in (1, 2, 3) for d in (1, 2)
+}
+
+
+def _plain_roll(att_dice: int, drawn: tuple[int, ...]) -> Roll:
+    attacker = tuple(sorted(drawn[:att_dice], reverse=True))
+    defender = tuple(sorted(drawn[att_dice:], reverse=True))
+    a_loss, d_loss = losses(attacker, defender)
+    return Roll(attacker, defender, a_loss, d_loss)
 
 
 def roll(
@@ -34,18 +49,23 @@ def roll(
     becomes a 6 if that turns a lost comparison into a win (the caller allows
     it once per turn and sees from ``Roll.commander`` whether it was used).
     """
-    drawn = rng.roll(att_dice + def_dice)
-    attacker = sorted(drawn[:att_dice], reverse=True)
-    defender = sorted(drawn[att_dice:], reverse=True)
+    drawn = tuple(rng.roll(att_dice + def_dice))
+    table = _PLAIN[(att_dice, def_dice)]
+    plain = table.get(drawn)
+    if plain is None:
+        plain = table[drawn] = _plain_roll(att_dice, drawn)
+    if not (reroll or commander) or plain.attacker_losses == 0:
+        return plain  # nothing lost: neither a re-roll nor the commander applies
+    attacker = list(plain.attacker)
+    defender = plain.defender
     rerolled = None
     if reroll:
         lost = [i for i in range(min(att_dice, def_dice)) if attacker[i] <= defender[i]]
-        if lost:
-            i = lost[-1]  # the lowest attacking die that lost
-            old, new = attacker[i], rng.die()
-            attacker[i] = new
-            attacker.sort(reverse=True)
-            rerolled = (old, new)
+        i = lost[-1]  # the lowest attacking die that lost
+        old, new = attacker[i], rng.die()
+        attacker[i] = new
+        attacker.sort(reverse=True)
+        rerolled = (old, new)
     used = None
     if commander:
         used = _commander(attacker, defender)
@@ -54,15 +74,18 @@ def roll(
             attacker.append(6)
             attacker.sort(reverse=True)
     a_loss, d_loss = losses(attacker, defender)
-    return Roll(tuple(attacker), tuple(defender), a_loss, d_loss, rerolled, used)
+    return Roll(tuple(attacker), defender, a_loss, d_loss, rerolled, used)
 
 
-def _commander(attacker: list[int], defender: list[int]) -> tuple[int, int] | None:
-    """The die whose change to 6 wins the most comparisons, if any gains one."""
+def _commander(
+    attacker: list[int], defender: tuple[int, ...]
+) -> tuple[int, int] | None:
+    """The die whose change to 6 wins the most comparisons, if any gains one;
+    among equal gains the lowest die."""
     _, base = losses(attacker, defender)
     best: tuple[int, int] | None = None
     best_gain = 0
-    for value in sorted(set(attacker)):  # lowest value first: gains the most
+    for value in sorted(set(attacker)):  # lowest value first
         if value == 6:
             continue
         trial = list(attacker)

@@ -16,6 +16,7 @@ from pbem.rules.cards import all_sets, designs_of, is_set, set_value
 from pbem.rules.combat import Stream, roll
 from pbem.rules.errors import RulesError
 from pbem.rules.events import (
+    Roll,
     ArmiesPlaced,
     AttackResolved,
     CardDrawn,
@@ -313,7 +314,7 @@ def start_play(state: GameState) -> list[Event]:
     state.round = 1
     state.current = state.order[0]
     events = _begin_turn(state)
-    return events + _check_victory(state)  # a dealt mission may be complete already
+    return events + _check_goal(state)  # a dealt mission may be complete already
 
 
 def _expect_phase(state: GameState, phase: str, rule: str) -> None:
@@ -383,7 +384,7 @@ def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> 
     state.must_trade = False
     value, events = _trade_set(state, state.current, tuple(cards), forced=False)
     state.reinforcements += value
-    return events + _check_victory(state)  # the +2 bonus may complete a mission
+    return events + _check_goal(state)  # the +2 bonus may complete a mission
 
 
 def _trade_set(
@@ -445,7 +446,7 @@ def place(state: GameState, territory: int, armies: int, seat: int | None = None
     state.reinforcements -= armies
     lost = _add_armies(state, territory, armies)
     events: list[Event] = [ArmiesPlaced(state.current, territory, armies - lost, lost)]
-    return events + _check_victory(state)
+    return events + _check_goal(state)
 
 
 def _check_reinforcements_done(state: GameState) -> None:
@@ -500,60 +501,66 @@ def attack(
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
     state.phase = ATTACK
-    defender = state.owner[target]
+    options = state.options
+    owner = state.owner
     armies = state.armies
-    reroll = state.options.card_reroll and (
-        source in state.players[me].cards or target in state.players[me].cards
-    )
-    rolls = []
+    defender = owner[target]
+    hand = state.players[me].cards
+    reroll = options.card_reroll and (source in hand or target in hand)
+    commander = options.commander and not state.commander_used
+    no_limit = until_left is None and max_rolls is None
+    rolls: list[Roll] = []
     stop = "exhausted"
-    last_dice = 0
     while True:
-        if armies[source] < 2:
+        have = armies[source]
+        if have < 2:
             stop = "exhausted"
             break
-        if until_left is not None and armies[source] <= until_left:
-            stop = "until_left"
-            break
-        if max_rolls is not None and len(rolls) >= max_rolls:
-            stop = "max_rolls"
-            break
-        a = min(dice, armies[source] - 1)
-        d = min(2, armies[target])
-        use_commander = state.options.commander and not state.commander_used
-        result = roll(rng, a, d, reroll, use_commander)
-        if result.commander is not None:
+        if not no_limit:
+            if until_left is not None and have <= until_left:
+                stop = "until_left"
+                break
+            if max_rolls is not None and len(rolls) >= max_rolls:
+                stop = "max_rolls"
+                break
+        a = dice if dice < have else have - 1
+        result = roll(rng, a, 2 if armies[target] > 1 else 1, reroll, commander)
+        if commander and result.commander is not None:
             state.commander_used = True
+            commander = False
         rolls.append(result)
-        armies[source] -= result.attacker_losses
+        armies[source] = have - result.attacker_losses
         armies[target] -= result.defender_losses
-        last_dice = a
         if armies[target] == 0:
             stop = "conquered"
             break
-    events: list[Event] = []
     conquered = stop == "conquered"
     if conquered:
+        # the conquering roll lost the attacker nothing (every pair was won), so
+        # "dice of the last roll" and "its survivors" are the same number
         last = rolls[-1]
-        if state.options.move_in == "survivors":
-            minimum = last_dice - last.attacker_losses
+        dice_rolled = len(last.attacker)
+        if options.move_in == "survivors":
+            minimum = dice_rolled - last.attacker_losses
         else:
-            minimum = last_dice
+            minimum = dice_rolled
         minimum = max(1, min(minimum, armies[source] - 1))
-        state.owner[target] = me
+        owner[target] = me
         state.conquered_this_turn = True
         state.last_conquest = target
         state.pending_move = (source, target, minimum)
-    events.append(
+    events: list[Event] = [
         AttackResolved(
             me, defender, source, target, tuple(rolls), conquered,
             armies[source], armies[target], stop,
         )
-    )
+    ]
     if conquered:
-        if state.territory_count(defender) == 0:
+        eliminated = defender not in owner
+        if eliminated:
             events += _eliminate(state, defender, me, target)
-        events += _check_victory(state)
+        if eliminated or options.goal != "domination":
+            events += _check_victory(state)
         if state.phase == OVER and state.pending_move is not None:
             events += _move(state, state.pending_move[2], None)
     return events
@@ -608,7 +615,7 @@ def move_in(state: GameState, armies: int, asked: int | None = None) -> list[Eve
         raise RulesError("move in", f"at least {minimum} armies must move in")
     if armies > state.armies[source] - 1:
         raise RulesError("move in", "one army must stay behind")
-    return _move(state, armies, asked) + _check_victory(state)
+    return _move(state, armies, asked) + _check_goal(state)
 
 
 def _move(state: GameState, armies: int, asked: int | None) -> list[Event]:
@@ -663,7 +670,7 @@ def fortify(
     state.fortifies_this_turn += 1
     state.armies[source] -= armies
     lost = _add_armies(state, target, armies)
-    return [Fortified(me, source, target, armies - lost, asked, lost)] + _check_victory(state)
+    return [Fortified(me, source, target, armies - lost, asked, lost)] + _check_goal(state)
 
 
 def connected(state: GameState, source: int, target: int) -> bool:
@@ -712,6 +719,14 @@ def end_turn(state: GameState, rng: ShuffleStream, seat: int | None = None) -> l
     events.append(TurnEnded(state.turn, me, following))
     state.current = following
     return events + _begin_turn(state)
+
+
+def _check_goal(state: GameState) -> list[Event]:
+    """The win check after a step that eliminates nobody: only missions and
+    headquarters can be won that way."""
+    if state.options.goal == "domination":
+        return []
+    return _check_victory(state)
 
 
 def _check_victory(state: GameState) -> list[Event]:

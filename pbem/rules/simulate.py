@@ -3,12 +3,20 @@
 A simulated game is a real game: the same engine, the HMAC dice of DICE.md
 with a secret derived from the seed, events for every step. A safety cap on
 turns stops a game that does not end; it is reported as capped, never won.
+
+`simulate_many` is the one place in the rules layer that reads the clock and
+starts processes: it is a driver around the pure engine, and each game's
+result depends only on its own seed (game ``i`` of a run has seed
+``seed + i``), so the figures do not depend on how many workers played them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from pbem.rules import engine
 from pbem.rules.board import Board
@@ -31,6 +39,7 @@ class GameResult:
     capped: bool
     final_hash: str
     hashes: list[str] = field(default_factory=list)  # state hash after each turn, when kept
+    reason: str = ""  # how the game was won: domination, capitals, mission, max_turns
 
 
 def game_secret(seed: int) -> bytes:
@@ -62,7 +71,10 @@ def play_game(
     cap: int = DEFAULT_CAP,
     keep_hashes: bool = False,
 ) -> GameResult:
-    bots = [make_bot(bot, seed * 10 + seat) for seat in range(players)]
+    """One whole game; ``bot`` is a bot kind, or several joined by commas (one per seat,
+    repeated round the table)."""
+    kinds = bot.split(",")
+    bots = [make_bot(kinds[seat % len(kinds)], seed * 10 + seat) for seat in range(players)]
     state = setup_game(board, options, players, seed, bots)
     secret = game_secret(seed)
     hashes: list[str] = []
@@ -73,4 +85,137 @@ def play_game(
             hashes.append(state.state_hash())
     capped = state.phase != OVER
     winner = None if capped else state.players[state.winner].name  # type: ignore[index]
-    return GameResult(seed, winner, state.turn, capped, state.state_hash(), hashes)
+    return GameResult(
+        seed, winner, state.turn, capped, state.state_hash(), hashes, state.win_reason
+    )
+
+
+# ------------------------------------------------------------------ many games
+@dataclass
+class SimulationSummary:
+    games: int
+    turns: int  # player-turns over all games
+    seconds: float
+    winners: dict[str, int]  # winner's name -> games won
+    capped: int  # games stopped by the safety cap
+    players: int = 0
+    bot: str = ""
+    seed: int = 0
+    workers: int = 1
+    reasons: dict[str, int] = field(default_factory=dict)  # how games were won -> count
+    digest: str = ""  # SHA-256 over every game's final state hash, in game order
+
+    @property
+    def turns_per_second(self) -> float:
+        return self.turns / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "games": self.games,
+            "turns": self.turns,
+            "seconds": round(self.seconds, 3),
+            "winners": dict(sorted(self.winners.items())),
+            "capped": self.capped,
+            "players": self.players,
+            "bot": self.bot,
+            "seed": self.seed,
+            "workers": self.workers,
+            "reasons": dict(sorted(self.reasons.items())),
+            "turns_per_game": round(self.turns / self.games, 1) if self.games else 0.0,
+            "turns_per_second": round(self.turns_per_second),
+            "games_per_second": round(self.games_per_second, 1),
+            "digest": self.digest,
+        }
+
+    def describe(self) -> str:
+        lines = [
+            f"{self.games} games of {self.players} {self.bot} bots "
+            f"(seeds {self.seed}..{self.seed + self.games - 1}, {self.workers} worker(s))",
+            f"{self.turns} player-turns, {self.turns / max(self.games, 1):.1f} per game, "
+            f"{self.seconds:.2f} s: {self.turns_per_second:,.0f} turns/s, "
+            f"{self.games_per_second:,.1f} games/s",
+        ]
+        wins = ", ".join(f"{name} {count}" for name, count in sorted(self.winners.items()))
+        lines.append(f"winners: {wins or 'none'}")
+        if self.reasons:
+            lines.append("won by: " + ", ".join(f"{r} {n}" for r, n in sorted(self.reasons.items())))
+        lines.append(f"capped (no winner after the cap): {self.capped}")
+        lines.append(f"digest of final states: {self.digest}")
+        return "\n".join(lines)
+
+
+_Job = tuple[Board, Options, int, str, int, list[int]]
+
+
+def _play_chunk(job: _Job) -> list[tuple[int, str | None, int, bool, str, str]]:
+    board, options, players, bot, cap, seeds = job
+    out = []
+    for seed in seeds:
+        r = play_game(board, options, players, seed, bot, cap)
+        out.append((seed, r.winner, r.turns, r.capped, r.final_hash, r.reason))
+    return out
+
+
+def simulate_many(
+    board: Board,
+    options: Options,
+    players: int,
+    games: int,
+    seed: int,
+    bot: str = "random",
+    workers: int = 2,
+    cap: int = DEFAULT_CAP,
+) -> SimulationSummary:
+    """Play ``games`` games (seeds ``seed .. seed + games - 1``) over ``workers`` processes."""
+    if games < 1:
+        raise ValueError("simulate at least one game")
+    if workers < 1:
+        raise ValueError("workers must be 1 or more")
+    options.check_players(players)
+    for kind in bot.split(","):
+        make_bot(kind, 0)  # an unknown bot fails here, before any process starts
+    seeds = list(range(seed, seed + games))
+    workers = min(workers, games)
+    started = time.perf_counter()
+    if workers == 1:
+        results = _play_chunk((board, options, players, bot, cap, seeds))
+    else:
+        # small chunks keep both workers busy to the end; results come back in order
+        size = max(1, min(25, games // (workers * 4)))
+        jobs = [
+            (board, options, players, bot, cap, seeds[i : i + size])
+            for i in range(0, games, size)
+        ]
+        context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
+        with context.Pool(workers) as pool:
+            results = [r for chunk in pool.map(_play_chunk, jobs) for r in chunk]
+    seconds = time.perf_counter() - started
+    winners: dict[str, int] = {}
+    reasons: dict[str, int] = {}
+    digest = hashlib.sha256()
+    for _, winner, _, _, final_hash, reason in results:
+        if winner is not None:
+            winners[winner] = winners.get(winner, 0) + 1
+            reasons[reason] = reasons.get(reason, 0) + 1
+        digest.update(final_hash.encode())
+    return SimulationSummary(
+        games=games,
+        turns=sum(r[2] for r in results),
+        seconds=seconds,
+        winners=winners,
+        capped=sum(1 for r in results if r[3]),
+        players=players,
+        bot=bot,
+        seed=seed,
+        workers=workers,
+        reasons=reasons,
+        digest=digest.hexdigest(),
+    )
+
+
+def _can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()

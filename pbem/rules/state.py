@@ -28,6 +28,17 @@ OVER = "over"
 
 SETUP_PHASES = (CLAIM, PLACE, HQ)
 
+_GRAPHS: dict[int, tuple[Board, tuple[tuple[int, ...], ...]]] = {}
+
+
+def neighbours_of(board: Board) -> tuple[tuple[int, ...], ...]:
+    """The neighbours of every territory, by index: one tuple lookup on hot paths
+    instead of ``board.territories[t].neighbours``. Cached per board."""
+    cached = _GRAPHS.get(id(board))
+    if cached is None or cached[0] is not board:
+        cached = _GRAPHS[id(board)] = (board, tuple(t.neighbours for t in board.territories))
+    return cached[1]
+
 
 @dataclass
 class Player:
@@ -103,12 +114,8 @@ class GameState:
         return sum(a for a, o in zip(self.armies, self.owner, strict=True) if o == seat)
 
     def continents_held(self, seat: int) -> list[int]:
-        owner = self.owner
-        return [
-            c.index
-            for c in self.board.continents
-            if all(owner[t] == seat for t in c.territories)
-        ]
+        mine = {t for t, o in enumerate(self.owner) if o == seat}
+        return [c.index for c in self.board.continents if mine.issuperset(c.territories)]
 
     def alive_seats(self) -> list[int]:
         """Playing seats still in the game, in turn order (neutral excluded)."""

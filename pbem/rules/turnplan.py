@@ -21,13 +21,13 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     for action in actions:
         if state.phase == OVER:
             break
-        if isinstance(action, Trade):
-            events += engine.trade(state, action.cards)
+        if isinstance(action, Attack):  # the most frequent first
+            events += _attack(state, action, rng)
         elif isinstance(action, Place):
             for armies, territory in action.placements:
                 events += engine.place(state, territory, armies)
-        elif isinstance(action, Attack):
-            events += _attack(state, action, rng)
+        elif isinstance(action, Trade):
+            events += engine.trade(state, action.cards)
         elif isinstance(action, Fortify):
             events += _fortify(state, action)
         else:  # pragma: no cover - the type says it cannot happen

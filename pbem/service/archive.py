@@ -13,10 +13,10 @@ from pbem.service import replay
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
     append_entry,
-    store_result,
     definition_of,
     log_of,
     players_of,
+    store_result,
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
@@ -39,8 +39,10 @@ def replay_game(
     """Rebuild the game from its log and compare every stored state hash."""
     definition = definition_of(session, game)
     rows = log_of(session, game)
-    stored = {r.seq: r.state_hash for r in session.exec(
-        select(TurnResult).where(TurnResult.game_id == game.id))}
+    stored = {
+        r.seq: r.state_hash
+        for r in session.exec(select(TurnResult).where(TurnResult.game_id == game.id))
+    }
     loaded, _ = replay.start(definition)
     if 0 in stored and not rows and loaded.state.state_hash() != stored[0]:
         return ReplayReport(False, 0, 0, "the state after the deal differs from the stored one", 0)
@@ -49,7 +51,9 @@ def replay_game(
         try:
             step = replay.apply(loaded, to_entry(row))
         except replay.ReplayError as exc:
-            return ReplayReport(False, steps, loaded.state.turn, f"log entry {row.seq}: {exc}", row.seq)
+            return ReplayReport(
+                False, steps, loaded.state.turn, f"log entry {row.seq}: {exc}", row.seq
+            )
         if progress is not None:
             progress(i + 1, len(rows))
         if step is None:
@@ -59,7 +63,9 @@ def replay_game(
         if expected is not None and expected != step.state_hash:
             where = f"turn {step.turn}" if step.turn else "the setup"
             return ReplayReport(
-                False, steps, step.turn,
+                False,
+                steps,
+                step.turn,
                 f"{where} (log entry {row.seq}) differs: stored {expected[:12]}…, "
                 f"replayed {step.state_hash[:12]}…",
                 row.seq,
@@ -70,8 +76,10 @@ def replay_game(
 
 def export_record(session: Session, game: Game, with_secret: bool = False) -> str:
     rows = log_of(session, game)
-    hashes = {r.seq: r.state_hash for r in session.exec(
-        select(TurnResult).where(TurnResult.game_id == game.id))}
+    hashes = {
+        r.seq: r.state_hash
+        for r in session.exec(select(TurnResult).where(TurnResult.game_id == game.id))
+    }
     players = players_of(session, game)
     definition = definition_of(session, game)
     result = ""
@@ -93,8 +101,9 @@ def export_record(session: Session, game: Game, with_secret: bool = False) -> st
     return write_record(record)
 
 
-def import_record(session: Session, text: str, secret_hex: str | None = None,
-                  source: str = "record") -> tuple[Game, dict[str, str]]:
+def import_record(
+    session: Session, text: str, secret_hex: str | None = None, source: str = "record"
+) -> tuple[Game, dict[str, str]]:
     """Store a recorded game in this database, replaying and checking every step."""
     try:
         record = read_record(text, source)
@@ -119,10 +128,15 @@ def import_record(session: Session, text: str, secret_hex: str | None = None,
     from pbem.rules.dice import DICE_VERSION
 
     game = Game(
-        name=record.game, title=record.game, map_name=record.map_name, map_text=record.map_text,
+        name=record.game,
+        title=record.game,
+        map_name=record.map_name,
+        map_text=record.map_text,
         preset=record.preset or "classic",
         options_json=json.dumps(record.options.to_dict(), sort_keys=True),
-        dice_version=DICE_VERSION, secret=secret.hex(), commitment=record.commitment,
+        dice_version=DICE_VERSION,
+        secret=secret.hex(),
+        commitment=record.commitment,
         secret_revealed=record.secret_hex is not None,
     )
     session.add(game)
@@ -132,15 +146,27 @@ def import_record(session: Session, text: str, secret_hex: str | None = None,
         password = new_password()
         passwords[name] = password
         address = f"{name}@imported.invalid"
-        session.add(Player(game_id=game.id, seat=seat, name=name, colour=colour,
-                           address=address, secret_hash=hash_password(password)))
+        session.add(
+            Player(
+                game_id=game.id,
+                seat=seat,
+                name=name,
+                colour=colour,
+                address=address,
+                secret_hash=hash_password(password),
+            )
+        )
         session.add(SeatHolder(game_id=game.id, seat=seat, name=name, address=address, from_turn=0))
     session.flush()
     definition = definition_of(session, game)
     loaded, events = replay.start(definition)
     if loaded.state.phase not in ("claim", "place", "hq"):
-        store_result(session, game, replay.Step(
-            0, None, [], events, loaded.state, loaded.state.state_hash()), seq=0)
+        store_result(
+            session,
+            game,
+            replay.Step(0, None, [], events, loaded.state, loaded.state.state_hash()),
+            seq=0,
+        )
     for entry, expected in zip(record.entries, record.hashes, strict=True):
         seq = append_entry(session, game, entry, None)
         try:

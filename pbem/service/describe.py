@@ -25,8 +25,11 @@ def map_to_json(board: Board) -> dict[str, Any]:
             for t in board.territories
         ],
         "continents": [
-            {"name": c.name, "bonus": c.bonus,
-             "territories": [board.territories[t].name for t in c.territories]}
+            {
+                "name": c.name,
+                "bonus": c.bonus,
+                "territories": [board.territories[t].name for t in c.territories],
+            }
             for c in board.continents
         ],
         "edges": [[board.territories[a].name, board.territories[b].name] for a, b in board.edges()],
@@ -76,9 +79,12 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
             for seat, p in enumerate(state.players)
         ],
         "board": {
-            t.name: {"owner": state.players[state.owner[t.index]].name
-                     if state.owner[t.index] >= 0 else None,
-                     "armies": state.armies[t.index]}
+            t.name: {
+                "owner": state.players[state.owner[t.index]].name
+                if state.owner[t.index] >= 0
+                else None,
+                "armies": state.armies[t.index],
+            }
             for t in board.territories
         },
     }
@@ -90,8 +96,10 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
     if state.phase == "over" and state.winner is not None:
         lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
     elif state.current >= 0:
-        lines.append(f"Turn {state.turn}: {state.players[state.current].name} to move"
-                     + (f", deadline {info['deadline']}" if info.get("deadline") else ""))
+        lines.append(
+            f"Turn {state.turn}: {state.players[state.current].name} to move"
+            + (f", deadline {info['deadline']}" if info.get("deadline") else "")
+        )
     lines.append("")
     lines.append(f"{'player':<14}{'colour':<9}{'terr':>5}{'armies':>8}{'cards':>7}  next")
     for seat, p in enumerate(state.players):
@@ -99,8 +107,10 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         bonus = sum(board.continents[c].bonus for c in state.continents_held(seat))
         due = reinforcement_base(territories) + bonus if p.alive and not p.neutral else 0
         status = "" if p.alive else "  (out)"
-        lines.append(f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
-                     f"{len(p.cards):>7}  {due:>4}{status}")
+        lines.append(
+            f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
+            f"{len(p.cards):>7}  {due:>4}{status}"
+        )
     for c in board.continents:
         lines.append("")
         lines.append(f"{c.name} (+{c.bonus})")

@@ -14,8 +14,15 @@ from datetime import datetime
 
 from sqlmodel import Session, col, func, select
 
-from pbem.orders import parse_orders, render_orders, validate_setup, validate_turn
-from pbem.orders.errors import OrderProblem
+from pbem.orders import (
+    OrderProblem,
+    OrdersError,
+    parse_orders,
+    render_orders,
+    turn_actions,
+    validate_setup,
+    validate_turn,
+)
 from pbem.rules.board import Board
 from pbem.rules.dice import DICE_VERSION, commitment, new_secret
 from pbem.rules.events import Event
@@ -61,7 +68,9 @@ def parse_player(text: str) -> PlayerSpec:
     """NAME:ADDRESS or NAME:ADDRESS:COLOUR, as `pbem new --player` takes it."""
     parts = text.split(":")
     if len(parts) not in (2, 3) or not parts[0] or "@" not in parts[1]:
-        raise ServiceError(f"--player {text!r}: expected NAME:ADDRESS (e.g. alice:alice@example.org)")
+        raise ServiceError(
+            f"--player {text!r}: expected NAME:ADDRESS (e.g. alice:alice@example.org)"
+        )
     name = parts[0].strip()
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ServiceError(f"player name {name!r}: use letters, digits, - and _ only")
@@ -110,8 +119,9 @@ def create_game(
     palette = list(board.colours or COLOURS)
     colours = []
     for i, spec in enumerate(players):
-        colour = spec.colour or next(c for c in palette if c not in colours and
-                                     c not in [p.colour for p in players[i + 1:]])
+        colour = spec.colour or next(
+            c for c in palette if c not in colours and c not in [p.colour for p in players[i + 1 :]]
+        )
         if colour in colours:
             raise ServiceError(f"two players have the colour {colour}")
         colours.append(colour)
@@ -140,15 +150,26 @@ def create_game(
     for seat, (spec, colour) in enumerate(zip(players, colours, strict=True)):
         password = new_password()
         passwords[spec.name] = password
-        session.add(Player(
-            game_id=row.id, seat=seat, name=spec.name, colour=colour, address=spec.address,
-            secret_hash=hash_password(password),
-        ))
-        session.add(SeatHolder(game_id=row.id, seat=seat, name=spec.name, address=spec.address,
-                               from_turn=0))
+        session.add(
+            Player(
+                game_id=row.id,
+                seat=seat,
+                name=spec.name,
+                colour=colour,
+                address=spec.address,
+                secret_hash=hash_password(password),
+            )
+        )
+        session.add(
+            SeatHolder(game_id=row.id, seat=seat, name=spec.name, address=spec.address, from_turn=0)
+        )
     if game_state.state.phase not in SETUP_PHASES:
-        store_result(session, row, replay.Step(
-            0, None, [], events, game_state.state, game_state.state.state_hash()), seq=0)
+        store_result(
+            session,
+            row,
+            replay.Step(0, None, [], events, game_state.state, game_state.state.state_hash()),
+            seq=0,
+        )
     return Created(row, passwords, events)
 
 
@@ -180,12 +201,16 @@ def definition_of(session: Session, game: Game) -> replay.GameDefinition:
 
 def log_of(session: Session, game: Game) -> list[OrderEntry]:
     return list(
-        session.exec(select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(OrderEntry.seq))
+        session.exec(
+            select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(OrderEntry.seq)
+        )
     )
 
 
 def to_entry(row: OrderEntry) -> replay.Entry:
-    return replay.Entry(kind=row.kind, seat=row.seat, text=row.text, turn=row.turn, source=row.source)
+    return replay.Entry(
+        kind=row.kind, seat=row.seat, text=row.text, turn=row.turn, source=row.source
+    )
 
 
 def load(session: Session, game: Game) -> replay.Game:
@@ -196,7 +221,9 @@ def load(session: Session, game: Game) -> replay.Game:
     ).first()
     if latest is None:
         return replay.rebuild(definition, [to_entry(e) for e in log_of(session, game)])
-    state = GameState.from_dict(json.loads(latest.snapshot_json), definition.board, definition.options)
+    state = GameState.from_dict(
+        json.loads(latest.snapshot_json), definition.board, definition.options
+    )
     loaded = replay.Game(definition, state)
     later = session.exec(
         select(OrderEntry)
@@ -231,24 +258,34 @@ def _next_seq(session: Session, game: Game) -> int:
 
 def append_entry(session: Session, game: Game, entry: replay.Entry, message_id: str | None) -> int:
     seq = _next_seq(session, game)
-    session.add(OrderEntry(
-        game_id=game.id, seq=seq, turn=entry.turn, seat=entry.seat, kind=entry.kind,
-        source=entry.source, message_id=message_id, text=entry.text,
-    ))
+    session.add(
+        OrderEntry(
+            game_id=game.id,
+            seq=seq,
+            turn=entry.turn,
+            seat=entry.seat,
+            kind=entry.kind,
+            source=entry.source,
+            message_id=message_id,
+            text=entry.text,
+        )
+    )
     session.flush()
     return seq
 
 
 def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> None:
-    session.add(TurnResult(
-        game_id=game.id,
-        seq=seq,
-        turn=step.turn,
-        seat=step.seat,
-        events_json=json.dumps([e.to_dict() for e in step.events], sort_keys=True),
-        state_hash=step.state_hash,
-        snapshot_json=step.state.canonical_json(),
-    ))
+    session.add(
+        TurnResult(
+            game_id=game.id,
+            seq=seq,
+            turn=step.turn,
+            seat=step.seat,
+            events_json=json.dumps([e.to_dict() for e in step.events], sort_keys=True),
+            state_hash=step.state_hash,
+            snapshot_json=step.state.canonical_json(),
+        )
+    )
     _sync(game, step.state)
     session.add(game)
     _sync_players(session, game, step.state)
@@ -272,6 +309,7 @@ def submit(
     source: str = "gm",
     message_id: str | None = None,
     dry_run: bool = False,
+    allow_inactive: bool = False,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
     adjudicate them. All or nothing: invalid orders change nothing."""
@@ -279,44 +317,70 @@ def submit(
         raise ServiceError(f"game {game.name} is paused by the GM")
     if game.phase == "over":
         raise ServiceError(f"game {game.name} is over")
-    if player.status != "active":
+    if player.status != "active" and not allow_inactive:
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
     loaded = load(session, game)
     state = loaded.state
-    parsed = parse_orders(text, state.board)
-    if parsed.problems:
-        return Outcome(False, list(parsed.problems))
+    try:
+        parsed = parse_orders(text, state.board)
+    except OrdersError as exc:
+        return Outcome(False, exc.problems)
     seat = player.seat
     if state.phase in SETUP_PHASES:
-        problems = validate_setup(state, seat, parsed.setup_orders)
+        problems = validate_setup(state, seat, parsed.orders)
         if problems:
             return Outcome(False, problems)
         canonical = render_orders([o.action for o in parsed.setup_orders], state.board)
         if dry_run:
             return Outcome(True, canonical=canonical, message="valid (nothing applied)")
         return _accept_setup(session, game, loaded, player, canonical, source, message_id)
-    problems = validate_turn(state, seat, parsed.turn_orders)
+    problems = validate_turn(state, seat, parsed.orders)
     if problems:
         return Outcome(False, problems)
-    canonical = render_orders([o.action for o in parsed.turn_orders], state.board)
+    canonical = render_orders(turn_actions(state, parsed.orders), state.board)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
     entry = replay.Entry("turn", seat, canonical, state.turn, source)
     seq = append_entry(session, game, entry, message_id)
-    step = replay.apply(loaded, entry)
+    step = replay.apply(loaded, entry, keep_before=True)
     assert step is not None
     store_result(session, game, step, seq)
+    if source in ("mail", "gm"):
+        record_turn(player, missed=False)
+        session.add(player)
     return Outcome(True, canonical=canonical, steps=[step], message=f"turn {step.turn} played")
 
 
+def record_turn(player: Player, missed: bool) -> list[bool]:
+    """Keep each player's own turns as played/missed, for the removal policies."""
+    history = json.loads(player.misses_json or "[]")
+    history.append(missed)
+    player.misses_json = json.dumps(history[-100:])
+    if missed:
+        player.missed_in_row += 1
+        player.missed_total += 1
+    else:
+        player.missed_in_row = 0
+    return history
+
+
 def _accept_setup(
-    session: Session, game: Game, loaded: replay.Game, player: Player, canonical: str,
-    source: str, message_id: str | None,
+    session: Session,
+    game: Game,
+    loaded: replay.Game,
+    player: Player,
+    canonical: str,
+    source: str,
+    message_id: str | None,
 ) -> Outcome:
     """Setup orders wait (replaceable) until every player has sent theirs."""
-    pending = session.exec(select(PendingOrders).where(
-        PendingOrders.game_id == game.id, PendingOrders.turn == 0, PendingOrders.seat == player.seat
-    )).first()
+    pending = session.exec(
+        select(PendingOrders).where(
+            PendingOrders.game_id == game.id,
+            PendingOrders.turn == 0,
+            PendingOrders.seat == player.seat,
+        )
+    ).first()
     replaced = pending is not None
     if pending is None:
         pending = PendingOrders(game_id=game.id, turn=0, seat=player.seat, text=canonical)
@@ -325,21 +389,28 @@ def _accept_setup(
     pending.received_at = utcnow()
     session.add(pending)
     session.flush()
-    waiting = list(session.exec(select(PendingOrders).where(
-        PendingOrders.game_id == game.id, PendingOrders.turn == 0)))
+    waiting = list(
+        session.exec(
+            select(PendingOrders).where(PendingOrders.game_id == game.id, PendingOrders.turn == 0)
+        )
+    )
     by_seat = {p.seat: p for p in waiting}
     players = players_of(session, game)
     missing = [players[s].name for s in loaded.state.order if s not in by_seat]
     note = "replaces your earlier setup orders" if replaced else "setup orders received"
     if missing:
-        return Outcome(True, canonical=canonical, waiting_for=missing,
-                       message=f"{note}; waiting for {', '.join(missing)}")
+        return Outcome(
+            True,
+            canonical=canonical,
+            waiting_for=missing,
+            message=f"{note}; waiting for {', '.join(missing)}",
+        )
     steps = []
     for seat in loaded.state.order:
         row = by_seat[seat]
         entry = replay.Entry("setup", seat, row.text, 0, source if seat == player.seat else "mail")
         seq = append_entry(session, game, entry, row.message_id)
-        step = replay.apply(loaded, entry)
+        step = replay.apply(loaded, entry, keep_before=True)
         session.delete(row)
         if step is not None:
             steps.append(step)
@@ -351,13 +422,19 @@ def _accept_setup(
     return Outcome(True, canonical=canonical, steps=steps, message=f"{note}; setup played")
 
 
-def command(session: Session, game: Game, player: Player, word: str, source: str = "gm",
-            message_id: str | None = None) -> replay.Step:
+def command(
+    session: Session,
+    game: Game,
+    player: Player,
+    word: str,
+    source: str = "gm",
+    message_id: str | None = None,
+) -> replay.Step:
     """RESIGN (by the player) or REMOVE (by the GM): logged and applied."""
     loaded = load(session, game)
     entry = replay.Entry("command", player.seat, word, loaded.state.turn, source)
     seq = append_entry(session, game, entry, message_id)
-    step = replay.apply(loaded, entry)
+    step = replay.apply(loaded, entry, keep_before=True)
     assert step is not None
     store_result(session, game, step, seq)
     player.status = "resigned" if word == "RESIGN" else "removed"

@@ -23,7 +23,16 @@ from pbem.mail.decode import DecodedMail, decode_mail, synthetic_message_id
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
 from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
-from pbem.orders import parse_orders
+from pbem.orders import (
+    Absent,
+    Check,
+    Command,
+    OrderProblem,
+    OrdersError,
+    ParsedMail,
+    Resign,
+    parse_orders,
+)
 from pbem.service import notify
 from pbem.service.clock import Clock
 from pbem.service.errors import ServiceError
@@ -82,8 +91,13 @@ def _process(session: Session, ctx: Context, mail: FetchedMail) -> MailOutcome:
         folder = REJECTED if seen.status == "rejected" else PROCESSED
         return MailOutcome(mid, None, "duplicate", f"already {seen.status}", folder)
     row = InboundMessage(
-        message_id=mid, checksum=hashlib.sha256(mail.raw).hexdigest(), mailbox=mail.mailbox,
-        uid=mail.uid, raw=mail.raw, sender=sender, subject=subject[:500],
+        message_id=mid,
+        checksum=hashlib.sha256(mail.raw).hexdigest(),
+        mailbox=mail.mailbox,
+        uid=mail.uid,
+        raw=mail.raw,
+        sender=sender,
+        subject=subject[:500],
         received_at=ctx.clock.now(),
     )
     session.add(row)
@@ -126,16 +140,46 @@ def _handle(session: Session, ctx: Context, row: InboundMessage) -> MailOutcome:
             notify.unknown_sender(session, ctx, mail)
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
     loaded = load(session, game)
-    parsed = parse_orders(mail.text, loaded.state.board)
-    resigning = any(c.name == "RESIGN" for c in parsed.commands)
-    if not _authenticated(session, ctx, game, player, mail, parsed.password, resigning):
-        if allow(session, f"alert:{player.address}", ctx.config.mail.alert_budget_per_hour,
-                 ctx.clock.now()):
+    parsed, parse_problems = _parse(mail.text, loaded.state.board)
+    password = _password(mail.text)
+    resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
+    if not _authenticated(game, player, mail, password, resigning):
+        if allow(
+            session,
+            f"alert:{player.address}",
+            ctx.config.mail.alert_budget_per_hour,
+            ctx.clock.now(),
+        ):
             notify.auth_alert(session, ctx, game, player, mail)
         return _reject(row, game, f"authentication failed for {player.name}")
     if not _may_reply(session, ctx, player.address):
         return MailOutcome(row.message_id, game.name, "processed", "reply budget spent; no reply")
+    if parsed is None:
+        reply = notify.Reply(
+            game=game, player=player, mail=mail, problems=parse_problems, text=mail.text
+        )
+        notify.send_reply(session, ctx, reply)
+        return MailOutcome(
+            row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
+        )
     return _act(session, ctx, game, player, mail, parsed)
+
+
+def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:  # noqa: ANN001
+    try:
+        return parse_orders(text, board), []
+    except OrdersError as exc:
+        return None, exc.problems
+
+
+def _password(text: str) -> str | None:
+    """The PASSWORD line, read leniently so that a mail with other errors can
+    still be authenticated (and so answered)."""
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) == 2 and words[0].upper() == "PASSWORD":
+            return words[1]
+    return None
 
 
 def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
@@ -148,8 +192,9 @@ def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]
     if not address:
         return []
     rows = session.exec(
-        select(Game, Player).where(Player.game_id == Game.id, Player.address == address,
-                                   Game.status != "finished")
+        select(Game, Player).where(
+            Player.game_id == Game.id, Player.address == address, Game.status != "finished"
+        )
     )
     return [(g, p) for g, p in rows]
 
@@ -172,8 +217,7 @@ def _find_game(session: Session, mail: DecodedMail) -> Game | None:
 
 
 def _authenticated(
-    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail,
-    password: str | None, needs_password: bool,
+    game: Game, player: Player, mail: DecodedMail, password: str | None, needs_password: bool
 ) -> bool:
     """Registered sender (checked by the caller) AND the password or the live turn token."""
     if password:
@@ -188,63 +232,125 @@ def _authenticated(
 
 
 def _may_reply(session: Session, ctx: Context, address: str) -> bool:
-    return allow(session, f"reply:{address}", ctx.config.mail.reply_budget_per_hour, ctx.clock.now())
+    return allow(
+        session, f"reply:{address}", ctx.config.mail.reply_budget_per_hour, ctx.clock.now()
+    )
 
 
 def _act(
-    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail, parsed,  # noqa: ANN001
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    parsed: ParsedMail,
 ) -> MailOutcome:
     """Commands, press and orders of an authenticated mail; exactly one reply."""
     reply = notify.Reply(game=game, player=player, mail=mail)
-    if parsed.turn is not None and parsed.turn != game.turn and (
-        parsed.turn_orders or parsed.setup_orders
-    ):
-        reply.problems_text = (
-            f"TURN {parsed.turn}: the game is at turn {game.turn}; nothing was applied."
-        )
-        notify.send_reply(session, ctx, reply)
-        return MailOutcome(mail.message_id, game.name, "processed", "stale TURN guard")
-    summary = []
+    summary: list[str] = []
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
     for press in parsed.press:
-        summary.append(notify.relay_press(session, ctx, game, player, press))
-        reply.notes.append(f"Your press to {press.to} was relayed.")
-    if parsed.problems:
-        reply.problems = list(parsed.problems)
-        reply.text = mail.text
-        summary.append(f"{len(parsed.problems)} problems")
-    elif parsed.turn_orders or parsed.setup_orders:
-        try:
-            outcome = submit(session, game, player, mail.text, source="mail",
-                             message_id=mail.message_id, dry_run=parsed.check)
-        except ServiceError as exc:
-            reply.problems_text = str(exc)
-            summary.append(str(exc))
+        if allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
+            summary.append(notify.relay_press(session, ctx, game, player, press))
+            reply.notes.append(f"Your press to {press.recipient} was relayed.")
         else:
-            if outcome.accepted:
-                reply.canonical = outcome.canonical
-                reply.notes.append(outcome.message)
-                notify.after_steps(session, ctx, game, outcome.steps)
-                summary.append(outcome.message)
-            else:
-                reply.problems = outcome.problems
-                reply.text = mail.text
-                summary.append(f"{len(outcome.problems)} problems")
+            reply.notes.append(
+                f"Your press to {press.recipient} was not relayed: "
+                "too many press messages this hour."
+            )
+    if parsed.orders and game.status != "finished":
+        summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     notify.send_reply(session, ctx, reply)
     return MailOutcome(mail.message_id, game.name, "processed", "; ".join(summary) or "read")
 
 
-def _command(session: Session, ctx: Context, game: Game, player: Player, cmd, reply,  # noqa: ANN001
-             message_id: str) -> str:
-    name = cmd.name
-    if name == "RESIGN":
+def _press_budget(game: Game) -> int:
+    from pbem.service.deadlines import settings
+
+    return int(settings(game)["press_per_hour"])
+
+
+def _orders(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    parsed: ParsedMail,
+    reply: notify.Reply,
+) -> str:
+    if parsed.turn is not None and parsed.turn.value != game.turn:
+        reply.problems_text = (
+            f"TURN {parsed.turn.value}: the game is at turn {game.turn}; nothing was applied."
+        )
+        return "stale TURN guard"
+    from pbem.service import deadlines
+
+    held = deadlines.settings(game)["adjudicate"] == "deadline" and not parsed.check
+    try:
+        outcome = submit(
+            session,
+            game,
+            player,
+            mail.text,
+            source="mail",
+            message_id=mail.message_id,
+            dry_run=parsed.check or held,
+        )
+    except ServiceError as exc:
+        reply.problems_text = str(exc)
+        return str(exc)
+    if not outcome.accepted:
+        reply.problems = outcome.problems
+        reply.text = mail.text
+        return f"{len(outcome.problems)} problems"
+    reply.canonical = outcome.canonical
+    if parsed.check:
+        reply.notes.append("CHECK: valid, nothing applied")
+        return "checked"
+    if held and game.phase == "playing":
+        replaced = deadlines.hold(session, game, player, outcome.canonical, mail.message_id)
+        reply.notes.append(
+            "These orders replace the ones you sent earlier; they will be played at the deadline."
+            if replaced
+            else "These orders will be played at the deadline; until then a "
+            "later mail replaces them."
+        )
+        return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
+    if held:  # setup orders are always held until everyone has sent theirs
+        outcome = submit(
+            session, game, player, mail.text, source="mail", message_id=mail.message_id
+        )
+    reply.notes.append(outcome.message)
+    notify.after_steps(session, ctx, game, outcome.steps)
+    deadlines.play_bot_turns(session, ctx, game)
+    return outcome.message
+
+
+def _command(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    cmd: Command,
+    reply: notify.Reply,
+    message_id: str,
+) -> str:
+    if isinstance(cmd, Resign):
         step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
         notify.after_steps(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
+    if isinstance(cmd, Absent):
+        from pbem.service import deadlines
+
+        reply.notes.append(deadlines.absence(session, ctx, game, player, cmd.start, cmd.end))
+        return "absence"
+    if isinstance(cmd, Check):
+        return "check"
     reply.commands.append(cmd)
-    return name.lower()
+    return type(cmd).__name__.lower()
 
 
 def player_by_name(session: Session, game: Game, name: str) -> Player:

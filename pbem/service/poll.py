@@ -98,7 +98,9 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
 
 def _load_checkpoint(engine: Engine, mailbox: str) -> Checkpoint | None:
     with session_scope(engine, write=False) as session:
-        row = session.exec(select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == mailbox)).first()
+        row = session.exec(
+            select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == mailbox)
+        ).first()
         return Checkpoint(mailbox, row.uidvalidity, row.last_uid) if row else None
 
 
@@ -156,8 +158,13 @@ def _record_poll(engine: Engine, clock: Clock) -> None:
 
 
 def send_outbox(
-    engine: Engine, sender: Sender, clock: Clock, envelope_from: str,
-    report: PollReport | None = None, retry_all: bool = False, batch: int = 200,
+    engine: Engine,
+    sender: Sender,
+    clock: Clock,
+    envelope_from: str,
+    report: PollReport | None = None,
+    retry_all: bool = False,
+    batch: int = 200,
 ) -> PollReport:
     """Send every due outbox row; mark each sent only after the server took it.
     Temporary failures wait with backoff, permanent ones are marked for the GM."""
@@ -188,8 +195,12 @@ def send_outbox(
                     row.status = "failed"
                     row.last_error = result.error
                     report.failed += 1
-                    log.warning("outbox %s to %s failed for good: %s", row.message_id,
-                                row.recipient, result.error)
+                    log.warning(
+                        "outbox %s to %s failed for good: %s",
+                        row.message_id,
+                        row.recipient,
+                        result.error,
+                    )
                 else:
                     row.next_attempt_at = now + timedelta(seconds=backoff_delay(row.attempts))
                     row.last_error = result.error

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from pbem.rules.dice import DICE_VERSION, commitment
 from pbem.rules.errors import MapError
-from pbem.rules.maps import builtin_map, map_names, parse_map
+from pbem.rules.maps import map_names, parse_map
 from pbem.rules.options import Options
 from pbem.service.replay import Entry, GameDefinition, ReplayError, replay
 
@@ -117,13 +117,15 @@ def read_record(text: str, source: str = "record") -> Record:
         if not line:
             continue
         if not (line.startswith("[") and line.endswith("]") and " " in line):
-            raise RecordError(f"{source}: line {i}: expected a header like [Game \"name\"]")
+            raise RecordError(f'{source}: line {i}: expected a header like [Game "name"]')
         key, _, raw = line[1:-1].partition(" ")
         value = _unquote(raw.strip(), source, i)
         if key == "Player":
             parts = value.split()
             if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) != len(players):
-                raise RecordError(f"{source}: line {i}: Player must be 'SEAT NAME [COLOUR]' in seat order")
+                raise RecordError(
+                    f"{source}: line {i}: Player must be 'SEAT NAME [COLOUR]' in seat order"
+                )
             players.append((parts[1], parts[2] if len(parts) > 2 else ""))
         else:
             headers[key] = value
@@ -169,7 +171,9 @@ def read_record(text: str, source: str = "record") -> Record:
 
         map_text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
     if "MapSHA256" in headers and headers["MapSHA256"] != map_sha256(map_text):
-        raise RecordError(f"{source}: the map {map_name!r} differs from the one the game was played on")
+        raise RecordError(
+            f"{source}: the map {map_name!r} differs from the one the game was played on"
+        )
     try:
         options = Options.from_dict(json.loads(headers["Options"]), source=f"{source}: Options")
     except (ValueError, TypeError) as exc:
@@ -249,8 +253,11 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
             if wanted is not None and wanted != step.state_hash:
                 where = f"turn {step.turn}" if step.turn else "the setup"
                 return VerifyReport(
-                    False, steps, f"{where} differs: the record says {wanted[:12]}…, "
-                    f"the dice give {step.state_hash[:12]}…", step.turn,
+                    False,
+                    steps,
+                    f"{where} differs: the record says {wanted[:12]}…, "
+                    f"the dice give {step.state_hash[:12]}…",
+                    step.turn,
                 )
     except ReplayError as exc:
         return VerifyReport(False, steps, f"the orders do not replay: {exc}", exc.turn)

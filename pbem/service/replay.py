@@ -11,8 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from pbem.orders import parse_orders, validate_setup, validate_turn
-from pbem.orders.errors import OrderProblem
+from pbem.orders import (
+    OrderProblem,
+    OrdersError,
+    parse_orders,
+    turn_actions,
+    validate_setup,
+    validate_turn,
+)
 from pbem.rules import engine
 from pbem.rules.actions import SetupAction, TurnAction
 from pbem.rules.board import Board
@@ -59,6 +65,7 @@ class Step:
     events: list[Event]
     state: GameState
     state_hash: str
+    before: GameState | None = None  # the state before the step, when asked for
 
 
 class ReplayError(Exception):
@@ -103,21 +110,23 @@ def setup_place_stream(definition: GameDefinition) -> DiceStream:
 def parse_turn(game: Game, seat: int, text: str) -> list[TurnAction]:
     """Parse and validate a turn's canonical text; raise ReplayError when refused."""
     state = game.state
-    parsed = parse_orders(text, state.board)
-    problems: list[OrderProblem] = list(parsed.problems)
-    if not problems:
-        problems = validate_turn(state, seat, parsed.turn_orders)
+    try:
+        parsed = parse_orders(text, state.board)
+    except OrdersError as exc:
+        raise ReplayError(state.turn, seat, _first(exc.problems)) from None
+    problems = validate_turn(state, seat, parsed.orders)
     if problems:
         raise ReplayError(state.turn, seat, _first(problems))
-    return [order.action for order in parsed.turn_orders]
+    return turn_actions(state, parsed.orders)
 
 
 def parse_setup(game: Game, seat: int, text: str) -> list[SetupAction]:
     state = game.state
-    parsed = parse_orders(text, state.board)
-    problems: list[OrderProblem] = list(parsed.problems)
-    if not problems:
-        problems = validate_setup(state, seat, parsed.setup_orders)
+    try:
+        parsed = parse_orders(text, state.board)
+    except OrdersError as exc:
+        raise ReplayError(0, seat, _first(exc.problems)) from None
+    problems = validate_setup(state, seat, parsed.orders)
     if problems:
         raise ReplayError(0, seat, _first(problems))
     return [order.action for order in parsed.setup_orders]
@@ -128,11 +137,13 @@ def _first(problems: list[OrderProblem]) -> str:
     return f"line {p.line}: {p.message}"
 
 
-def apply(game: Game, entry: Entry) -> Step | None:
+def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
     """Apply one log entry; returns the step it completes, or None when a setup
-    phase still waits for other players."""
+    phase still waits for other players. ``keep_before`` keeps a copy of the
+    state before the step (reports need it; replays do not)."""
     state = game.state
     definition = game.definition
+    before = state.copy() if keep_before else None
     if entry.kind == SETUP:
         if state.phase not in SETUP_PHASES or entry.seat is None:
             raise ReplayError(0, entry.seat, "setup orders after the setup")
@@ -140,9 +151,11 @@ def apply(game: Game, entry: Entry) -> Step | None:
         game.pending_entries.append(entry)
         if any(seat not in game.pending_setup for seat in state.order):
             return None
-        events = _guard(0, entry.seat, lambda: play_setup(
-            state, game.pending_setup, setup_place_stream(definition)
-        ))
+        events = _guard(
+            0,
+            entry.seat,
+            lambda: play_setup(state, game.pending_setup, setup_place_stream(definition)),
+        )
         entries, game.pending_entries, game.pending_setup = game.pending_entries, [], {}
         turn = 0
         seat = None
@@ -153,9 +166,9 @@ def apply(game: Game, entry: Entry) -> Step | None:
             raise ReplayError(state.turn, entry.seat, "orders for a seat whose turn it is not")
         turn = state.turn
         actions = parse_turn(game, entry.seat, entry.text)
-        events = _guard(turn, entry.seat, lambda: play_turn(
-            state, actions, turn_stream(definition, turn)
-        ))
+        events = _guard(
+            turn, entry.seat, lambda: play_turn(state, actions, turn_stream(definition, turn))
+        )
         entries = [entry]
         seat = entry.seat
     elif entry.kind == COMMAND:
@@ -165,7 +178,7 @@ def apply(game: Game, entry: Entry) -> Step | None:
         entries = [entry]
     else:
         raise ReplayError(state.turn, entry.seat, f"unknown log entry kind {entry.kind!r}")
-    return Step(turn, seat, entries, events, state, state.state_hash())
+    return Step(turn, seat, entries, events, state, state.state_hash(), before)
 
 
 def _guard(turn: int, seat: int | None, run):  # noqa: ANN001, ANN202
@@ -181,9 +194,15 @@ def _command(game: Game, entry: Entry) -> list[Event]:
     if word not in ("RESIGN", "REMOVE") or entry.seat is None:
         raise ReplayError(game.state.turn, entry.seat, f"not a game-changing command: {entry.text}")
     reason = "resigned" if word == "RESIGN" else "removed"
-    return _guard(game.state.turn, entry.seat, lambda: engine.remove_player(
-        game.state, entry.seat, reason  # type: ignore[arg-type]
-    ))
+    return _guard(
+        game.state.turn,
+        entry.seat,
+        lambda: engine.remove_player(
+            game.state,
+            entry.seat,
+            reason,  # type: ignore[arg-type]
+        ),
+    )
 
 
 def replay(definition: GameDefinition, entries: list[Entry]) -> Iterator[Step]:

@@ -75,7 +75,7 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
             with connection.begin():
                 if not sqlite:
                     connection.exec_driver_sql(
-                        "SELECT 1"
+                        f"SELECT pg_advisory_xact_lock({_PG_MIGRATION_LOCK})"
                     )
                 try:
                     command.upgrade(_config(connection), revision)

@@ -1,0 +1,497 @@
+"""Orders against a game's state, before any die is rolled: every problem, or none.
+
+What can be known before the dice is checked here (ORDERS.md): whose turn
+it is, cards held and sets, the armies due, ownership at the start of the
+turn (plus territories an earlier ATTACK of the same orders takes),
+adjacency, fortify limits. What depends on the dice is left to turnplan,
+which skips or clamps and reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
+from pbem.orders.parser import not_adjacent
+from pbem.orders.problems import OrderProblem, OrdersError, one_of
+from pbem.rules import engine
+from pbem.rules.actions import (
+    Attack,
+    Claim,
+    Fortify,
+    Headquarters,
+    Place,
+    PlaceInitial,
+    PlaceNeutral,
+    SetupAction,
+    Trade,
+    TurnAction,
+)
+from pbem.rules.board import WILD
+from pbem.rules.cards import designs_of, is_set, set_value
+from pbem.rules.state import CLAIM, HQ, OVER, PLACE, REINFORCE, SETUP_PHASES, GameState
+
+PHASE_WORDS = {
+    CLAIM: "drafting territories",
+    PLACE: "placing initial armies",
+    HQ: "choosing headquarters",
+}
+_SETUP_KINDS: dict[str, tuple[type, ...]] = {
+    CLAIM: (Claim,),
+    PLACE: (PlaceInitial, PlaceNeutral),
+    HQ: (Headquarters,),
+}
+_SETUP_WORDS = {CLAIM: "CLAIM", PLACE: "PLACE", HQ: "HQ"}
+
+
+def _whole(message: str, orders: Sequence[Order] = ()) -> OrderProblem:
+    """A problem with the mail as a whole, shown on its first order when there is one."""
+    if orders:
+        first = orders[0]
+        return OrderProblem(first.line, first.column, first.keyword, message)
+    return OrderProblem(0, 0, "", message)
+
+
+def _at(order: Order, message: str, item: int | None = None, text: str = "") -> OrderProblem:
+    column = order.column if item is None else order.item_column(item)
+    return OrderProblem(order.line, column, text or order.keyword, message)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _armies(n: int) -> str:
+    return "1 army" if n == 1 else f"{n} armies"
+
+
+def _owner_words(state: GameState, territory: int) -> str:
+    name = state.board.territories[territory].name
+    owner = state.owner[territory]
+    if owner < 0:
+        return f"{name} is not yours"
+    return f"{name} is not yours; it is {state.players[owner].name}'s"
+
+
+# ---------------------------------------------------------------------- turn
+def _turn_gate(state: GameState, seat: int) -> str | None:
+    """Why this seat cannot send turn orders now, or None."""
+    if state.phase == OVER:
+        return "the game is over"
+    if state.phase in SETUP_PHASES:
+        return (
+            f"the game is still being set up ({PHASE_WORDS[state.phase]}); turn orders come later"
+        )
+    if not 0 <= seat < len(state.players) or seat not in state.order:
+        return "you are not a player of this game"
+    if not state.players[seat].alive:
+        return "you are no longer in the game"
+    if seat != state.current:
+        return f"it is not your turn: {state.players[state.current].name} is to move"
+    if state.phase != REINFORCE or state.pending_move is not None:
+        return "this turn is already under way"
+    return None
+
+
+@dataclass
+class _TurnCheck:
+    """Walks a turn's orders in the order written, as turnplan will run them."""
+
+    state: GameState
+    seat: int
+    problems: list[OrderProblem] = field(default_factory=list)
+    actions: list[TurnAction] = field(default_factory=list)  # wilds resolved
+
+    def run(self, orders: Sequence[Order]) -> None:
+        state = self.state
+        self.hand = list(state.players[self.seat].cards)
+        self.traded_on: dict[int, int] = {}  # card -> line of the TRADE that uses it
+        self.trades = 0
+        self.values: list[int] = []
+        self.due_known = True
+        self.placed = 0
+        self.place_orders: list[Order] = []
+        self.bonus_taken = state.bonus_taken
+        self.upper = list(state.armies)  # most armies a territory can hold when its order runs
+        self.unknown: set[int] = set()  # territories whose armies depend on the dice
+        self.taken: set[int] = set()  # targets of earlier attacks
+        self.fortifies = 0
+        self.stage = 0
+        for order in orders:
+            action = order.action
+            if isinstance(action, PlaceInitial):
+                action = Place(action.placements)
+            if not isinstance(action, Trade | Place | Attack | Fortify):
+                self.problems.append(
+                    _at(order, f"{order.keyword} is a setup order; the game is under way")
+                )
+                continue
+            rank = TURN_KEYWORDS.index(order.keyword)
+            if rank < self.stage:
+                later = one_of(list(TURN_KEYWORDS[rank + 1 :]), "and")
+                self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
+            self.stage = max(self.stage, rank)
+            if isinstance(action, Trade):
+                self.trade(order, action)
+            elif isinstance(action, Place):
+                self.place(order, action)
+            elif isinstance(action, Attack):
+                self.attack(order, action)
+            else:
+                self.fortify(order, action)
+        self.finish()
+
+    # -- trades ------------------------------------------------------------------
+    def trade(self, order: Order, action: Trade) -> None:
+        state, board = self.state, self.state.board
+        options = state.options
+        self.trades += 1
+        if options.card_values == "none":
+            self.problems.append(_at(order, "these rules use no cards"))
+            self.due_known = False
+            return
+        if self.trades > options.max_trades:
+            message = f"at most {_plural(options.max_trades, 'set')} may be traded in a turn"
+            self.problems.append(_at(order, message))
+            self.due_known = False
+            return
+        left = list(self.hand)
+        resolved: list[int] = []
+        wilds_held = sum(1 for c in state.players[self.seat].cards if board.card_design(c) == WILD)
+        for i, card in enumerate(action.cards):
+            if card == WILD_CARD:
+                wilds = sorted(c for c in left if board.card_design(c) == WILD)
+                if not wilds:
+                    if wilds_held:
+                        message = f"you hold only {_plural(wilds_held, 'Wild card')}"
+                    else:
+                        message = "you do not hold a Wild card"
+                    self.problems.append(_at(order, message, i, "Wild"))
+                    continue
+                card = wilds[0]
+            elif card in left:
+                pass
+            elif card in self.traded_on:
+                name = board.card_name(card)
+                message = f"the {name} card is already traded on line {self.traded_on[card]}"
+                self.problems.append(_at(order, message, i, name))
+                continue
+            else:
+                name = board.card_name(card)
+                self.problems.append(_at(order, f"you do not hold the {name} card", i, name))
+                continue
+            left.remove(card)
+            resolved.append(card)
+        if len(resolved) != 3:
+            self.due_known = False
+            return
+        if not is_set(board, resolved):
+            names = ", ".join(board.card_name(c) for c in resolved)
+            designs = ", ".join(designs_of(board, resolved))
+            message = (
+                f"{names} is not a set ({designs}): a set is three of a design, "
+                "one of each, or any two and a Wild"
+            )
+            self.problems.append(_at(order, message))
+            self.due_known = False
+            return
+        self.hand = left
+        for card in resolved:
+            self.traded_on[card] = order.line
+        number = state.sets_traded + len(self.values) + 1
+        self.values.append(set_value(options, number, designs_of(board, resolved)))
+        for card in resolved:  # the +2 bonus, as engine._trade_set places it
+            territory = board.card_territory(card)
+            if territory is None or state.owner[territory] != self.seat:
+                continue
+            if options.territory_bonus == "once":
+                if self.bonus_taken:
+                    break
+                self.bonus_taken = True
+            self.upper[territory] += 2
+        self.actions.append(Trade((resolved[0], resolved[1], resolved[2])))
+
+    # -- placement ---------------------------------------------------------------
+    def place(self, order: Order, action: Place) -> None:
+        self.place_orders.append(order)
+        for i, (armies, territory) in enumerate(action.placements):
+            self.placed += armies  # counted as written, so a wrong name is one problem
+            if self.state.owner[territory] != self.seat:
+                name = self.state.board.territories[territory].name
+                self.problems.append(_at(order, _owner_words(self.state, territory), i, name))
+            elif armies < 1:
+                self.problems.append(_at(order, "armies to place must be at least 1", i))
+            else:
+                self.upper[territory] += armies
+        self.actions.append(action)
+
+    # -- attacks -----------------------------------------------------------------
+    def _mine(self, territory: int) -> bool:
+        return self.state.owner[territory] == self.seat or territory in self.taken
+
+    def attack(self, order: Order, action: Attack) -> None:
+        state, board = self.state, self.state.board
+        source, target = action.source, action.target
+        source_name = board.territories[source].name
+        target_name = board.territories[target].name
+        if source == target:
+            message = f"{source_name} -> {source_name}: a territory cannot attack itself"
+            self.problems.append(_at(order, message, 0, source_name))
+        elif not board.adjacent(source, target):
+            self.problems.append(_at(order, not_adjacent(board, source, target), 1, target_name))
+        if not self._mine(source):
+            message = f"{_owner_words(state, source)}, and no earlier ATTACK takes it"
+            self.problems.append(_at(order, message, 0, source_name))
+        elif source not in self.unknown and self.upper[source] < 2:
+            message = f"{source_name} has {_armies(self.upper[source])}; an attack needs at least 2"
+            self.problems.append(_at(order, message, 0, source_name))
+        if state.owner[target] == self.seat:
+            self.problems.append(_at(order, f"{target_name} is already yours", 1, target_name))
+        if not 1 <= action.dice <= 3:
+            self.problems.append(_at(order, "an attacker rolls 1 to 3 dice"))
+        if action.until.kind != "conquered" and action.until.n < 1:
+            self.problems.append(_at(order, "UNTIL needs at least 1"))
+        if action.move.kind in ("n", "all_but") and action.move.n < 1:
+            self.problems.append(_at(order, "armies to move must be at least 1"))
+        self.taken.add(target)
+        self.unknown.add(target)
+        self.actions.append(action)
+
+    # -- fortify -----------------------------------------------------------------
+    def fortify(self, order: Order, action: Fortify) -> None:
+        state, board = self.state, self.state.board
+        rule = state.options.fortify
+        self.fortifies += 1
+        if rule == "none":
+            self.problems.append(_at(order, "these rules allow no FORTIFY"))
+            return
+        if rule != "unlimited" and self.fortifies > 1:
+            self.problems.append(_at(order, "only one FORTIFY is allowed in a turn"))
+            return
+        source, target = action.source, action.target
+        names = board.territories
+        for item, territory in ((1, source), (2, target)):
+            if not self._mine(territory):
+                self.problems.append(
+                    _at(order, _owner_words(state, territory), item, names[territory].name)
+                )
+        if source == target:
+            name = names[source].name
+            message = f"{name} -> {name}: FORTIFY needs two different territories"
+            self.problems.append(_at(order, message, 1, names[source].name))
+        elif self._mine(source) and self._mine(target):
+            if rule == "adjacent" and not board.adjacent(source, target):
+                message = not_adjacent(board, source, target)
+                self.problems.append(_at(order, message, 2, names[target].name))
+            elif rule != "adjacent" and not self._chain(source, target):
+                message = (
+                    f"no chain of your territories joins {names[source].name} "
+                    f"and {names[target].name}"
+                )
+                self.problems.append(_at(order, message, 2, names[target].name))
+        self._check_amount(order, action)
+        self.unknown.update((source, target))
+        self.actions.append(action)
+
+    def _chain(self, source: int, target: int) -> bool:
+        seen = {source}
+        frontier = [source]
+        territories = self.state.board.territories
+        while frontier:
+            here = frontier.pop()
+            if here == target:
+                return True
+            for n in territories[here].neighbours:
+                if n not in seen and self._mine(n):
+                    seen.add(n)
+                    frontier.append(n)
+        return False
+
+    def _check_amount(self, order: Order, action: Fortify) -> None:
+        amount = action.amount
+        if amount.kind == "min" or (amount.kind in ("n", "all_but") and amount.n < 1):
+            self.problems.append(_at(order, "armies to move must be at least 1", 0))
+            return
+        source = action.source
+        if source in self.unknown:
+            return
+        name = self.state.board.territories[source].name
+        bound = self.upper[source]
+        available = bound - 1
+        if available < 1:
+            message = f"{name} has {_armies(bound)}; none can move"
+        elif amount.kind == "n" and amount.n > available:
+            message = f"{name} has {bound} armies; at most {available} can move"
+        elif amount.kind == "all_but" and available - amount.n < 1:
+            message = f"{name} has {bound} armies; ALL BUT {amount.n} leaves none to move"
+        else:
+            return
+        self.problems.append(_at(order, message, 1, name))
+
+    # -- the whole turn ------------------------------------------------------------
+    def finish(self) -> None:
+        state = self.state
+        if state.must_trade and self.trades == 0:
+            held = len(state.players[self.seat].cards)
+            message = f"you hold {held} cards, so you must trade a set this turn (TRADE)"
+            self.problems.append(OrderProblem(0, 0, "", message))
+        if not self.due_known:
+            return
+        due = state.reinforcements + sum(self.values)
+        if not self.place_orders:
+            if due > 0:
+                message = f"no PLACE order: {due} armies must be placed this turn"
+                self.problems.append(OrderProblem(0, 0, "", message))
+            return
+        if self.placed != due:
+            message = f"PLACE orders place {self.placed} armies; {due} are due this turn"
+            if self.values:
+                sets = " + ".join(str(v) for v in self.values)
+                what = "set" if len(self.values) == 1 else "sets"
+                message += f" ({state.reinforcements} + {sets} for the traded {what})"
+            self.problems.append(_at(self.place_orders[0], message))
+
+
+def validate_turn(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
+    """Every problem with ``seat``'s turn orders in ``state`` (empty: they can run).
+
+    Pass every order of the mail (``ParsedMail.orders``) so that setup orders
+    sent during play are reported too.
+    """
+    orders = list(orders)
+    gate = _turn_gate(state, seat)
+    if gate is not None:
+        return [_whole(gate, orders)]
+    check = _TurnCheck(state, seat)
+    check.run(orders)
+    return check.problems
+
+
+def turn_actions(state: GameState, orders: Sequence[Order]) -> list[TurnAction]:
+    """The actions the current player's orders mean, wild cards resolved to the
+    wilds the player holds; OrdersError if they do not validate."""
+    orders = list(orders)
+    gate = _turn_gate(state, state.current)
+    if gate is not None:
+        raise OrdersError([_whole(gate, orders)])
+    check = _TurnCheck(state, state.current)
+    check.run(orders)
+    if check.problems:
+        raise OrdersError(check.problems)
+    return check.actions
+
+
+# ---------------------------------------------------------------------- setup
+def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
+    """Every problem with ``seat``'s orders for the current setup phase."""
+    orders = [o.as_setup() for o in orders]
+    phase = state.phase
+    if phase == OVER:
+        return [_whole("the game is over", orders)]
+    if phase not in SETUP_PHASES:
+        return [_whole("the game is under way; setup orders are over", orders)]
+    if not 0 <= seat < len(state.players) or seat not in state.order:
+        return [_whole("you are not a player of this game", orders)]
+    problems: list[OrderProblem] = []
+    kinds = _SETUP_KINDS[phase]
+    wanted = [o for o in orders if isinstance(o.action, kinds)]
+    for order in orders:
+        if isinstance(order.action, kinds):
+            continue
+        if order.keyword in TURN_KEYWORDS and order.keyword != "PLACE":
+            message = (
+                f"{order.keyword} is a turn order; the game is still being set up "
+                f"({PHASE_WORDS[phase]})"
+            )
+        else:
+            message = (
+                f"{order.keyword} is not an order of this phase: the game is "
+                f"{PHASE_WORDS[phase]} (send {_SETUP_WORDS[phase]})"
+            )
+        problems.append(_at(order, message))
+    if phase == CLAIM:
+        problems += _one(wanted, "CLAIM", "your preference list")
+    elif phase == HQ:
+        problems += _one(wanted, "HQ", "your headquarters")
+        for order in wanted:
+            assert isinstance(order.action, Headquarters)
+            territory = order.action.territory
+            if state.owner[territory] != seat:
+                name = state.board.territories[territory].name
+                problems.append(_at(order, _owner_words(state, territory), 0, name))
+    else:
+        places = [o for o in wanted if isinstance(o.action, PlaceInitial)]
+        problems += _placement(state, places, seat, state.players[seat].to_place, "PLACE")
+        neutral = [o for o in wanted if isinstance(o.action, PlaceNeutral)]
+        share = engine.neutral_share(state, seat)
+        if neutral and not share:
+            problems.append(_at(neutral[0], "there are no neutral armies for you to place"))
+        elif state.neutral_seat is not None:
+            problems += _placement(state, neutral, state.neutral_seat, share, "NEUTRAL")
+    return problems
+
+
+def _one(orders: list[Order], keyword: str, what: str) -> list[OrderProblem]:
+    if not orders:
+        return [OrderProblem(0, 0, "", f"no {keyword} order: send one, with {what}")]
+    return [_at(o, f"only one {keyword} order may be sent") for o in orders[1:]]
+
+
+def _placement(
+    state: GameState, orders: list[Order], owner: int, due: int, keyword: str
+) -> list[OrderProblem]:
+    problems: list[OrderProblem] = []
+    total = 0
+    for order in orders:
+        action = order.action
+        assert isinstance(action, PlaceInitial | PlaceNeutral)
+        for i, (armies, territory) in enumerate(action.placements):
+            name = state.board.territories[territory].name
+            if state.owner[territory] != owner:
+                if owner == state.neutral_seat:
+                    message = f"{name} is not neutral"
+                else:
+                    message = _owner_words(state, territory)
+                problems.append(_at(order, message, i, name))
+            elif armies < 1:
+                problems.append(_at(order, "armies to place must be at least 1", i))
+            else:
+                total += armies
+    if problems:
+        return problems
+    what = "neutral armies" if keyword == "NEUTRAL" else "armies"
+    if not orders and due > 0:
+        return [OrderProblem(0, 0, "", f"no {keyword} order: {due} {what} must be placed")]
+    if orders and total != due:
+        message = f"{keyword} orders place {total} {what}; {due} are due"
+        return [_at(orders[0], message)]
+    return []
+
+
+def setup_actions(orders: Sequence[Order]) -> list[SetupAction]:
+    return [o.as_setup().action for o in orders]  # type: ignore[misc]
+
+
+# ----------------------------------------------------------------------- mail
+def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderProblem]:
+    """The TURN guard, then the orders against the phase the game is in.
+
+    A mail with no orders (only commands or press) has no problems here.
+    """
+    problems: list[OrderProblem] = []
+    if mail.turn is not None:
+        asked = mail.turn.value
+        if state.phase in SETUP_PHASES:
+            now = "the game is still being set up"
+        else:
+            now = f"the game is at turn {state.turn}"
+        if state.phase in SETUP_PHASES or asked != state.turn:
+            problems.append(
+                OrderProblem(mail.turn.line, mail.turn.column, str(asked), f"TURN {asked}: {now}")
+            )
+    if not mail.orders:
+        return problems
+    if state.phase in SETUP_PHASES:
+        return problems + validate_setup(state, seat, mail.orders)
+    return problems + validate_turn(state, seat, mail.orders)

@@ -1,0 +1,674 @@
+"""Every mail the service sends, queued in the outbox of the current transaction.
+
+The report layer renders (per recipient: private parts only to their owner);
+this module decides who gets what, gives each mail a stable Message-ID and
+threading headers, and adds the outbox rows. Nothing is sent here: the
+outbox sender does that after the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlmodel import Session, select
+
+from pbem import orders
+from pbem.mail.decode import DecodedMail
+from pbem.orders import OrderProblem
+from pbem.report import context as rc
+from pbem.report import render
+from pbem.report.mime import RenderedMail, thread_root_id, to_mime
+from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.service import replay
+from pbem.service.games import definition_of, load, players_of
+from pbem.service.passwords import turn_token
+from pbem.store import Game, Outbox, Player, TurnResult
+
+STATUS_BY_PLAYER = {
+    "active": rc.PLAYING,
+    "eliminated": rc.OUT,
+    "resigned": rc.RESIGNED,
+    "removed": rc.REMOVED,
+}
+
+
+@dataclass
+class Reply:
+    """The one answer to one player's mail, gathered while the mail is handled."""
+
+    game: Game
+    player: Player
+    mail: DecodedMail
+    canonical: str = ""
+    problems: list[OrderProblem] = field(default_factory=list)
+    problems_text: str = ""
+    text: str = ""
+    notes: list[str] = field(default_factory=list)
+    commands: list = field(default_factory=list)
+
+
+# ----------------------------------------------------------------- helpers
+def host_of(ctx) -> str:  # noqa: ANN001
+    address = ctx.config.mail.game_address
+    return address.rpartition("@")[2] or "localhost"
+
+
+def settings_of(game: Game) -> dict:
+    return json.loads(game.settings_json or "{}")
+
+
+def game_info(session: Session, ctx, game: Game) -> rc.GameInfo:  # noqa: ANN001
+    definition = definition_of(session, game)
+    players = []
+    for p in players_of(session, game):
+        status = rc.WINNER if game.winner_seat == p.seat else STATUS_BY_PLAYER.get(p.status, rc.OUT)
+        players.append(rc.PlayerInfo(p.seat, p.name, p.colour, p.address, status))
+    return rc.GameInfo(
+        name=game.name,
+        title=game.title or game.name,
+        board=definition.board,
+        options=definition.options,
+        commitment=game.commitment,
+        secret_hex=game.secret if game.secret_revealed else None,
+        dice_version=game.dice_version,
+        players=tuple(players),
+        gm_address=game.gm_address or ctx.config.mail.gm_address,
+        timezone=settings_of(game).get("timezone", "UTC"),
+        from_address=ctx.config.mail.game_address,
+        preset=game.preset,
+    )
+
+
+def _message_id(ctx, *parts: object) -> str:  # noqa: ANN001
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:20]
+    return f"<{digest}@{host_of(ctx)}>"
+
+
+def queue(
+    session: Session,
+    ctx,
+    rendered: RenderedMail,
+    *,
+    recipient: str,
+    message_id: str,  # noqa: ANN001
+    game: Game | None,
+    seat: int | None = None,
+    in_reply_to: str | None = None,
+) -> None:
+    """Add one mail to the outbox (once: a stable Message-ID already queued is skipped)."""
+    if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
+        return
+    references = []
+    if game is not None:
+        references.append(thread_root_id(game.name, seat, host_of(ctx)))
+    sender = ctx.config.mail.game_address
+    name = ctx.config.mail.from_name
+    msg = to_mime(
+        rendered,
+        sender=f"{name} <{sender}>" if name else sender,
+        recipient=recipient,
+        message_id=message_id,
+        in_reply_to=in_reply_to,
+        references=references,
+        date=ctx.clock.now(),
+    )
+    session.add(
+        Outbox(
+            message_id=message_id,
+            game_id=game.id if game else None,
+            kind=rendered.kind or "mail",
+            recipient=recipient,
+            subject=rendered.subject,
+            raw=bytes(msg),
+            in_reply_to=in_reply_to,
+            next_attempt_at=ctx.clock.now(),
+            created_at=ctx.clock.now(),
+        )
+    )
+    session.flush()
+
+
+def _problems(problems: list[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
+    lines = text.split("\n")
+    out = []
+    for p in problems:
+        line = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
+        message = p.message
+        out.append(rc.Problem(p.line or None, line, message, p.suggestion or ""))
+    return tuple(out)
+
+
+# --------------------------------------------------------------- replies
+def send_reply(session: Session, ctx, reply: Reply) -> None:  # noqa: ANN001
+    """Exactly one answer per mail: the errors, else the receipt, plus any
+    command answers (STATUS, MAP, HISTORY, HELP) asked for."""
+    game, player, mail = reply.game, reply.player, reply.mail
+    info = game_info(session, ctx, game)
+    mid = _message_id(ctx, "reply", mail.message_id)
+    if reply.problems or reply.problems_text:
+        problems = _problems(reply.problems, reply.text)
+        if reply.problems_text:
+            problems += (rc.Problem(None, "", reply.problems_text),)
+        rendered = render.render_error_reply(
+            rc.ErrorReply(
+                address=player.address,
+                problems=problems,
+                game=info,
+                seat=player.seat,
+                original_subject=mail.subject,
+                turn=game.turn,
+            )
+        )
+        queue(
+            session,
+            ctx,
+            rendered,
+            recipient=player.address,
+            message_id=mid,
+            game=game,
+            seat=player.seat,
+            in_reply_to=mail.message_id,
+        )
+    elif reply.canonical or not reply.commands:
+        check_only = "nothing applied" in " ".join(reply.notes)
+        rendered = render.render_receipt(
+            rc.Receipt(
+                game=info,
+                seat=player.seat,
+                turn=game.turn,
+                orders_text=reply.canonical or "\n".join(reply.notes) or "(no orders)",
+                adjudicated=bool(reply.canonical)
+                and not check_only
+                and "waiting" not in " ".join(reply.notes),
+                check_only=check_only,
+            )
+        )
+        queue(
+            session,
+            ctx,
+            rendered,
+            recipient=player.address,
+            message_id=mid,
+            game=game,
+            seat=player.seat,
+            in_reply_to=mail.message_id,
+        )
+    for i, cmd in enumerate(reply.commands):
+        rendered = _command_answer(session, ctx, info, game, player, cmd)
+        if rendered is not None:
+            queue(
+                session,
+                ctx,
+                rendered,
+                recipient=player.address,
+                message_id=_message_id(ctx, "answer", mail.message_id, i),
+                game=game,
+                seat=player.seat,
+                in_reply_to=mail.message_id,
+            )
+
+
+def _command_answer(
+    session: Session,
+    ctx,
+    info: rc.GameInfo,
+    game: Game,
+    player: Player,  # noqa: ANN001
+    cmd,
+) -> RenderedMail | None:  # noqa: ANN001
+    if isinstance(cmd, orders.Help):
+        return render.render_help(rc.Help(player.address, orders.help_text(info.board), info))
+    if isinstance(cmd, orders.Status | orders.ShowMap):
+        state = load(session, game).state
+        return render.render_status(rc.Status(info, state, game.deadline), player.seat)
+    if isinstance(cmd, orders.History):
+        return _history(session, ctx, info, game, player, cmd.turn)
+    return None
+
+
+def _history(
+    session: Session,
+    ctx,
+    info: rc.GameInfo,
+    game: Game,
+    player: Player,  # noqa: ANN001
+    turn: int | None,
+) -> RenderedMail:
+    results = list(
+        session.exec(
+            select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
+        )
+    )
+    if turn is None:
+        played = [r.turn for r in results if r.seat is not None]
+        text = "Turns played: " + (", ".join(str(t) for t in played) or "none yet")
+        text += "\nSend HISTORY N for the report of turn N."
+        return render.render_help(rc.Help(player.address, text, info))
+    from pbem.rules.events import event_from_dict
+
+    for i, row in enumerate(results):
+        if row.turn == turn and row.seat is not None:
+            definition = definition_of(session, game)
+            after = GameState.from_dict(
+                json.loads(row.snapshot_json), definition.board, definition.options
+            )
+            before = (
+                GameState.from_dict(
+                    json.loads(results[i - 1].snapshot_json), definition.board, definition.options
+                )
+                if i
+                else after
+            )
+            events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
+            report = rc.TurnReport(
+                info,
+                row.turn,
+                row.seat,
+                events,
+                before,
+                after,
+                row.state_hash,
+                None,
+                after.current if after.phase != OVER else None,
+            )
+            return render.render_turn_report(report, player.seat)
+    return render.render_help(rc.Help(player.address, f"There is no report of turn {turn}.", info))
+
+
+def error_reply(
+    session: Session,
+    ctx,
+    game: Game,
+    player: Player,
+    in_reply_to: str,  # noqa: ANN001
+    message: str,
+    problems: list[OrderProblem],
+) -> None:
+    info = game_info(session, ctx, game)
+    rendered = render.render_error_reply(
+        rc.ErrorReply(
+            address=player.address,
+            problems=(rc.Problem(None, "", message),),
+            game=info,
+            seat=player.seat,
+        )
+    )
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=player.address,
+        message_id=_message_id(ctx, "reply", in_reply_to),
+        game=game,
+        seat=player.seat,
+        in_reply_to=in_reply_to,
+    )
+
+
+def unknown_sender(session: Session, ctx, mail: DecodedMail) -> None:  # noqa: ANN001
+    rendered = render.render_error_reply(
+        rc.ErrorReply(
+            address=mail.sender,
+            problems=(
+                rc.Problem(
+                    None,
+                    "",
+                    "This address plays in no game here, or the mail "
+                    "names no game. Put the game's name in the subject, like [world-1].",
+                ),
+            ),
+            original_subject=mail.subject,
+        )
+    )
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=mail.sender,
+        message_id=_message_id(ctx, "reply", mail.message_id),
+        game=None,
+        in_reply_to=mail.message_id,
+    )
+
+
+def auth_alert(session: Session, ctx, game: Game, player: Player, mail: DecodedMail) -> None:  # noqa: ANN001
+    """A mail in this player's name failed authentication: tell the registered
+    address (never the sender, who may be forging it)."""
+    info = game_info(session, ctx, game)
+    text = (
+        f"A mail claiming to be from you ({mail.sender}) reached game {game.name} "
+        f"without your password or a valid turn token, so nothing in it was applied.\n\n"
+        f"Subject: {mail.subject}\nMessage-ID: {mail.message_id}\n\n"
+        "If you sent it, reply to your latest 'your turn' mail, or add a line\n"
+        "PASSWORD your-password to your orders. If you did not, someone may be\n"
+        "trying to play in your name; the GM has been told too."
+    )
+    rendered = render.render_gm_alert(
+        rc.GmAlert(
+            subject=f"[{game.name}] A mail in your name was refused",
+            text=text,
+            game=info,
+            address=player.address,
+        )
+    )
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=player.address,
+        message_id=_message_id(ctx, "alert", mail.message_id),
+        game=game,
+        seat=player.seat,
+    )
+    gm = game.gm_address or ctx.config.mail.gm_address
+    if gm:
+        gm_mail = render.render_gm_alert(
+            rc.GmAlert(
+                subject=f"[{game.name}] Authentication failed for {player.name}",
+                text=f"A mail from {mail.sender} for {player.name} failed authentication "
+                f"({mail.message_id}). Nothing was applied; {player.address} was told.",
+                game=info,
+                address=gm,
+            )
+        )
+        queue(
+            session,
+            ctx,
+            gm_mail,
+            recipient=gm,
+            message_id=_message_id(ctx, "gm-alert", mail.message_id),
+            game=game,
+        )
+
+
+def relay_press(session: Session, ctx, game: Game, sender: Player, press) -> str:  # noqa: ANN001
+    """PRESS TO name|ALL: relayed with the sender's name (or anonymously if the
+    game allows it), a copy to the GM by option."""
+    info = game_info(session, ctx, game)
+    settings = settings_of(game)
+    players = [p for p in players_of(session, game) if p.seat != sender.seat]
+    to_all = press.to_all
+    targets = (
+        players if to_all else [p for p in players if p.name.lower() == press.recipient.lower()]
+    )
+    anonymous = bool(settings.get("press_anonymous"))
+    seats = tuple(p.seat for p in targets)
+    body = press.body
+    message = rc.Press(info, None if anonymous else sender.seat, seats, body, to_all)
+    for target in targets:
+        rendered = render.render_press(message, target.seat)
+        queue(
+            session,
+            ctx,
+            rendered,
+            recipient=target.address,
+            message_id=_message_id(
+                ctx, "press", game.name, sender.seat, target.seat, body, ctx.clock.now().isoformat()
+            ),
+            game=game,
+            seat=target.seat,
+        )
+    if settings.get("press_copy_gm") and info.gm_address:
+        rendered = render.render_gm_alert(
+            rc.GmAlert(f"[{game.name}] Press from {sender.name} to {press.recipient}", body, info)
+        )
+        queue(
+            session,
+            ctx,
+            rendered,
+            recipient=info.gm_address,
+            message_id=_message_id(
+                ctx, "press-gm", game.name, sender.seat, body, ctx.clock.now().isoformat()
+            ),
+            game=game,
+        )
+    return f"press to {press.recipient}"
+
+
+# --------------------------------------------------------- after a step
+def after_steps(session: Session, ctx, game: Game, steps: list[replay.Step]) -> None:  # noqa: ANN001
+    """Reports to every player (and the GM) for each adjudicated step, then the
+    notice to whoever must act next."""
+    if not steps:
+        return
+    from pbem.service import deadlines
+
+    info = game_info(session, ctx, game)
+    players = players_of(session, game)
+    last = steps[-1]
+    deadlines.start_period(session, ctx, game, last.state)
+    for step in steps:
+        if step.seat is None or step.before is None:
+            continue
+        report = rc.TurnReport(
+            info,
+            step.turn,
+            step.seat,
+            tuple(step.events),
+            step.before,
+            step.state,
+            step.state_hash,
+            game.deadline,
+            step.state.current if step.state.phase != OVER else None,
+            missed=any(e.source == "default" for e in step.entries),
+        )
+        for p in players:
+            rendered = render.render_turn_report(report, p.seat)
+            queue(
+                session,
+                ctx,
+                rendered,
+                recipient=p.address,
+                message_id=_message_id(ctx, "report", game.name, step.state_hash, p.seat),
+                game=game,
+                seat=p.seat,
+            )
+        if info.gm_address:
+            rendered = render.render_turn_report(report, None)
+            queue(
+                session,
+                ctx,
+                rendered,
+                recipient=info.gm_address,
+                message_id=_message_id(ctx, "report", game.name, step.state_hash, "gm"),
+                game=game,
+            )
+    state = last.state
+    if state.phase == OVER:
+        over = rc.GameOver(game_info(session, ctx, game), state)
+        for p in players:
+            queue(
+                session,
+                ctx,
+                render.render_game_over(over, p.seat),
+                recipient=p.address,
+                message_id=_message_id(ctx, "over", game.name, p.seat),
+                game=game,
+                seat=p.seat,
+            )
+        return
+    prompt_next(session, ctx, game, state, info)
+
+
+def prompt_next(
+    session: Session,
+    ctx,
+    game: Game,
+    state: GameState,  # noqa: ANN001
+    info: rc.GameInfo | None = None,
+) -> None:
+    """The 'your turn' notice (with its token), or the setup prompt to everyone."""
+    info = info or game_info(session, ctx, game)
+    players = players_of(session, game)
+    if state.phase in SETUP_PHASES:
+        for p in players:
+            prompt = rc.SetupPrompt(info, state, p.seat, game.deadline)
+            queue(
+                session,
+                ctx,
+                render.render_setup_prompt(prompt),
+                recipient=p.address,
+                message_id=_message_id(ctx, "setup", game.name, state.phase, p.seat, p.address),
+                game=game,
+                seat=p.seat,
+            )
+        return
+    seat = state.current
+    player = players[seat]
+    token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
+    notice = rc.YourTurn(info, state, seat, token, game.deadline)
+    queue(
+        session,
+        ctx,
+        render.render_your_turn(notice),
+        recipient=player.address,
+        message_id=_message_id(ctx, "turn", game.name, state.turn, seat, player.address),
+        game=game,
+        seat=seat,
+    )
+
+
+def game_start(
+    session: Session,
+    ctx,
+    game: Game,
+    passwords: dict[str, str],  # noqa: ANN001
+    when: datetime | None = None,
+) -> None:
+    """The first mail to each player: rules, map, turn order, own password, commitment."""
+    from pbem.service import deadlines
+
+    state = load(session, game).state
+    deadlines.start_period(session, ctx, game, state)
+    info = game_info(session, ctx, game)
+    for p in players_of(session, game):
+        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        queue(
+            session,
+            ctx,
+            render.render_game_start(start),
+            recipient=p.address,
+            message_id=thread_root_id(game.name, p.seat, host_of(ctx)),
+            game=None,
+            seat=p.seat,
+        )
+    if state.phase not in SETUP_PHASES and state.phase != OVER:
+        prompt_next(session, ctx, game, state, info)
+
+
+# ------------------------------------------------------------ deadlines
+def reminder(session: Session, ctx, game: Game, state: GameState, player: Player) -> None:  # noqa: ANN001
+    from pbem.service.deadlines import settings
+
+    info = game_info(session, ctx, game)
+    token = None
+    if state.phase not in SETUP_PHASES:
+        token = turn_token(bytes.fromhex(game.secret), game.name, player.seat, state.turn)
+    limit = settings(game)["remove_after_misses"]
+    notice = rc.Reminder(
+        info, state, player.seat, token, game.deadline, player.missed_in_row, limit
+    )
+    queue(
+        session,
+        ctx,
+        render.render_reminder(notice),
+        recipient=player.address,
+        message_id=_message_id(
+            ctx,
+            "reminder",
+            game.name,
+            state.turn,
+            state.phase,
+            player.seat,
+            ctx.clock.now().isoformat(),
+        ),
+        game=game,
+        seat=player.seat,
+    )
+
+
+def announce(session: Session, ctx, game: Game, text: str, subject: str = "") -> None:  # noqa: ANN001
+    """A note from the GM to every player of the game (and the GM)."""
+    info = game_info(session, ctx, game)
+    subject = subject or f"[{game.name}] {text.split(';')[0].split('.')[0][:60]}"
+    stamp = ctx.clock.now().isoformat()
+    for p in players_of(session, game):
+        rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, p.address))
+        queue(
+            session,
+            ctx,
+            rendered,
+            recipient=p.address,
+            message_id=_message_id(ctx, "announce", game.name, text, p.seat, stamp),
+            game=game,
+            seat=p.seat,
+        )
+    gm_note(session, ctx, game, text, key=f"announce:{stamp}", subject=subject)
+
+
+def gm_note(session: Session, ctx, game: Game, text: str, key: str, subject: str = "") -> None:  # noqa: ANN001
+    info = game_info(session, ctx, game)
+    if not info.gm_address:
+        return
+    subject = subject or f"[{game.name}] Note for the GM"
+    rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, info.gm_address))
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=info.gm_address,
+        message_id=_message_id(ctx, "gm-note", game.name, key, text),
+        game=game,
+    )
+
+
+def late_notice(session: Session, ctx, game: Game, state: GameState, names: list[str]) -> None:  # noqa: ANN001
+    from pbem.service.deadlines import settings
+
+    grace = settings(game)["grace_hours"]
+    who = ", ".join(names) or "nobody"
+    announce(
+        session,
+        ctx,
+        game,
+        f"The deadline of turn {state.turn} has passed; still waiting for {who}. "
+        f"After {grace:g} more hours the default orders are played.",
+        subject=f"[{game.name}] Deadline passed, waiting for {who}",
+    )
+
+
+def missed_turn(
+    session: Session,
+    ctx,
+    game: Game,
+    player: Player,
+    turn: int,  # noqa: ANN001
+    removed: bool,
+) -> None:
+    from pbem.service.deadlines import settings
+
+    info = game_info(session, ctx, game)
+    limit = settings(game)["remove_after_misses"]
+    text = (
+        f"No valid orders from you arrived for turn {turn} by the end of the grace "
+        f"period, so the default orders were played for you (forced trades, armies "
+        f"spread on your borders, no attacks).\n\nTurns missed in a row: "
+        f"{player.missed_in_row}" + (f" of {limit} allowed." if limit else ".")
+    )
+    if removed:
+        text += "\n\nBy the rules of this game you are now removed from it."
+    rendered = render.render_gm_alert(
+        rc.GmAlert(f"[{game.name}] You missed turn {turn}", text, info, player.address)
+    )
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=player.address,
+        message_id=_message_id(ctx, "missed", game.name, turn, player.seat),
+        game=game,
+        seat=player.seat,
+    )

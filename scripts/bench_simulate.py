@@ -1,0 +1,67 @@
+"""Benchmark whole bot games: player-turns per second with 1 and 2 workers.
+
+    python scripts/bench_simulate.py --players 4 --games 200 --seed 1
+
+Full classic rules (cards, events, HMAC dice), random bots by default. Prints
+player-turns per second, turns per game, games per second and peak resident
+memory (this process, and the largest worker process). Exits 1 if a game was
+stopped by the safety cap instead of ending with a winner, or if the two runs
+disagree (they must: each game depends only on its seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pbem.rules.maps import builtin_map  # noqa: E402
+from pbem.rules.options import load_preset  # noqa: E402
+from pbem.rules.simulate import simulate_many  # noqa: E402
+
+
+def peak_rss_mb(who: int) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--bot", default="random")
+    parser.add_argument("--preset", default="classic")
+    parser.add_argument("--map", default="classic")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2])
+    args = parser.parse_args()
+
+    board = builtin_map(args.map)
+    options = load_preset(args.preset)
+    print(f"{args.games} games, {args.players} players, {args.bot} bots, "
+          f"preset {args.preset}, map {args.map}, seeds from {args.seed}")
+    summaries = []
+    for workers in args.workers:
+        s = simulate_many(board, options, args.players, args.games, args.seed, args.bot, workers)
+        summaries.append(s)
+        print(f"workers {workers}: {s.turns_per_second:,.0f} player-turns/s, "
+              f"{s.turns / s.games:.1f} turns/game, {s.games_per_second:,.1f} games/s, "
+              f"{s.seconds:.2f} s, capped {s.capped}")
+    print(f"peak RSS: this process {peak_rss_mb(resource.RUSAGE_SELF):.1f} MB, "
+          f"largest worker {peak_rss_mb(resource.RUSAGE_CHILDREN):.1f} MB")
+    failed = False
+    if any(s.capped for s in summaries):
+        print("FAIL: some games were capped without a winner")
+        failed = True
+    if len({(s.digest, s.turns) for s in summaries}) > 1:
+        print("FAIL: the runs disagree (results must not depend on the worker count)")
+        failed = True
+    wins = ", ".join(f"{k} {v}" for k, v in sorted(summaries[0].winners.items()))
+    print(f"winners: {wins}; digest {summaries[0].digest[:16]}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
