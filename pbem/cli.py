@@ -471,6 +471,143 @@ def rules(
         typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})"))
 
 
+# ------------------------------------------------------------------- mail
+@app.command()
+def poll(config: ConfigOption = None) -> None:
+    """One cycle: fetch new mail, process it, run deadlines, send the outbox.
+
+    Overlapping runs (cron) exit quietly; exit code 2 when a server cannot be reached.
+    """
+    import logging
+
+    from pbem.service.clock import SystemClock
+    from pbem.service.poll import PollBusy, ServerUnreachable, poll_lock, run_cycle
+    from pbem.store import init_db
+
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    with user_errors():
+        cfg = _config(config)
+        engine = init_db(cfg.database_url)
+        try:
+            with poll_lock(cfg.state_dir):
+                report = run_cycle(engine, cfg, SystemClock())
+        except PollBusy:
+            return
+        except ServerUnreachable as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+    for line in report.deadline_events:
+        typer.echo(line)
+    typer.echo(
+        f"{len(report.mails)} mails; {report.sent} sent, {report.deferred} deferred, "
+        f"{report.failed} failed"
+    )
+    if report.errors:
+        typer.echo(f"error: sending: {report.errors[0]}", err=True)
+        raise typer.Exit(2)
+
+
+@app.command()
+def daemon(
+    interval: Annotated[float, typer.Option(help="Seconds between cycles at most.")] = 60.0,
+    cycles: Annotated[int, typer.Option(help="Stop after this many cycles (0: never).")] = 0,
+    config: ConfigOption = None,
+) -> None:
+    """Poll in a loop (IMAP IDLE where the server has it); stops cleanly on SIGTERM."""
+    import logging
+
+    from pbem.service.clock import SystemClock
+    from pbem.service.daemon import run_daemon
+    from pbem.store import init_db
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
+    with user_errors():
+        cfg = _config(config)
+        engine = init_db(cfg.database_url)
+        run_daemon(engine, cfg, SystemClock(), interval, cycles)
+
+
+@app.command()
+def outbox(
+    retry: Annotated[bool, typer.Option("--retry", help="Send every pending mail now.")] = False,
+    config: ConfigOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the outbox (pending and failed mail); --retry sends the pending ones now."""
+    from sqlmodel import col, select
+
+    from pbem.mail.settings import open_sender
+    from pbem.service.clock import SystemClock
+    from pbem.service.poll import mail_settings, send_outbox
+    from pbem.store import Outbox, init_db, session_scope
+
+    with user_errors():
+        cfg = _config(config)
+        engine = init_db(cfg.database_url)
+        if retry:
+            settings = mail_settings(cfg)
+            report = send_outbox(engine, open_sender(settings), SystemClock(),
+                                 settings.from_address, retry_all=True)
+            typer.echo(f"{report.sent} sent, {report.deferred} deferred, {report.failed} failed")
+        with session_scope(engine, write=False) as session:
+            rows = session.exec(select(Outbox).where(Outbox.status != "sent")
+                                .order_by(col(Outbox.id)))
+            data = [{"id": r.id, "status": r.status, "recipient": r.recipient,
+                     "subject": r.subject, "attempts": r.attempts,
+                     "next_attempt_at": r.next_attempt_at.isoformat(),
+                     "last_error": r.last_error} for r in rows]
+    _emit(data, as_json, lambda: "\n".join(
+        f"{d['id']:>6} {d['status']:<8} {d['attempts']:>2} {d['recipient']:<28} {d['subject']}"
+        + (f"\n       last error: {d['last_error']}" if d["last_error"] else "")
+        for d in data) or "the outbox is empty")
+
+
+@app.command()
+def demo(
+    directory: Annotated[Path, typer.Option("--dir", help="Where the demo keeps its files.")] = Path("var/demo"),
+    seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 7,
+) -> None:
+    """A game of four bots played by mail (SQLite, local Maildir) until someone wins."""
+    from pbem.service.demo import run_demo
+
+    with user_errors():
+        result = run_demo(directory, seed=seed, say=typer.echo)
+    if result.winner is None:
+        raise typer.Exit(1)
+
+
+@app.command()
+def render(
+    game: str,
+    turn: Annotated[int | None, typer.Option(help="The turn (default: the latest).")] = None,
+    player: Annotated[str | None, typer.Option("--as", help="Render for this player (default: the GM).")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the HTML part here.")] = None,
+    text: Annotated[bool, typer.Option("--text", help="Print the text part (the default).")] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Print or write a turn report of a stored game without sending anything."""
+    from pbem.service.clock import SystemClock
+    from pbem.service.games import find_game, find_player
+    from pbem.service.mailflow import Context
+    from pbem.service.notify import render_turn
+
+    with _session(config) as session:
+        row = find_game(session, game)
+        seat = find_player(session, row, player).seat if player else None
+        rendered = render_turn(session, Context(_config(config), SystemClock()), row, turn, seat)
+    if html is not None:
+        from pbem.service.demo import _standalone_html
+        from pbem.report.mime import to_mime
+
+        msg = to_mime(rendered, sender="pbem@localhost", recipient="you@localhost",
+                      message_id="<render@localhost>")
+        html.write_text(_standalone_html(msg), encoding="utf-8")
+        typer.echo(f"wrote {html}")
+    if html is None or text:
+        typer.echo(f"Subject: {rendered.subject}\n")
+        typer.echo(rendered.text)
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

@@ -40,17 +40,23 @@ def main() -> int:
 
     board = builtin_map(args.map)
     options = load_preset(args.preset)
-    print(f"{args.games} games, {args.players} players, {args.bot} bots, "
-          f"preset {args.preset}, map {args.map}, seeds from {args.seed}")
+    print(
+        f"{args.games} games, {args.players} players, {args.bot} bots, "
+        f"preset {args.preset}, map {args.map}, seeds from {args.seed}"
+    )
     summaries = []
     for workers in args.workers:
         s = simulate_many(board, options, args.players, args.games, args.seed, args.bot, workers)
         summaries.append(s)
-        print(f"workers {workers}: {s.turns_per_second:,.0f} player-turns/s, "
-              f"{s.turns / s.games:.1f} turns/game, {s.games_per_second:,.1f} games/s, "
-              f"{s.seconds:.2f} s, capped {s.capped}")
-    print(f"peak RSS: this process {peak_rss_mb(resource.RUSAGE_SELF):.1f} MB, "
-          f"largest worker {peak_rss_mb(resource.RUSAGE_CHILDREN):.1f} MB")
+        print(
+            f"workers {workers}: {s.turns_per_second:,.0f} player-turns/s, "
+            f"{s.turns / s.games:.1f} turns/game, {s.games_per_second:,.1f} games/s, "
+            f"{s.seconds:.2f} s, capped {s.capped}"
+        )
+    print(
+        f"peak RSS: this process {peak_rss_mb(resource.RUSAGE_SELF):.1f} MB, "
+        f"largest worker {peak_rss_mb(resource.RUSAGE_CHILDREN):.1f} MB"
+    )
     failed = False
     if any(s.capped for s in summaries):
         print("FAIL: some games were capped without a winner")

@@ -250,7 +250,12 @@ def test_from_line_without_sent_or_date_is_kept() -> None:
 
 @pytest.mark.parametrize(
     "footer",
-    ["Sent from my iPhone", "Sent from my Galaxy", "Get Outlook for iOS", "Sent from Mail for Windows"],
+    [
+        "Sent from my iPhone",
+        "Sent from my Galaxy",
+        "Get Outlook for iOS",
+        "Sent from Mail for Windows",
+    ],
 )
 def test_phone_footers_are_dropped(footer: str) -> None:
     assert strip_reply(f"PLACE 3 Alaska\n\n{footer}") == "PLACE 3 Alaska"

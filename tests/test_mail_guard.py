@@ -25,7 +25,10 @@ def mail(headers: str, *, content_type: str = "text/plain") -> bytes:
 
 
 NO_REPLY_CASES = {
-    "auto-replied": ("Auto-Submitted: auto-replied\n", "an automatic mail (Auto-Submitted: auto-replied)"),
+    "auto-replied": (
+        "Auto-Submitted: auto-replied\n",
+        "an automatic mail (Auto-Submitted: auto-replied)",
+    ),
     "auto-generated": (
         "Auto-Submitted: Auto-Generated; owner-email=x@y\n",
         "an automatic mail (Auto-Submitted: auto-generated)",
@@ -108,12 +111,21 @@ def test_our_own_mail_headers_trip_our_own_guard() -> None:
     assert headers["Auto-Submitted"] == "auto-generated"
     assert headers["Precedence"] == "bulk"
     raw = mail("".join(f"{k}: {v}\n" for k, v in headers.items()))
-    assert no_reply_reason(decode_mail(raw), OWN) == "an automatic mail (Auto-Submitted: auto-generated)"
+    assert (
+        no_reply_reason(decode_mail(raw), OWN)
+        == "an automatic mail (Auto-Submitted: auto-generated)"
+    )
 
 
 def test_reply_budget_is_a_pure_function_of_counts() -> None:
     budget = ReplyBudget(per_hour=3, exempt=frozenset({"GM@pbem.example"}))
-    assert [budget.allows("alice@x.example", n) for n in range(5)] == [True, True, True, False, False]
+    assert [budget.allows("alice@x.example", n) for n in range(5)] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
     assert budget.allows("gm@pbem.example", 1000) is True
     assert ReplyBudget(per_hour=0).allows("alice@x.example", 0) is False
     assert ReplyBudget().per_hour == 20

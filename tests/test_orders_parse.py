@@ -278,7 +278,8 @@ BAD_SYNTAX = [
     (
         "ATTACK Alaska -> Japan",
         [
-            "Alaska and Japan are not adjacent; Alaska borders Alberta, Kamchatka, Northwest Territory"
+            "Alaska and Japan are not adjacent; "
+            "Alaska borders Alberta, Kamchatka, Northwest Territory"
         ],
     ),
     ("ATACK Alaska -> Kamchatka", ["ATACK: no such order; did you mean ATTACK?"]),
@@ -298,7 +299,8 @@ BAD_SYNTAX = [
     (
         "ATTACK Alaska -> Kamchatka UNTILL 4 LEFT",
         [
-            "UNTILL: expected WITH, UNTIL, MOVE or the end of the line after Kamchatka; did you mean UNTIL?"
+            "UNTILL: expected WITH, UNTIL, MOVE or the end of the line after Kamchatka; "
+            "did you mean UNTIL?"
         ],
     ),
     ("ATTACK Alaska Kamchatka", ["Kamchatka: expected -> after Alaska"]),
@@ -403,3 +405,12 @@ def test_help_text_lists_every_order_and_the_map_names() -> None:
     assert "ATTACK Alaska -> Northwest Territory UNTIL 4 LEFT MOVE ALL" in text
     assert "  Kamchatka: Kam, Kamch\n" in text
     assert set(KEYWORDS) == {d.keyword for d in ORDER_DEFS}
+
+
+def test_reference_document_is_the_help_text() -> None:
+    from pathlib import Path
+
+    from pbem.orders.reference import reference_document
+
+    path = Path(__file__).parent.parent / "docs" / "ORDERS-REFERENCE.md"
+    assert path.read_text(encoding="utf-8") == reference_document(BOARD)

@@ -93,8 +93,9 @@ def test_single_rolls_match_the_reference_counts() -> None:
         counts = roll_outcomes(a, d)
         total = sum(counts.values())
         for (att_loss, def_loss), ways in counts.items():
-            seen = sum(1 for r in group if (r.attacker_losses, r.defender_losses) ==
-                       (att_loss, def_loss))
+            seen = sum(
+                1 for r in group if (r.attacker_losses, r.defender_losses) == (att_loss, def_loss)
+            )
             ok, z = within(seen, len(group), ways / total)
             assert ok, f"{a}v{d} {att_loss}/{def_loss}: {seen}/{len(group)} (z = {z:.2f})"
         # every roll is sorted high to low on both sides

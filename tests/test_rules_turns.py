@@ -356,10 +356,14 @@ def test_ties_go_to_the_defender_and_the_last_roll_sets_the_minimum() -> None:
     result = events[0]
     assert rng.requests == [5, 3, 2]
     assert [(r.attacker, r.defender) for r in result.rolls] == [
-        ((6, 6, 1), (6, 6)), ((6,), (5, 5)), ((2,), (1,)),
+        ((6, 6, 1), (6, 6)),
+        ((6,), (5, 5)),
+        ((2,), (1,)),
     ]
     assert [(r.attacker_losses, r.defender_losses) for r in result.rolls] == [
-        (2, 0), (0, 1), (0, 1),
+        (2, 0),
+        (0, 1),
+        (0, 1),
     ]
     assert (result.conquered, result.attacker_left, result.defender_left) == (True, 2, 0)
     assert state.pending_move == (33, 0, 1)
@@ -370,7 +374,9 @@ def test_ties_go_to_the_defender_and_the_last_roll_sets_the_minimum() -> None:
 
 
 @pytest.mark.parametrize("move_in", ["dice", "survivors"])
-@pytest.mark.parametrize(("armies", "dice", "minimum"), [(10, 3, 3), (3, 3, 2), (10, 2, 2), (10, 1, 1)])
+@pytest.mark.parametrize(
+    ("armies", "dice", "minimum"), [(10, 3, 3), (3, 3, 2), (10, 2, 2), (10, 1, 1)]
+)
 def test_minimum_move_in(move_in: str, armies: int, dice: int, minimum: int) -> None:
     state = _attack_position(armies, 1, replace(CLASSIC, move_in=move_in))
     rolled = min(dice, armies - 1)
@@ -400,8 +406,8 @@ def test_move_amounts_are_clamped_to_the_minimum_and_to_all_but_one() -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "target", "att", "dfn"), [(2, 1, 1, 1), (3, 1, 2, 1), (4, 1, 3, 1), (3, 2, 2, 2),
-                                         (20, 2, 3, 2), (20, 9, 3, 2)],
+    ("source", "target", "att", "dfn"),
+    [(2, 1, 1, 1), (3, 1, 2, 1), (4, 1, 3, 1), (3, 2, 2, 2), (20, 2, 3, 2), (20, 9, 3, 2)],
 )
 def test_dice_limits(source: int, target: int, att: int, dfn: int) -> None:
     state = _attack_position(source, target)
@@ -488,3 +494,26 @@ def test_placing_needs_the_exact_armies_due() -> None:
     events = play_turn(state, [Place(((1, 39),))], ScriptedDice())
     assert events[0] == ArmiesPlaced(SEAT, 39, 1)
     assert state.current != SEAT
+
+
+def test_territory_numbers_off_the_map_are_refused() -> None:
+    state, _ = turn_of(AU + [33])
+    before = state.canonical_json()
+    for step in (
+        lambda: engine.place(state, -1, 1),  # would be Western Australia from the end
+        lambda: engine.place(state, 42, 1),
+        lambda: engine.attack(state, 33, -42, ScriptedDice()),
+        lambda: engine.fortify(state, 38, 99, 1),
+    ):
+        with pytest.raises(RulesError) as err:
+            step()
+        assert "no territory number" in err.value.message
+    assert state.canonical_json() == before
+
+
+def test_state_round_trips_through_its_canonical_form() -> None:
+    state, _ = turn_of(AU + [33])
+    give_cards(state, SEAT, [0, 1])
+    copy = type(state).from_dict(state.to_dict(), state.board, state.options)
+    assert copy.canonical_json() == state.canonical_json()
+    assert copy.state_hash() == state.state_hash() and len(state.state_hash()) == 64

@@ -107,26 +107,16 @@ class DovecotServer:
         self.key_file: Path | None = None
         self.users: dict[str, str] = {}
         self._process: subprocess.Popen[bytes] | None = None
-        self._mail_uid, self._mail_gid, self._service_lines = self._identity()
+        self._mail_uid, self._mail_gid, self._run_as = self._identity()
 
     # --- set-up -------------------------------------------------------------
 
-    def _identity(self) -> tuple[int, int, list[str]]:
-        """Mail UID/GID and the service settings for running as root or not."""
+    def _identity(self) -> tuple[int, int, tuple[str, str] | None]:
+        """(mail UID, mail GID, (user, group) to run every service as, or None as root)."""
         if os.geteuid() != 0:
             user = pwd.getpwuid(os.geteuid()).pw_name
             group = grp.getgrgid(os.getegid()).gr_name
-            return (
-                os.geteuid(),
-                os.getegid(),
-                [
-                    f"default_internal_user = {user}",
-                    f"default_internal_group = {group}",
-                    f"default_login_user = {user}",
-                    "service anvil {\n  chroot =\n}",
-                    "service imap-login {\n  chroot =\n}",
-                ],
-            )
+            return os.geteuid(), os.getegid(), (user, group)
         for name in ("dovecot", "dovenull"):
             try:
                 pwd.getpwnam(name)
@@ -135,17 +125,18 @@ class DovecotServer:
                     f"the system user {name!r} is missing; reinstall the dovecot-core package"
                 ) from None
         nobody = pwd.getpwnam("nobody")
-        return nobody.pw_uid, nobody.pw_gid, []
+        return nobody.pw_uid, nobody.pw_gid, None
 
     def _write_config(self) -> Path:
-        run, state, mail = (self.workdir / name for name in ("run", "state", "mail"))
-        for directory in (run, state, mail):
+        run, state, mail, users = (
+            self.workdir / name for name in ("run", "state", "mail", "users")
+        )
+        for directory in (run, state, mail, users):
             directory.mkdir(exist_ok=True)
         os.chown(mail, self._mail_uid, self._mail_gid)
         mail.chmod(0o700)
-        (self.workdir / "users").mkdir(exist_ok=True)
         ssl_lines = ["ssl = no"]
-        imaps = "port = 0"
+        imaps = ["port = 0"]
         if self.tls:
             self.cert_file, self.key_file = make_self_signed_cert(self.workdir)
             ssl_lines = [
@@ -153,46 +144,71 @@ class DovecotServer:
                 f"ssl_cert = <{self.cert_file}",
                 f"ssl_key = <{self.key_file}",
             ]
-            imaps = f"address = {HOST}\n    port = {self.imaps_port}\n    ssl = yes"
-        config = "\n".join(
-            [
-                f"base_dir = {run}",
-                f"state_dir = {state}",
-                f"instance_name = pbem-dovecot-{self.imap_port}",
-                f"log_path = {self.workdir / 'dovecot.log'}",
-                "protocols = imap lmtp",
-                f"listen = {HOST}",
-                *ssl_lines,
-                "disable_plaintext_auth = no",
-                "auth_mechanisms = plain login",
-                "auth_verbose = yes",
-                f"first_valid_uid = {self._mail_uid}",
-                "mail_location = maildir:~/Maildir",
-                "mail_fsync = never",
-                # One passwd file per user: Dovecot looks at a file at most once a
-                # second, so a user added to a shared file could stay unknown for
-                # a moment; a file it has never read is read at once.
-                "passdb {",
-                "  driver = passwd-file",
-                f"  args = scheme=PLAIN username_format=%u {self.workdir / 'users' / '%u'}",
-                "}",
-                "userdb {",
-                "  driver = passwd-file",
-                f"  args = username_format=%u {self.workdir / 'users' / '%u'}",
-                "}",
-                "service imap-login {",
-                f"  inet_listener imap {{\n    address = {HOST}\n    port = {self.imap_port}\n  }}",
-                f"  inet_listener imaps {{\n    {imaps}\n  }}",
-                "}",
-                "service lmtp {",
-                f"  inet_listener lmtp {{\n    address = {HOST}\n    port = {self.lmtp_port}\n  }}",
-                "}",
-                *self._service_lines,
-                "",
+            imaps = [f"address = {HOST}", f"port = {self.imaps_port}", "ssl = yes"]
+        rootless: list[str] = []
+        no_chroot: list[str] = []
+        if self._run_as is not None:  # "rootless": every service as the current user
+            user, group = self._run_as
+            rootless = [
+                f"default_internal_user = {user}",
+                f"default_internal_group = {group}",
+                f"default_login_user = {user}",
             ]
-        )
+            no_chroot = ["  chroot ="]
+        users_file = users / "%u"
+        config = [
+            f"base_dir = {run}",
+            f"state_dir = {state}",
+            f"instance_name = pbem-dovecot-{self.imap_port}",
+            f"log_path = {self.workdir / 'dovecot.log'}",
+            "protocols = imap lmtp",
+            f"listen = {HOST}",
+            *rootless,
+            *ssl_lines,
+            "disable_plaintext_auth = no",
+            "auth_mechanisms = plain login",
+            "auth_verbose = yes",
+            "auth_failure_delay = 0",  # tests try wrong passwords on purpose
+            f"first_valid_uid = {self._mail_uid}",
+            "mail_location = maildir:~/Maildir",
+            "mail_fsync = never",
+            # One passwd file per user: Dovecot looks at a file at most once a
+            # second, so a user added to a shared file could stay unknown for a
+            # moment; a file it has never read is read at once.
+            "passdb {",
+            "  driver = passwd-file",
+            f"  args = scheme=PLAIN username_format=%u {users_file}",
+            "}",
+            "userdb {",
+            "  driver = passwd-file",
+            f"  args = username_format=%u {users_file}",
+            "}",
+            "service anvil {",
+            "  unix_listener anvil-auth-penalty {",
+            "    mode = 0",  # no growing delays after failed logins from 127.0.0.1
+            "  }",
+            *no_chroot,
+            "}",
+            "service imap-login {",
+            "  inet_listener imap {",
+            f"    address = {HOST}",
+            f"    port = {self.imap_port}",
+            "  }",
+            "  inet_listener imaps {",
+            *(f"    {line}" for line in imaps),
+            "  }",
+            *no_chroot,
+            "}",
+            "service lmtp {",
+            "  inet_listener lmtp {",
+            f"    address = {HOST}",
+            f"    port = {self.lmtp_port}",
+            "  }",
+            "}",
+            "",
+        ]
         path = self.workdir / "dovecot.conf"
-        path.write_text(config)
+        path.write_text("\n".join(config))
         return path
 
     # --- life cycle ---------------------------------------------------------
@@ -358,7 +374,7 @@ class SmtpRelay:
             return AuthResult(success=False, handled=False)
         login = auth_data.login.decode(errors="replace").lower()
         password = auth_data.password.decode(errors="replace")
-        return AuthResult(success=self.dovecot.users.get(login) == password)
+        return AuthResult(success=self.dovecot.users.get(login) == password, handled=False)
 
 
 class _Handler:

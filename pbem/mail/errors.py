@@ -37,8 +37,11 @@ class MailSettingsError(MailError, ValueError):
     """A [mail] setting that is missing or has a value the mail layer cannot use."""
 
 
-class TransportError(MailError):
-    """A mail server could not be reached or refused a command; for the operator."""
+class TransportError(MailError, OSError):
+    """A mail server could not be reached or refused a command; for the operator.
+
+    Also an OSError, so code that handles network trouble in general catches it.
+    """
 
 
 class TlsUnavailable(TransportError):

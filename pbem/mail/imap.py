@@ -88,6 +88,11 @@ class ImapInbox:
                 ssl_context=context if self.tls == "implicit" else None,
                 timeout=SocketTimeout(connect=self.timeout, read=self.timeout),
             )
+        except ssl.SSLCertVerificationError as exc:
+            raise TransportError(
+                f"{where}: its TLS certificate was refused ({exc.verify_message}); "
+                "for a private CA set mail.tls_ca_file"
+            ) from exc
         except (OSError, imaplib.IMAP4.error) as exc:
             raise TransportError(f"cannot connect to {where}: {exc}") from exc
         try:
@@ -106,6 +111,12 @@ class ImapInbox:
         except MailError:
             _shutdown(client)
             raise
+        except ssl.SSLCertVerificationError as exc:
+            _shutdown(client)
+            raise TransportError(
+                f"{where}: its TLS certificate was refused ({exc.verify_message}); "
+                "for a private CA set mail.tls_ca_file"
+            ) from exc
         except LoginError as exc:
             _shutdown(client)
             raise TransportError(f"{where} refused the login of {self.user!r}: {exc}") from exc

@@ -155,4 +155,3 @@ class MaildirSender:
             except OSError as exc:
                 failures.append((recipient, False, f"{recipient}: {exc}"))
         return combine_recipient_failures(message, failures)
-

@@ -7,6 +7,7 @@ canonically (``render_action``, ``render_orders``), explain (``help_text``,
 """
 
 from pbem.orders.check import CheckResult, check_text
+from pbem.orders.errors import OrderProblem, OrdersError, format_problems
 from pbem.orders.execute import execute_setup, execute_turn
 from pbem.orders.help import help_text
 from pbem.orders.model import (
@@ -27,7 +28,6 @@ from pbem.orders.model import (
     Status,
 )
 from pbem.orders.parser import MAX_CHARS, parse_orders
-from pbem.orders.problems import OrderProblem, OrdersError, format_problems
 from pbem.orders.render import as_order, render_action, render_orders
 from pbem.orders.textbot import TextBot
 from pbem.orders.validate import turn_actions, validate_mail, validate_setup, validate_turn

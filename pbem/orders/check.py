@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pbem.orders.errors import OrderProblem, OrdersError, format_problems
 from pbem.orders.model import ParsedMail
 from pbem.orders.parser import parse_orders
-from pbem.orders.problems import OrderProblem, OrdersError, format_problems
 from pbem.orders.render import render_orders
 from pbem.orders.validate import PHASE_WORDS, validate_mail
 from pbem.rules.board import Board

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from pbem.orders.errors import OrderProblem, OrdersError
 from pbem.orders.model import Order
-from pbem.orders.problems import OrderProblem, OrdersError
 from pbem.orders.validate import setup_actions, turn_actions, validate_setup
 from pbem.rules.actions import SetupAction
 from pbem.rules.engine import ShuffleStream

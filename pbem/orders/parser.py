@@ -15,6 +15,14 @@ from datetime import date
 from typing import NoReturn
 
 from pbem.orders import grammar as g
+from pbem.orders.errors import (
+    OrderProblem,
+    OrdersError,
+    closest,
+    did_you_mean,
+    keyword_candidates,
+    territory_candidates,
+)
 from pbem.orders.lexer import (
     ARROW,
     COMMA,
@@ -44,14 +52,6 @@ from pbem.orders.model import (
     Resign,
     ShowMap,
     Status,
-)
-from pbem.orders.problems import (
-    OrderProblem,
-    OrdersError,
-    closest,
-    did_you_mean,
-    keyword_candidates,
-    territory_candidates,
 )
 from pbem.rules.actions import (
     MOVE_MIN,

@@ -10,11 +10,10 @@ which skips or clamps and reports.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
+from pbem.orders.errors import OrderProblem, OrdersError, one_of
 from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
 from pbem.orders.parser import not_adjacent
-from pbem.orders.problems import OrderProblem, OrdersError, one_of
 from pbem.rules import engine
 from pbem.rules.actions import (
     Attack,
@@ -94,22 +93,19 @@ def _turn_gate(state: GameState, seat: int) -> str | None:
     return None
 
 
-@dataclass
 class _TurnCheck:
     """Walks a turn's orders in the order written, as turnplan will run them."""
 
-    state: GameState
-    seat: int
-    problems: list[OrderProblem] = field(default_factory=list)
-    actions: list[TurnAction] = field(default_factory=list)  # wilds resolved
-
-    def run(self, orders: Sequence[Order]) -> None:
-        state = self.state
-        self.hand = list(state.players[self.seat].cards)
+    def __init__(self, state: GameState, seat: int) -> None:
+        self.state = state
+        self.seat = seat
+        self.problems: list[OrderProblem] = []
+        self.actions: list[TurnAction] = []  # the orders' actions, wild cards resolved
+        self.hand = list(state.players[seat].cards)  # cards not yet in a TRADE
         self.traded_on: dict[int, int] = {}  # card -> line of the TRADE that uses it
         self.trades = 0
-        self.values: list[int] = []
-        self.due_known = True
+        self.values: list[int] = []  # armies of each valid set, in order
+        self.due_known = True  # False once a TRADE is wrong: the armies due are unknown
         self.placed = 0
         self.place_orders: list[Order] = []
         self.bonus_taken = state.bonus_taken
@@ -117,7 +113,9 @@ class _TurnCheck:
         self.unknown: set[int] = set()  # territories whose armies depend on the dice
         self.taken: set[int] = set()  # targets of earlier attacks
         self.fortifies = 0
-        self.stage = 0
+        self.stage = 0  # index in TURN_KEYWORDS of the latest order kind seen
+
+    def run(self, orders: Sequence[Order]) -> None:
         for order in orders:
             action = order.action
             if isinstance(action, PlaceInitial):

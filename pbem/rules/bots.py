@@ -96,13 +96,14 @@ class Bot(ABC):
         if state.phase == PLACE:
             own = state.territories_of(seat)
             targets = self.setup_targets(state, seat, own)
+            due = state.players[seat].to_place
             plan: list[SetupAction] = [
-                PlaceInitial(spread(targets, state.players[seat].to_place, rng))
+                PlaceInitial(spread(targets, due, rng, room_of(state, targets)))
             ]
             share = engine.neutral_share(state, seat)
             if share:
                 neutral = state.territories_of(state.neutral_seat)  # type: ignore[arg-type]
-                plan.append(PlaceNeutral(spread(neutral, share, rng)))
+                plan.append(PlaceNeutral(spread(neutral, share, rng, room_of(state, neutral))))
             return plan
         if state.phase == HQ:
             own = state.territories_of(seat)
@@ -153,9 +154,7 @@ class Bot(ABC):
         return True
 
     @abstractmethod
-    def place(
-        self, state: GameState, seat: int, due: int, rng: BotRandom
-    ) -> list[tuple[int, int]]:
+    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
         """Where the armies due go: (armies, territory) pairs."""
 
     @abstractmethod
@@ -194,12 +193,36 @@ def borders(state: GameState, seat: int) -> list[int]:
     return [t for t in own if not mine.issuperset(graph[t])]
 
 
-def spread(targets: list[int], armies: int, rng: BotRandom) -> tuple[tuple[int, int], ...]:
-    """``armies`` armies on random territories of ``targets``, merged per territory."""
+def spread(
+    targets: list[int], armies: int, rng: BotRandom, room: list[int] | None = None
+) -> tuple[tuple[int, int], ...]:
+    """``armies`` armies on random territories of ``targets``, merged per territory.
+
+    ``room``: how many more each target may take (max_armies); what falls over
+    goes to the first targets with room left, and what fits nowhere is dropped.
+    """
     if armies <= 0 or not targets:
         return ()
     counts = rng.counts(len(targets), armies)
+    if room is not None:
+        spare = 0
+        for i, r in enumerate(room):
+            if counts[i] > r:
+                spare += counts[i] - r
+                counts[i] = r
+        for i, r in enumerate(room):
+            if spare == 0:
+                break
+            more = min(spare, r - counts[i])
+            counts[i] += more
+            spare -= more
     return tuple((c, t) for t, c in sorted(zip(targets, counts, strict=True)) if c)
+
+
+def room_of(state: GameState, targets: list[int]) -> list[int] | None:
+    """How many armies each target may still take under max_armies (None: no cap)."""
+    cap = state.options.max_armies
+    return [cap - state.armies[t] for t in targets] if cap else None
 
 
 class RandomBot(Bot):

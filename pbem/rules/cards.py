@@ -84,12 +84,26 @@ def _fills(count: int) -> list[tuple[str, ...]]:
 
 
 def all_sets(board: Board, hand: list[int]) -> list[tuple[int, int, int]]:
-    """Every set in a hand, each sorted, in a fixed order."""
+    """Every set in a hand, each sorted, in a fixed order.
+
+    Wild cards are all alike, and an order can only say "Wild": a set uses the
+    lowest wilds held, so sets differing only in which wild are listed once.
+    """
     if len(hand) < 3:
         return []
     codes = design_codes(board)
+    first_wild = len(board.territories)
+    wilds = sorted(c for c in hand if c >= first_wild)
+    plain = sorted(c for c in hand if c < first_wild)
+    cards = plain + wilds[:3]
     return [
         combo
-        for combo in combinations(sorted(hand), 3)
+        for combo in combinations(cards, 3)
         if _codes_form_set(codes[combo[0]], codes[combo[1]], codes[combo[2]])
+        and _lowest_wilds(combo, wilds, first_wild)
     ]
+
+
+def _lowest_wilds(combo: tuple[int, ...], wilds: list[int], first_wild: int) -> bool:
+    used = [c for c in combo if c >= first_wild]
+    return used == wilds[: len(used)]

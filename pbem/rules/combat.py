@@ -13,7 +13,9 @@ class Stream(Protocol):
     def die(self) -> int: ...
 
 
-def losses(attacker: list[int] | tuple[int, ...], defender: list[int] | tuple[int, ...]) -> tuple[int, int]:
+def losses(
+    attacker: list[int] | tuple[int, ...], defender: list[int] | tuple[int, ...]
+) -> tuple[int, int]:
     """Both sorted high to low; compare highest pairs, ties to the defender."""
     a_loss = d_loss = 0
     for a, d in zip(attacker, defender, strict=False):
@@ -77,9 +79,7 @@ def roll(
     return Roll(tuple(attacker), defender, a_loss, d_loss, rerolled, used)
 
 
-def _commander(
-    attacker: list[int], defender: tuple[int, ...]
-) -> tuple[int, int] | None:
+def _commander(attacker: list[int], defender: tuple[int, ...]) -> tuple[int, int] | None:
     """The die whose change to 6 wins the most comparisons, if any gains one;
     among equal gains the lowest die."""
     _, base = losses(attacker, defender)

@@ -44,7 +44,8 @@ def default_turn(state: GameState) -> list[TurnAction]:
             due += set_value(state.options, state.sets_traded + 1, designs_of(state.board, best))
     owner = state.owner
     border = [
-        t for t in range(len(owner))
+        t
+        for t in range(len(owner))
         if owner[t] == seat and any(owner[n] != seat for n in state.board.territories[t].neighbours)
     ]
     placements = even_spread(border or state.territories_of(seat), due)

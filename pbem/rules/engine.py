@@ -75,6 +75,9 @@ def new_game(
     names = [name for name, _ in players]
     if len(set(names)) != len(names):
         raise RulesError("setup", "two players have the same name")
+    colours = [colour for _, colour in players if colour]
+    if len(set(colours)) != len(colours):
+        raise RulesError("setup", "two players have the same colour")
     seats = [Player(name=name, colour=colour) for name, colour in players]
     use_neutral = options.neutral and len(players) == 2
     if use_neutral:
@@ -118,11 +121,7 @@ def new_game(
 def _deal_missions(state: GameState, rng: ShuffleStream) -> list[Event]:
     board = state.board
     colours = {p.colour for p in state.players if not p.neutral}
-    deck = [
-        i
-        for i, m in enumerate(board.missions)
-        if m.kind != "destroy" or m.colour in colours
-    ]
+    deck = [i for i, m in enumerate(board.missions) if m.kind != "destroy" or m.colour in colours]
     if len(deck) < len(state.order):
         raise RulesError("secret missions", f"map {board.name} has too few missions")
     rng.shuffle(deck)
@@ -163,6 +162,9 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
     missing = [s for s in state.order if s not in claims]
     if missing:
         raise RulesError("draft", f"no preference list from {state.players[missing[0]].name}")
+    for seat, prefs in claims.items():
+        for t in prefs:
+            _check_territory(state, t, "draft")
     free = [t for t in range(len(state.board.territories)) if state.owner[t] < 0]
     events: list[Event] = []
     takers = list(state.order)
@@ -195,24 +197,26 @@ def _after_claims(state: GameState, rng: ShuffleStream) -> list[Event]:
 
 
 def _auto_place(state: GameState, rng: ShuffleStream) -> list[Event]:
-    """One army at a time, in turn order, each on a territory drawn at random."""
+    """One army at a time, in turn order, each on a territory drawn at random
+    (among those below max_armies; an army with no room left is lost)."""
     counts = [0] * len(state.owner)
     placers = list(state.order)
     if state.neutral_seat is not None:
         placers.append(state.neutral_seat)
+    cap = state.options.max_armies
     while any(state.players[s].to_place > 0 for s in placers):
         for seat in placers:
             player = state.players[seat]
             if player.to_place <= 0:
                 continue
-            own = state.territories_of(seat)
+            player.to_place -= 1
+            own = [t for t in state.territories_of(seat) if not cap or state.armies[t] < cap]
+            if not own:
+                continue
             territory = own[rng.uniform(len(own))]
             counts[territory] += 1
             state.armies[territory] += 1
-            player.to_place -= 1
-    return [
-        ArmiesPlaced(state.owner[t], t, n) for t, n in enumerate(counts) if n > 0
-    ]
+    return [ArmiesPlaced(state.owner[t], t, n) for t, n in enumerate(counts) if n > 0]
 
 
 def place_initial(
@@ -235,7 +239,9 @@ def place_initial(
         _check_setup_placement(state, seat, placements[seat], player.to_place, seat, "PLACE")
         if neutral_seat is not None:
             share = _neutral_share(state, seat)
-            _check_setup_placement(state, seat, neutral.get(seat, []), share, neutral_seat, "NEUTRAL")
+            _check_setup_placement(
+                state, seat, neutral.get(seat, []), share, neutral_seat, "NEUTRAL"
+            )
     events: list[Event] = []
     for seat in state.order:
         for territory, armies in placements[seat]:
@@ -243,9 +249,10 @@ def place_initial(
             events.append(ArmiesPlaced(seat, territory, armies))
         state.players[seat].to_place = 0
         if neutral_seat is not None:
+            # both players may place on one neutral territory: over max_armies is lost
             for territory, armies in neutral.get(seat, []):
-                state.armies[territory] += armies
-                events.append(ArmiesPlaced(neutral_seat, territory, armies))
+                lost = _add_armies(state, territory, armies)
+                events.append(ArmiesPlaced(neutral_seat, territory, armies - lost, lost))
     if neutral_seat is not None:
         state.players[neutral_seat].to_place = 0
     return events + _after_placement(state)
@@ -268,17 +275,34 @@ def _check_setup_placement(
 ) -> None:
     name = state.players[seat].name
     total = 0
+    added: dict[int, int] = {}
+    cap = state.options.max_armies
     for territory, armies in items:
-        if state.owner[territory] != owner:
+        if not 0 <= territory < len(state.owner) or state.owner[territory] != owner:
             whose = "neutral" if owner == state.neutral_seat else name
-            raise RulesError(
-                "placement", f"{order}: {state.board.territories[territory].name} is not {whose}'s"
-            )
+            raise RulesError("placement", f"{order}: {_name(state, territory)} is not {whose}'s")
         if armies < 1:
             raise RulesError("placement", f"{order}: armies must be positive")
+        added[territory] = added.get(territory, 0) + armies
+        if cap and state.armies[territory] + added[territory] > cap:
+            where = _name(state, territory)
+            raise RulesError("max armies", f"{order}: {where} would hold more than {cap} armies")
         total += armies
     if total != due:
         raise RulesError("placement", f"{order}: {name} must place {due} armies, not {total}")
+
+
+def _check_territory(state: GameState, territory: int, rule: str) -> None:
+    """Refuse a territory number the map does not have (negative ones included:
+    Python would quietly count them from the end)."""
+    if not 0 <= territory < len(state.owner):
+        raise RulesError(rule, f"the map has no territory number {territory}")
+
+
+def _name(state: GameState, territory: int) -> str:
+    if 0 <= territory < len(state.board.territories):
+        return state.board.territories[territory].name
+    return f"territory number {territory}"
 
 
 def _after_placement(state: GameState) -> list[Event]:
@@ -295,6 +319,7 @@ def choose_headquarters(state: GameState, hqs: dict[int, int]) -> list[Event]:
     for seat in state.order:
         if seat not in hqs:
             raise RulesError("headquarters", f"no HQ from {state.players[seat].name}")
+        _check_territory(state, hqs[seat], "headquarters")
         if state.owner[hqs[seat]] != seat:
             name = state.board.territories[hqs[seat]].name
             raise RulesError("headquarters", f"{name} is not {state.players[seat].name}'s")
@@ -377,7 +402,9 @@ def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> 
         raise RulesError("trade", f"at most {options.max_trades} sets may be traded in a turn")
     missing = [c for c in cards if c not in player.cards]
     if missing:
-        raise RulesError("trade", f"{player.name} does not hold {state.board.card_name(missing[0])}")
+        raise RulesError(
+            "trade", f"{player.name} does not hold {state.board.card_name(missing[0])}"
+        )
     if not is_set(state.board, cards):
         raise RulesError("card set", "three of a design, one of each, or two and a wild")
     state.trades_this_turn += 1
@@ -432,6 +459,7 @@ def _add_armies(state: GameState, territory: int, armies: int) -> int:
 
 def place(state: GameState, territory: int, armies: int, seat: int | None = None) -> list[Event]:
     _expect_turn(state, seat)
+    _check_territory(state, territory, "placement")
     if state.phase != REINFORCE:
         raise RulesError("placement", "armies are placed before attacking")
     if state.owner[territory] != state.current:
@@ -484,6 +512,8 @@ def attack(
     _check_reinforcements_done(state)
     if state.phase == FORTIFY:
         raise RulesError("attack", "no attacks after fortifying")
+    _check_territory(state, source, "attack")
+    _check_territory(state, target, "attack")
     me = state.current
     board = state.board
     if state.owner[source] != me:
@@ -551,8 +581,15 @@ def attack(
         state.pending_move = (source, target, minimum)
     events: list[Event] = [
         AttackResolved(
-            me, defender, source, target, tuple(rolls), conquered,
-            armies[source], armies[target], stop,
+            me,
+            defender,
+            source,
+            target,
+            tuple(rolls),
+            conquered,
+            armies[source],
+            armies[target],
+            stop,
         )
     ]
     if conquered:
@@ -621,9 +658,19 @@ def move_in(state: GameState, armies: int, asked: int | None = None) -> list[Eve
 def _move(state: GameState, armies: int, asked: int | None) -> list[Event]:
     source, target, _ = state.pending_move  # type: ignore[misc]
     state.pending_move = None
-    state.armies[source] -= armies
-    lost = _add_armies(state, target, armies)
-    return [MovedIn(state.current, source, target, armies - lost, asked, lost)]
+    moved = min(armies, room_for(state, target))
+    if moved != armies and asked is None:
+        asked = armies
+    state.armies[source] -= moved
+    state.armies[target] += moved
+    return [MovedIn(state.current, source, target, moved, asked)]
+
+
+def room_for(state: GameState, territory: int) -> int:
+    """How many armies may still move in under max_armies (moves are clamped to
+    it; the armies that do not fit stay where they are)."""
+    cap = state.options.max_armies
+    return cap - state.armies[territory] if cap else 1_000_000_000
 
 
 # ------------------------------------------------------------------------ fortify
@@ -642,6 +689,8 @@ def fortify(
     me = state.current
     if options.fortify == "none":
         raise RulesError("fortify", "these rules have no fortifying moves")
+    _check_territory(state, source, "fortify")
+    _check_territory(state, target, "fortify")
     allowed = 1_000_000 if options.fortify == "unlimited" else 1
     if state.fortifies_this_turn >= allowed:
         raise RulesError("fortify", "only one fortifying move is allowed in a turn")
@@ -666,11 +715,17 @@ def fortify(
         raise RulesError("fortify", "armies to move must be positive")
     if armies > state.armies[source] - 1:
         raise RulesError("fortify", "one army must stay behind")
+    moved = min(armies, room_for(state, target))
+    if moved < 1:
+        name = board.territories[target].name
+        raise RulesError("max armies", f"{name} already holds {options.max_armies} armies")
+    if moved != armies and asked is None:
+        asked = armies
     state.phase = FORTIFY
     state.fortifies_this_turn += 1
-    state.armies[source] -= armies
-    lost = _add_armies(state, target, armies)
-    return [Fortified(me, source, target, armies - lost, asked, lost)] + _check_goal(state)
+    state.armies[source] -= moved
+    state.armies[target] += moved
+    return [Fortified(me, source, target, moved, asked)] + _check_goal(state)
 
 
 def connected(state: GameState, source: int, target: int) -> bool:

@@ -25,10 +25,12 @@ class Event:
         data["kind"] = self.kind
         return data
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class TurnOrderDrawn(Event):
     kind: ClassVar[str] = "turn_order"
     order: tuple[int, ...]
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class TerritoriesDealt(Event):
@@ -36,11 +38,13 @@ class TerritoriesDealt(Event):
     seat: int
     territories: tuple[int, ...]
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class TerritoryClaimed(Event):
     kind: ClassVar[str] = "claimed"
     seat: int
     territory: int
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class MissionDealt(Event):
@@ -50,17 +54,20 @@ class MissionDealt(Event):
     mission: int  # index into board.missions
     fallback: bool = False  # own-colour "destroy" mission turned into 24 territories
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class HeadquartersChosen(Event):
     kind: ClassVar[str] = "hq"
     seat: int
     territory: int
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class DeckShuffled(Event):
     kind: ClassVar[str] = "deck_shuffled"
     size: int
     reshuffle: bool = False  # discards reshuffled into an empty pile
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class TurnBegan(Event):
@@ -73,6 +80,7 @@ class TurnBegan(Event):
     bonus: int  # their bonus armies
     must_trade: bool
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class CardsTraded(Event):
     kind: ClassVar[str] = "traded"
@@ -83,6 +91,7 @@ class CardsTraded(Event):
     bonus: tuple[tuple[int, int], ...] = ()  # (territory, armies) placed by the card bonus
     forced: bool = False  # traded automatically after an elimination
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class ArmiesPlaced(Event):
     kind: ClassVar[str] = "placed"
@@ -90,6 +99,7 @@ class ArmiesPlaced(Event):
     territory: int
     armies: int
     lost: int = 0  # armies over the max_armies cap, lost
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class Roll:
@@ -99,6 +109,7 @@ class Roll:
     defender_losses: int
     rerolled: tuple[int, int] | None = None  # (old, new) value of a card re-roll
     commander: tuple[int, int] | None = None  # (old value, 6) of the commander die
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class AttackResolved(Event):
@@ -113,6 +124,7 @@ class AttackResolved(Event):
     defender_left: int
     stop: str  # "conquered", "exhausted", "until_left", "max_rolls"
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class AttackSkipped(Event):
     kind: ClassVar[str] = "attack_skipped"
@@ -120,6 +132,7 @@ class AttackSkipped(Event):
     source: int
     target: int
     reason: str
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class MovedIn(Event):
@@ -129,7 +142,8 @@ class MovedIn(Event):
     target: int
     armies: int
     asked: int | None = None  # what the order asked, when it was clamped
-    lost: int = 0
+    lost: int = 0  # always 0: moves are clamped to max_armies (kept for stored events)
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class PlayerEliminated(Event):
@@ -137,6 +151,7 @@ class PlayerEliminated(Event):
     seat: int
     by: int
     cards_taken: int
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class CardsTaken(Event):
@@ -146,6 +161,7 @@ class CardsTaken(Event):
     cards: tuple[int, ...]
     from_seat: int
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class Fortified(Event):
     kind: ClassVar[str] = "fortified"
@@ -154,7 +170,8 @@ class Fortified(Event):
     target: int
     armies: int
     asked: int | None = None
-    lost: int = 0
+    lost: int = 0  # always 0: moves are clamped to max_armies (kept for stored events)
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class FortifySkipped(Event):
@@ -164,12 +181,14 @@ class FortifySkipped(Event):
     target: int
     reason: str
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class CardDrawn(Event):
     kind: ClassVar[str] = "card_drawn"
     private: ClassVar[bool] = True
     seat: int
     card: int
+
 
 @dataclass(slots=True, unsafe_hash=True)
 class TurnEnded(Event):
@@ -178,6 +197,7 @@ class TurnEnded(Event):
     seat: int
     next_seat: int | None
 
+
 @dataclass(slots=True, unsafe_hash=True)
 class GameWon(Event):
     kind: ClassVar[str] = "won"
@@ -185,15 +205,32 @@ class GameWon(Event):
     reason: str  # "domination", "capitals", "mission", "max_turns"
     detail: str = ""
 
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
-        TurnOrderDrawn, TerritoriesDealt, TerritoryClaimed, MissionDealt, HeadquartersChosen,
-        DeckShuffled, TurnBegan, CardsTraded, ArmiesPlaced, AttackResolved, AttackSkipped,
-        MovedIn, PlayerEliminated, CardsTaken, Fortified, FortifySkipped, CardDrawn,
-        TurnEnded, GameWon,
+        TurnOrderDrawn,
+        TerritoriesDealt,
+        TerritoryClaimed,
+        MissionDealt,
+        HeadquartersChosen,
+        DeckShuffled,
+        TurnBegan,
+        CardsTraded,
+        ArmiesPlaced,
+        AttackResolved,
+        AttackSkipped,
+        MovedIn,
+        PlayerEliminated,
+        CardsTaken,
+        Fortified,
+        FortifySkipped,
+        CardDrawn,
+        TurnEnded,
+        GameWon,
     )
 }
+
 
 def event_from_dict(data: dict[str, Any]) -> Event:
     """Rebuild an event stored as JSON (tuples come back as lists)."""
@@ -216,7 +253,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             data[key] = tuple(tuple(v) if isinstance(v, list) else v for v in value)
     return cls(**data)
 
+
 def seats_that_see(event: Event) -> int | None:
     """The only seat allowed to see a private event, or None for a public one."""
     return getattr(event, "seat", None) if event.private else None
-

@@ -63,7 +63,9 @@ WORDS: dict[str, dict[Any, str] | str] = {
         "unlimited": "Any number of fortifying moves, along chains of own territories.",
         "none": "No fortifying moves.",
     },
-    "max_armies": "A territory holds at most {} armies (0: no limit); the excess is lost.",
+    "max_armies": (
+        "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
+    ),
     "card_reroll": {
         True: "An attacker holding the card of either territory re-rolls one lost die per roll.",
         False: "No card re-rolls.",
@@ -85,9 +87,18 @@ WORDS: dict[str, dict[Any, str] | str] = {
         True: "A two-player game adds a neutral army that never attacks (40 armies each).",
         False: "A two-player game has no neutral army.",
     },
-    "max_turns": "The game ends after {} turns (0: no limit); most territories, then armies, wins.",
+    "max_turns": (
+        "The game ends after {} rounds of turns; most territories, then armies, "
+        "then turn order wins."
+    ),
     "min_players": "At least {} players.",
     "max_players": "At most {} players.",
+}
+
+# The sentence for 0 (no limit) of the numeric options where 0 means that.
+UNLIMITED: dict[str, str] = {
+    "max_armies": "A territory may hold any number of armies.",
+    "max_turns": "The game has no turn limit.",
 }
 
 
@@ -168,6 +179,9 @@ class Options:
             raise OptionsError(
                 f"these rules need {self.min_players} to {self.max_players} players, not {count}"
             )
+        if self.goal != "domination" and count < 3:
+            goal = "Capital Risk" if self.goal == "capital" else "Secret Mission"
+            raise OptionsError(f"{goal} needs 3 or more players, not {count}")
 
     def describe(self) -> list[str]:
         """The options in force, one sentence each, for people."""
@@ -177,6 +191,8 @@ class Options:
             words = WORDS[f.name]
             if isinstance(words, dict):
                 lines.append(words[value])
+            elif value == 0 and f.name in UNLIMITED:
+                lines.append(UNLIMITED[f.name])
             else:
                 lines.append(words.format(value))
         return lines

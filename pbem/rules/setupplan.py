@@ -19,7 +19,9 @@ def play_setup(
     gives it the stream labelled ``setup:place``.
     """
     if state.phase == CLAIM:
-        claims = {seat: list(_one(acts, Claim, seat, state).territories) for seat, acts in actions.items()}
+        claims = {
+            seat: list(_one(acts, Claim, seat, state).territories) for seat, acts in actions.items()
+        }
         events = engine.claim_draft(state, claims)
         return events + engine.after_draft(state, rng)
     if state.phase == PLACE:
@@ -33,7 +35,9 @@ def play_setup(
         }
         return engine.place_initial(state, places, neutral)
     if state.phase == HQ:
-        hqs = {seat: _one(acts, Headquarters, seat, state).territory for seat, acts in actions.items()}
+        hqs = {
+            seat: _one(acts, Headquarters, seat, state).territory for seat, acts in actions.items()
+        }
         return engine.choose_headquarters(state, hqs)
     raise RulesError("setup", f"the game is in its {state.phase} phase, not setting up")
 
@@ -41,7 +45,5 @@ def play_setup(
 def _one(actions: list[SetupAction], kind: type, seat: int, state: GameState):  # noqa: ANN202
     found = [a for a in actions if isinstance(a, kind)]
     if len(found) != 1:
-        raise RulesError(
-            "setup", f"{state.players[seat].name} must send one {kind.__name__} order"
-        )
+        raise RulesError("setup", f"{state.players[seat].name} must send one {kind.__name__} order")
     return found[0]

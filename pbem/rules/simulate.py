@@ -142,7 +142,9 @@ class SimulationSummary:
         wins = ", ".join(f"{name} {count}" for name, count in sorted(self.winners.items()))
         lines.append(f"winners: {wins or 'none'}")
         if self.reasons:
-            lines.append("won by: " + ", ".join(f"{r} {n}" for r, n in sorted(self.reasons.items())))
+            lines.append(
+                "won by: " + ", ".join(f"{r} {n}" for r, n in sorted(self.reasons.items()))
+            )
         lines.append(f"capped (no winner after the cap): {self.capped}")
         lines.append(f"digest of final states: {self.digest}")
         return "\n".join(lines)
@@ -187,8 +189,7 @@ def simulate_many(
         # small chunks keep both workers busy to the end; results come back in order
         size = max(1, min(25, games // (workers * 4)))
         jobs = [
-            (board, options, players, bot, cap, seeds[i : i + size])
-            for i in range(0, games, size)
+            (board, options, players, bot, cap, seeds[i : i + size]) for i in range(0, games, size)
         ]
         context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
         with context.Pool(workers) as pool:

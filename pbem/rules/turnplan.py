@@ -25,6 +25,8 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             events += _attack(state, action, rng)
         elif isinstance(action, Place):
             for armies, territory in action.placements:
+                if state.phase == OVER:  # a placement completed a mission
+                    break
                 events += engine.place(state, territory, armies)
         elif isinstance(action, Trade):
             events += engine.trade(state, action.cards)
@@ -88,6 +90,8 @@ def _fortify(state: GameState, action: Fortify) -> list[Event]:
     armies = min(asked, available)
     if armies < 1:
         return [FortifySkipped(me, source, target, "no army free to move")]
+    if engine.room_for(state, target) < 1:
+        return [FortifySkipped(me, source, target, "already holds the most armies allowed")]
     if state.options.fortify != "adjacent" and not engine.connected(state, source, target):
         return [FortifySkipped(me, source, target, "no chain of own territories any more")]
     return engine.fortify(state, source, target, armies, asked=asked if armies != asked else None)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pbem.rules.board import Mission
-from pbem.rules.state import GameState
+from pbem.rules.events import Event, GameWon
+from pbem.rules.state import OVER, GameState
 
 MISSION_FALLBACK = Mission(
     id="fallback-24", text="Occupy 24 territories", kind="territories", count=24
@@ -43,7 +44,11 @@ def mission_complete(state: GameState, seat: int) -> bool:
     owner = state.owner
     if mission.kind == "territories":
         return (
-            sum(1 for t, o in enumerate(owner) if o == seat and state.armies[t] >= mission.min_armies)
+            sum(
+                1
+                for t, o in enumerate(owner)
+                if o == seat and state.armies[t] >= mission.min_armies
+            )
             >= mission.count
         )
     if mission.kind == "continents":
@@ -77,7 +82,7 @@ def _mission_winner(state: GameState) -> tuple[int, str, str] | None:
     return None
 
 
-def on_elimination(state: GameState, loser: int, by: int) -> list:
+def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
     """Record who eliminated whom. A destroy-mission is won by eliminating its
     target; any other player whose target it was needs 24 territories instead."""
     state.players[loser].eliminated_by = by
@@ -112,10 +117,8 @@ def _capital_winner(state: GameState) -> tuple[int, str, str] | None:
     return None
 
 
-def end_by_turn_limit(state: GameState) -> list:
+def end_by_turn_limit(state: GameState) -> list[GameWon]:
     """After max_turns rounds: most territories, then most armies, then turn order."""
-    from pbem.rules.events import GameWon
-
     alive = state.alive_seats()
     best = max(
         alive,
@@ -123,5 +126,6 @@ def end_by_turn_limit(state: GameState) -> list:
     )
     state.winner = best
     state.win_reason = "max_turns"
-    state.phase = "over"
-    return [GameWon(best, "max_turns", f"after {state.options.max_turns} rounds")]
+    state.phase = OVER
+    rounds = state.options.max_turns
+    return [GameWon(best, "max_turns", f"most territories after {rounds} round(s)")]

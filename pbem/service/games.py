@@ -20,8 +20,7 @@ from pbem.orders import (
     parse_orders,
     render_orders,
     turn_actions,
-    validate_setup,
-    validate_turn,
+    validate_mail,
 )
 from pbem.rules.board import Board
 from pbem.rules.dice import DICE_VERSION, commitment, new_secret
@@ -327,14 +326,14 @@ def submit(
         return Outcome(False, exc.problems)
     seat = player.seat
     if state.phase in SETUP_PHASES:
-        problems = validate_setup(state, seat, parsed.orders)
+        problems = validate_mail(state, seat, parsed)
         if problems:
             return Outcome(False, problems)
         canonical = render_orders([o.action for o in parsed.setup_orders], state.board)
         if dry_run:
             return Outcome(True, canonical=canonical, message="valid (nothing applied)")
         return _accept_setup(session, game, loaded, player, canonical, source, message_id)
-    problems = validate_turn(state, seat, parsed.orders)
+    problems = validate_mail(state, seat, parsed)
     if problems:
         return Outcome(False, problems)
     canonical = render_orders(turn_actions(state, parsed.orders), state.board)
@@ -448,3 +447,23 @@ def list_games(session: Session) -> list[Game]:
 
 def now() -> datetime:
     return utcnow()
+
+
+def check_against_game(config, game_name: str, text: str, player_name: str | None):  # noqa: ANN001, ANN201
+    """`pbem check --game`: validate orders against a stored game; nothing changes."""
+    from pbem.orders import CheckResult, format_problems
+    from pbem.store import init_db, session_scope
+
+    engine = init_db(config.database_url)
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, game_name)
+        if player_name is not None:
+            player = find_player(session, game, player_name)
+        elif game.current_seat is not None and game.phase == "playing":
+            player = players_of(session, game)[game.current_seat]
+        else:
+            raise ServiceError("the game is setting up: say whose orders these are with --as")
+        outcome = submit(session, game, player, text, source="gm", dry_run=True)
+    if outcome.accepted:
+        return CheckResult(True, f"valid orders for {player.name}:\n{outcome.canonical}")
+    return CheckResult(False, format_problems(outcome.problems, text))

@@ -9,6 +9,7 @@ before or after that transaction; the next run redoes what is missing.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from dataclasses import dataclass, field
 from email import policy
@@ -41,6 +42,7 @@ from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, InboundMessage, Player, session_scope
 
+log = logging.getLogger("pbem.mail")
 TOKEN = re.compile(r"\(token ([0-9a-f]{10})\)")
 TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
@@ -152,17 +154,26 @@ def _handle(session: Session, ctx: Context, row: InboundMessage) -> MailOutcome:
         ):
             notify.auth_alert(session, ctx, game, player, mail)
         return _reject(row, game, f"authentication failed for {player.name}")
-    if not _may_reply(session, ctx, player.address):
-        return MailOutcome(row.message_id, game.name, "processed", "reply budget spent; no reply")
     if parsed is None:
         reply = notify.Reply(
             game=game, player=player, mail=mail, problems=parse_problems, text=mail.text
         )
-        notify.send_reply(session, ctx, reply)
+        _send_reply(session, ctx, reply)
         return MailOutcome(
             row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed)
+
+
+def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
+    """The one reply to a mail, within the address's budget per hour (the
+    orders are applied either way; only the answer is held back)."""
+    if _may_reply(session, ctx, reply.player.address):
+        notify.send_reply(session, ctx, reply)
+    else:
+        log.warning(
+            "reply budget of %s spent: no reply to %s", reply.player.address, reply.mail.message_id
+        )
 
 
 def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:  # noqa: ANN001
@@ -261,7 +272,7 @@ def _act(
             )
     if parsed.orders and game.status != "finished":
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
-    notify.send_reply(session, ctx, reply)
+    _send_reply(session, ctx, reply)
     return MailOutcome(mail.message_id, game.name, "processed", "; ".join(summary) or "read")
 
 
@@ -280,11 +291,6 @@ def _orders(
     parsed: ParsedMail,
     reply: notify.Reply,
 ) -> str:
-    if parsed.turn is not None and parsed.turn.value != game.turn:
-        reply.problems_text = (
-            f"TURN {parsed.turn.value}: the game is at turn {game.turn}; nothing was applied."
-        )
-        return "stale TURN guard"
     from pbem.service import deadlines
 
     held = deadlines.settings(game)["adjudicate"] == "deadline" and not parsed.check
@@ -323,6 +329,7 @@ def _orders(
             session, game, player, mail.text, source="mail", message_id=mail.message_id
         )
     reply.notes.append(outcome.message)
+    reply.turn = next((st.turn for st in outcome.steps if st.seat is not None), None)
     notify.after_steps(session, ctx, game, outcome.steps)
     deadlines.play_bot_turns(session, ctx, game)
     return outcome.message

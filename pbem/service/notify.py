@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from sqlmodel import Session, select
 
@@ -48,6 +47,7 @@ class Reply:
     text: str = ""
     notes: list[str] = field(default_factory=list)
     commands: list = field(default_factory=list)
+    turn: int | None = None  # the turn the orders were played as, once played
 
 
 # ----------------------------------------------------------------- helpers
@@ -178,7 +178,7 @@ def send_reply(session: Session, ctx, reply: Reply) -> None:  # noqa: ANN001
             rc.Receipt(
                 game=info,
                 seat=player.seat,
-                turn=game.turn,
+                turn=reply.turn or game.turn,
                 orders_text=reply.canonical or "\n".join(reply.notes) or "(no orders)",
                 adjudicated=bool(reply.canonical)
                 and not check_only
@@ -231,51 +231,73 @@ def _command_answer(
 
 def _history(
     session: Session,
-    ctx,
+    ctx,  # noqa: ANN001
     info: rc.GameInfo,
     game: Game,
-    player: Player,  # noqa: ANN001
+    player: Player,
     turn: int | None,
 ) -> RenderedMail:
-    results = list(
-        session.exec(
-            select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
-        )
-    )
+    """HISTORY: the list of turns, or the report of one turn again."""
     if turn is None:
-        played = [r.turn for r in results if r.seat is not None]
+        played = [r.turn for r in _results(session, game) if r.seat is not None]
         text = "Turns played: " + (", ".join(str(t) for t in played) or "none yet")
         text += "\nSend HISTORY N for the report of turn N."
         return render.render_help(rc.Help(player.address, text, info))
+    report = stored_report(session, info, game, turn)
+    if report is None:
+        return render.render_help(rc.Help(player.address, f"There is no report of turn {turn}.", info))
+    return render.render_turn_report(report, player.seat)
+
+
+def _results(session: Session, game: Game) -> list[TurnResult]:
+    query = select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
+    return list(session.exec(query))
+
+
+def stored_report(
+    session: Session, info: rc.GameInfo, game: Game, turn: int | None
+) -> rc.TurnReport | None:
+    """The report of a played turn (the latest when ``turn`` is None), rebuilt
+    from the stored events and the snapshots before and after it."""
     from pbem.rules.events import event_from_dict
 
-    for i, row in enumerate(results):
-        if row.turn == turn and row.seat is not None:
-            definition = definition_of(session, game)
-            after = GameState.from_dict(
-                json.loads(row.snapshot_json), definition.board, definition.options
-            )
-            before = (
-                GameState.from_dict(
-                    json.loads(results[i - 1].snapshot_json), definition.board, definition.options
-                )
-                if i
-                else after
-            )
-            events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
-            report = rc.TurnReport(
-                info,
-                row.turn,
-                row.seat,
-                events,
-                before,
-                after,
-                row.state_hash,
-                None,
-                after.current if after.phase != OVER else None,
-            )
-            return render.render_turn_report(report, player.seat)
-    return render.render_help(rc.Help(player.address, f"There is no report of turn {turn}.", info))
+    results = _results(session, game)
+    played = [i for i, r in enumerate(results) if r.seat is not None and r.turn > 0]
+    if turn is not None:
+        played = [i for i in played if results[i].turn == turn]
+    if not played:
+        return None
+    i = played[-1]
+    row = results[i]
+    definition = definition_of(session, game)
+
+    def state_of(result: TurnResult) -> GameState:
+        data = json.loads(result.snapshot_json)
+        return GameState.from_dict(data, definition.board, definition.options)
+
+    after = state_of(row)
+    before = state_of(results[i - 1]) if i else after
+    events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
+    next_seat = after.current if after.phase != OVER else None
+    return rc.TurnReport(info, row.turn, row.seat, events, before, after, row.state_hash,
+                         None, next_seat)
+
+
+def render_turn(
+    session: Session,
+    ctx,  # noqa: ANN001
+    game: Game,
+    turn: int | None,
+    seat: int | None,
+) -> RenderedMail:
+    """`pbem render`: a stored turn's report as ``seat`` (None: the GM) sees it."""
+    from pbem.service.errors import ServiceError
+
+    report = stored_report(session, game_info(session, ctx, game), game, turn)
+    if report is None:
+        which = f"turn {turn}" if turn is not None else "any turn"
+        raise ServiceError(f"game {game.name} has no report of {which} yet")
+    return render.render_turn_report(report, seat)
 
 
 def error_reply(
@@ -533,17 +555,31 @@ def prompt_next(
 
 def game_start(
     session: Session,
-    ctx,
+    ctx,  # noqa: ANN001
     game: Game,
-    passwords: dict[str, str],  # noqa: ANN001
-    when: datetime | None = None,
+    passwords: dict[str, str],
+    only_seat: int | None = None,
 ) -> None:
-    """The first mail to each player: rules, map, turn order, own password, commitment."""
+    """The first mail to each player (or to the new holder of one seat): rules,
+    map, turn order, their own password, the dice commitment."""
     from pbem.service import deadlines
 
     state = load(session, game).state
-    deadlines.start_period(session, ctx, game, state)
     info = game_info(session, ctx, game)
+    if only_seat is not None:
+        p = players_of(session, game)[only_seat]
+        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        queue(
+            session,
+            ctx,
+            render.render_game_start(start),
+            recipient=p.address,
+            message_id=_message_id(ctx, "start", game.name, p.seat, p.address, game.turn),
+            game=game,
+            seat=p.seat,
+        )
+        return
+    deadlines.start_period(session, ctx, game, state)
     for p in players_of(session, game):
         start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
         queue(

@@ -121,14 +121,14 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     from pbem.service import deadlines
 
     settings = mail_settings(config)
-    ctx = Context(config, clock, settings.own_addresses())
+    ctx = Context(config, clock, settings.own_addresses)
     report = PollReport()
     try:
         inbox = open_inbox(settings)
     except OSError as exc:
         raise ServerUnreachable(f"cannot reach the inbox: {exc}") from exc
     with inbox:
-        checkpoint = _load_checkpoint(engine, settings.inbox())
+        checkpoint = _load_checkpoint(engine, settings.inbox)
         while True:
             try:
                 fetched, new_checkpoint = inbox.fetch_new(checkpoint, batch)

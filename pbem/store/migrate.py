@@ -42,10 +42,6 @@ def _config(connection: Connection | None = None) -> Config:
     return config
 
 
-def _engine(engine_or_url: Engine | str) -> Engine:
-    return make_engine(engine_or_url) if isinstance(engine_or_url, str) else engine_or_url
-
-
 def head_revision() -> str:
     """The newest migration this version of pbem knows."""
     head = ScriptDirectory.from_config(_config()).get_current_head()
@@ -66,7 +62,17 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
     tables, and dropping a referenced table would otherwise fail) and
     checked once at the end, before the commit.
     """
-    engine = _engine(engine_or_url)
+    if isinstance(engine_or_url, str):
+        engine = make_engine(engine_or_url)
+        try:
+            _upgrade(engine, revision)
+        finally:
+            engine.dispose()
+    else:
+        _upgrade(engine_or_url, revision)
+
+
+def _upgrade(engine: Engine, revision: str) -> None:
     sqlite = engine.dialect.name == "sqlite"
     with translate_errors(engine), engine.connect() as connection:
         if sqlite:

@@ -164,11 +164,21 @@ class OrderEntry(SQLModel, table=True):
 
 
 class TurnResult(SQLModel, table=True):
+    """The state after one adjudicated step: a cache and a check, never the truth.
+
+    A step is keyed by ``seq``, the order-log entry that completed it (0: the
+    deal itself), not by turn: a RESIGN in the middle of a turn is a step too.
+    """
+
     __tablename__ = "turn_result"
-    __table_args__ = (UniqueConstraint("game_id", "turn"),)
+    __table_args__ = (
+        UniqueConstraint("game_id", "seq"),
+        Index("ix_turn_result_game_id_turn", "game_id", "turn"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     game_id: int = Field(foreign_key="game.id")
+    seq: int
     turn: int
     seat: int | None = None
     events_json: str = Field(sa_type=Text)

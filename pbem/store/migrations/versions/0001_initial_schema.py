@@ -235,6 +235,7 @@ def upgrade() -> None:
         "turn_result",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("game_id", sa.Integer(), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
         sa.Column("turn", sa.Integer(), nullable=False),
         sa.Column("seat", sa.Integer(), nullable=True),
         sa.Column("events_json", sa.Text(), nullable=False),
@@ -243,8 +244,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["game_id"], ["game.id"], name=op.f("fk_turn_result_game_id_game")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_turn_result")),
-        sa.UniqueConstraint("game_id", "turn", name=op.f("uq_turn_result_game_id_turn")),
+        sa.UniqueConstraint("game_id", "seq", name=op.f("uq_turn_result_game_id_seq")),
     )
+    op.create_index("ix_turn_result_game_id_turn", "turn_result", ["game_id", "turn"])
 
 
 def downgrade() -> None:

@@ -1,0 +1,72 @@
+"""`pbem daemon`: poll cycles in a loop until SIGTERM (or SIGINT).
+
+Between cycles it waits on the inbox: IMAP IDLE where the server has it
+(a new mail wakes it at once), else a plain sleep. A stop signal lets the
+current cycle finish, so no mail is left half handled (and the database
+transaction of each mail makes a hard kill safe too).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+
+from sqlalchemy.engine import Engine
+
+from pbem.config import Config
+from pbem.mail.settings import open_inbox
+from pbem.service.clock import Clock
+from pbem.service.poll import PollBusy, ServerUnreachable, mail_settings, poll_lock, run_cycle
+
+log = logging.getLogger("pbem.daemon")
+
+
+def run_daemon(engine: Engine, config: Config, clock: Clock, interval: float, cycles: int = 0) -> int:
+    """Run until stopped (or ``cycles`` cycles); returns the number of cycles run."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        log.info("signal %s: stopping after this cycle", signum)
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    done = 0
+    try:
+        while not stop.is_set():
+            try:
+                with poll_lock(config.state_dir):
+                    report = run_cycle(engine, config, clock)
+                for mail in report.mails:
+                    log.info(mail.log_line())
+                if report.errors:
+                    log.warning("sending: %s", report.errors[0])
+            except PollBusy:
+                log.info("another poll is running; waiting")
+            except ServerUnreachable as exc:
+                log.warning("%s; trying again in %.0f s", exc, interval)
+            done += 1
+            if cycles and done >= cycles:
+                break
+            _wait(config, interval, stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    log.info("stopped after %d cycles", done)
+    return done
+
+
+def _wait(config: Config, interval: float, stop: threading.Event) -> None:
+    """Wait for new mail (IDLE) or the interval, whichever comes first, in
+    slices short enough to notice a stop signal."""
+    try:
+        with open_inbox(mail_settings(config)) as inbox:
+            waited = 0.0
+            while waited < interval and not stop.is_set():
+                step = min(5.0, interval - waited)
+                if inbox.wait_for_mail(step):
+                    return
+                waited += step
+    except OSError as exc:
+        log.warning("waiting for mail: %s", exc)
+        stop.wait(interval)
