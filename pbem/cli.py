@@ -209,17 +209,26 @@ def init(config: ConfigOption = None) -> None:
 def new(
     game: Annotated[str, typer.Argument(help="The game's name, e.g. world-1.")],
     player: Annotated[
-        list[str], typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order.")
-    ],
+        list[str] | None,
+        typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order."),
+    ] = None,
     preset: Annotated[str, typer.Option(help="Rules preset (see `pbem rules`).")] = "classic",
     option: Annotated[
         list[str] | None, typer.Option("--option", "-o", help="K=V over the preset.")
     ] = None,
     map_name: Annotated[str, typer.Option("--map", help="Map name.")] = "classic",
     gm: Annotated[str | None, typer.Option(help="The GM's address (alerts).")] = None,
+    open_: Annotated[
+        bool, typer.Option("--open", help="Open for players to JOIN by mail.")
+    ] = False,
+    seats: Annotated[int, typer.Option(help="With --open: how many players.")] = 0,
+    hours: Annotated[float | None, typer.Option("--turn-hours", help="Hours per turn.")] = None,
+    adjudicate_at: Annotated[
+        str | None, typer.Option("--adjudicate", help="'orders' (default) or 'deadline'.")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Create a game; prints each player's password once."""
+    """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
     from pbem.service.games import create_game, parse_player
 
     overrides = {}
@@ -228,8 +237,21 @@ def new(
         if not sep or not key.strip():
             fail(f"--option {item!r}: expected K=V")
         overrides[key.strip()] = value
+    if open_ and (player or seats < 2):
+        fail("--open takes --seats N (2 or more) and no --player")
+    if not open_ and not player:
+        fail("name the players with --player NAME:ADDRESS (or --open --seats N)")
+    if adjudicate_at not in (None, "orders", "deadline"):
+        fail("--adjudicate must be 'orders' or 'deadline'")
     with _session(config) as session:
-        specs = [parse_player(p) for p in player]
+        cfg = _config(config)
+        settings = {
+            "turn_hours": hours or cfg.defaults.turn_hours,
+            "grace_hours": cfg.defaults.grace_hours,
+            "reminder_hours": list(cfg.defaults.reminder_hours),
+            "adjudicate": adjudicate_at or cfg.defaults.adjudicate,
+        }
+        specs = [parse_player(p) for p in player or []]
         created = create_game(
             session,
             game,
@@ -238,14 +260,105 @@ def new(
             overrides=overrides,
             map_name=map_name,
             gm_address=gm,
+            settings=settings,
+            open_seats=seats if open_ else 0,
         )
         row = created.game
+        if open_:
+            typer.echo(
+                f"game {row.name} open for {seats} players: they mail "
+                f"'JOIN {row.name} AS NAME' to {cfg.mail.game_address}"
+            )
+            return
+        _announce_start(session, cfg, row, created.passwords)
         typer.echo(
             f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}"
         )
         typer.echo(f"dice commitment: {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
+
+
+def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:
+    """Queue the game-start mails (the next poll sends them)."""
+    from pbem.service.clock import SystemClock
+    from pbem.service.mailflow import Context
+    from pbem.service.notify import game_start
+
+    game_start(session, Context(cfg, SystemClock()), row, passwords)
+
+
+# --------------------------------------------------------------- GM commands
+def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) -> None:
+    from pbem.service.clock import SystemClock
+    from pbem.service.games import find_game
+    from pbem.service.mailflow import Context
+
+    with _session(config) as session:
+        row = find_game(session, game)
+        typer.echo(action(session, Context(_config(config), SystemClock()), row, *args))
+
+
+@app.command()
+def pause(game: str, config: ConfigOption = None) -> None:
+    """Pause a game: deadlines stop until it resumes."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.pause)
+
+
+@app.command()
+def resume(game: str, config: ConfigOption = None) -> None:
+    """Resume a paused game; the deadline moves by the time it was paused."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.resume)
+
+
+@app.command()
+def extend(game: str, hours: float, config: ConfigOption = None) -> None:
+    """Push the current deadline back by HOURS."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.extend, hours)
+
+
+@app.command()
+def kick(game: str, player: str, config: ConfigOption = None) -> None:
+    """Remove a player now (territories neutral, or the seat to the bot by option)."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.kick, player)
+
+
+@app.command("replace")
+def replace_(
+    game: str,
+    player: str,
+    address: str,
+    name: Annotated[str | None, typer.Option(help="The newcomer's name.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Give PLAYER's seat to a new ADDRESS (new password, extended first deadline)."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.replace, player, address, name)
+
+
+@app.command()
+def rollback(game: str, turn: int, config: ConfigOption = None) -> None:
+    """Undo every step from TURN on: truncate the log, replay, announce."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.rollback, turn)
+
+
+@app.command()
+def process(game: str, config: ConfigOption = None) -> None:
+    """Play the current turn (or setup phase) now, defaults for the missing."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.process)
 
 
 @app.command("list")
@@ -546,25 +659,45 @@ def outbox(
         engine = init_db(cfg.database_url)
         if retry:
             settings = mail_settings(cfg)
-            report = send_outbox(engine, open_sender(settings), SystemClock(),
-                                 settings.from_address, retry_all=True)
+            report = send_outbox(
+                engine, open_sender(settings), SystemClock(), settings.from_address, retry_all=True
+            )
             typer.echo(f"{report.sent} sent, {report.deferred} deferred, {report.failed} failed")
         with session_scope(engine, write=False) as session:
-            rows = session.exec(select(Outbox).where(Outbox.status != "sent")
-                                .order_by(col(Outbox.id)))
-            data = [{"id": r.id, "status": r.status, "recipient": r.recipient,
-                     "subject": r.subject, "attempts": r.attempts,
-                     "next_attempt_at": r.next_attempt_at.isoformat(),
-                     "last_error": r.last_error} for r in rows]
-    _emit(data, as_json, lambda: "\n".join(
-        f"{d['id']:>6} {d['status']:<8} {d['attempts']:>2} {d['recipient']:<28} {d['subject']}"
-        + (f"\n       last error: {d['last_error']}" if d["last_error"] else "")
-        for d in data) or "the outbox is empty")
+            rows = session.exec(
+                select(Outbox).where(Outbox.status != "sent").order_by(col(Outbox.id))
+            )
+            data = [
+                {
+                    "id": r.id,
+                    "status": r.status,
+                    "recipient": r.recipient,
+                    "subject": r.subject,
+                    "attempts": r.attempts,
+                    "next_attempt_at": r.next_attempt_at.isoformat(),
+                    "last_error": r.last_error,
+                }
+                for r in rows
+            ]
+    _emit(
+        data,
+        as_json,
+        lambda: (
+            "\n".join(
+                f"{d['id']:>6} {d['status']:<8} {d['attempts']:>2} {d['recipient']:<28} {d['subject']}"
+                + (f"\n       last error: {d['last_error']}" if d["last_error"] else "")
+                for d in data
+            )
+            or "the outbox is empty"
+        ),
+    )
 
 
 @app.command()
 def demo(
-    directory: Annotated[Path, typer.Option("--dir", help="Where the demo keeps its files.")] = Path("var/demo"),
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where the demo keeps its files.")
+    ] = Path("var/demo"),
     seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 7,
 ) -> None:
     """A game of four bots played by mail (SQLite, local Maildir) until someone wins."""
@@ -580,9 +713,13 @@ def demo(
 def render(
     game: str,
     turn: Annotated[int | None, typer.Option(help="The turn (default: the latest).")] = None,
-    player: Annotated[str | None, typer.Option("--as", help="Render for this player (default: the GM).")] = None,
+    player: Annotated[
+        str | None, typer.Option("--as", help="Render for this player (default: the GM).")
+    ] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the HTML part here.")] = None,
-    text: Annotated[bool, typer.Option("--text", help="Print the text part (the default).")] = False,
+    text: Annotated[
+        bool, typer.Option("--text", help="Print the text part (the default).")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Print or write a turn report of a stored game without sending anything."""
@@ -599,8 +736,12 @@ def render(
         from pbem.service.demo import _standalone_html
         from pbem.report.mime import to_mime
 
-        msg = to_mime(rendered, sender="pbem@localhost", recipient="you@localhost",
-                      message_id="<render@localhost>")
+        msg = to_mime(
+            rendered,
+            sender="pbem@localhost",
+            recipient="you@localhost",
+            message_id="<render@localhost>",
+        )
         html.write_text(_standalone_html(msg), encoding="utf-8")
         typer.echo(f"wrote {html}")
     if html is None or text:

@@ -334,3 +334,18 @@ def test_settings_open_the_imap_transport(mail_servers: MailServers, mail_user: 
         (mail,), _ = inbox.fetch_new(None)
         inbox.move(mail.key, PROCESSED)
     assert [m.raw for m in mail_servers.read_mailbox(mail_user, "done")] == [mail.raw]
+
+
+def test_server_without_move_uidplus_or_idle(mail_servers: MailServers) -> None:
+    user = mail_servers.new_user("old", minimal_imap=True)
+    for n in (1, 2):
+        mail_servers.deliver(user, order_mail(n, user))
+    with imap_inbox(mail_servers, user) as inbox:  # use_move=True, but there is no MOVE
+        (first, second), checkpoint = inbox.fetch_new(None)
+        inbox.move(first.key, PROCESSED)
+        assert [m.uid for m in inbox.fetch_new(None)[0]] == [2]
+        assert inbox.wait_for_mail(0.2) is False  # no IDLE: it just waits
+        mail_servers.deliver(user, order_mail(3, user))
+        assert [m.uid for m in inbox.fetch_new(checkpoint)[0]] == [3]
+    assert [m.raw for m in mail_servers.read_mailbox(user, "processed")] == [first.raw]
+    assert [m.uid for m in mail_servers.read_mailbox(user)] == [2, 3]

@@ -246,7 +246,7 @@ def play_checked_game(
     turns = 0
     while state.phase != OVER and state.turn <= cap:
         rng = DiceStream(secret, state.game, f"turn:{state.turn}")
-        placed, lost, capped = shadow.placed, shadow.lost_in_battle, shadow.lost_to_cap
+        placed, lost = shadow.placed, shadow.lost_in_battle
         events = play_turn(state, players_bots[state.current].plan_turn(state), rng)
         shadow.apply(events, state)
         shadow.check(state)

@@ -14,8 +14,10 @@ from dataclasses import replace
 
 import pytest
 
+from pbem.paths import presets_dir
 from pbem.rules import engine
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
+from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import OptionsError, RulesError
@@ -34,10 +36,8 @@ from pbem.rules.events import (
     TurnEnded,
 )
 from pbem.rules.options import load_preset, preset_description, preset_names
-from pbem.paths import presets_dir
 from pbem.rules.setupplan import play_setup
-from pbem.rules.bots import make_bot
-from pbem.rules.simulate import play_game, setup_game
+from pbem.rules.simulate import setup_game
 from pbem.rules.state import ATTACK, HQ, OVER, PLACE, REINFORCE
 from pbem.rules.turnplan import play_turn
 from tests.test_rules_support import (
@@ -165,7 +165,11 @@ def test_two_player_turns_alternate_and_the_neutral_never_moves() -> None:
     neutral = state.neutral_seat
     seats = []
     while state.phase != OVER:
-        held = {t: a for t, (o, a) in enumerate(zip(state.owner, state.armies)) if o == neutral}
+        held = {
+            t: a
+            for t, (o, a) in enumerate(zip(state.owner, state.armies, strict=True))
+            if o == neutral
+        }
         events = play_turn(
             state,
             bots[state.current].plan_turn(state),

@@ -260,15 +260,22 @@ class DovecotServer:
 
     # --- users and mailboxes --------------------------------------------------
 
-    def add_user(self, address: str, password: str = "secret") -> None:
-        """A mailbox user (login = address), known to Dovecot at once."""
+    def add_user(
+        self, address: str, password: str = "secret", *, minimal_imap: bool = False
+    ) -> None:
+        """A mailbox user (login = address), known to Dovecot at once.
+
+        ``minimal_imap`` makes the server announce only IMAP4rev1 to this user
+        after login (no IDLE, MOVE or UIDPLUS), like an old or minimal server.
+        """
         address = address.lower()
         if not _ADDRESS.match(address) or not _SAFE_PASSWORD.match(password):
             raise ValueError(f"unusable test user {address!r} / password")
         if address in self.users:
             raise ValueError(f"user {address} exists already")
         home = self.workdir / "mail" / address
-        line = f"{address}:{{PLAIN}}{password}:{self._mail_uid}:{self._mail_gid}::{home}::\n"
+        extra = "userdb_imap_capability=IMAP4rev1" if minimal_imap else ""
+        line = f"{address}:{{PLAIN}}{password}:{self._mail_uid}:{self._mail_gid}::{home}::{extra}\n"
         tmp = self.workdir / "users" / f".{address}.new"
         tmp.write_text(line)
         tmp.replace(self.workdir / "users" / address)
@@ -439,11 +446,13 @@ class MailServers:
         finally:
             self.dovecot.stop()
 
-    def new_user(self, name: str = "user", password: str = "secret") -> str:
+    def new_user(
+        self, name: str = "user", password: str = "secret", *, minimal_imap: bool = False
+    ) -> str:
         """A fresh mailbox ``<name>-<n>@pbem.test``; returns its address."""
         self._counter += 1
         address = f"{name}-{self._counter}@pbem.test"
-        self.dovecot.add_user(address, password)
+        self.dovecot.add_user(address, password, minimal_imap=minimal_imap)
         return address
 
     def deliver(self, to: str, raw: bytes, sender: str = "player@pbem.test") -> None:

@@ -16,7 +16,6 @@ from pbem.rules.cards import all_sets, designs_of, is_set, set_value
 from pbem.rules.combat import Stream, roll
 from pbem.rules.errors import RulesError
 from pbem.rules.events import (
-    Roll,
     ArmiesPlaced,
     AttackResolved,
     CardDrawn,
@@ -30,6 +29,7 @@ from pbem.rules.events import (
     MissionDealt,
     MovedIn,
     PlayerEliminated,
+    Roll,
     TerritoriesDealt,
     TerritoryClaimed,
     TurnBegan,
@@ -47,6 +47,7 @@ from pbem.rules.state import (
     REINFORCE,
     GameState,
     Player,
+    neighbours_of,
 )
 
 NEUTRAL_NAME = "neutral"
@@ -162,7 +163,7 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
     missing = [s for s in state.order if s not in claims]
     if missing:
         raise RulesError("draft", f"no preference list from {state.players[missing[0]].name}")
-    for seat, prefs in claims.items():
+    for prefs in claims.values():
         for t in prefs:
             _check_territory(state, t, "draft")
     free = [t for t in range(len(state.board.territories)) if state.owner[t] < 0]
@@ -512,15 +513,16 @@ def attack(
     _check_reinforcements_done(state)
     if state.phase == FORTIFY:
         raise RulesError("attack", "no attacks after fortifying")
-    _check_territory(state, source, "attack")
-    _check_territory(state, target, "attack")
+    if not (0 <= source < len(state.owner) and 0 <= target < len(state.owner)):
+        _check_territory(state, source, "attack")
+        _check_territory(state, target, "attack")
     me = state.current
     board = state.board
     if state.owner[source] != me:
         raise RulesError("attack", f"{board.territories[source].name} is not yours")
     if state.owner[target] == me:
         raise RulesError("attack", f"{board.territories[target].name} is already yours")
-    if target not in board.territories[source].neighbours:
+    if target not in neighbours_of(board)[source]:
         raise RulesError(
             "adjacency",
             f"{board.territories[source].name} and {board.territories[target].name} "

@@ -22,7 +22,9 @@ from pbem.service.poll import PollBusy, ServerUnreachable, mail_settings, poll_l
 log = logging.getLogger("pbem.daemon")
 
 
-def run_daemon(engine: Engine, config: Config, clock: Clock, interval: float, cycles: int = 0) -> int:
+def run_daemon(
+    engine: Engine, config: Config, clock: Clock, interval: float, cycles: int = 0
+) -> int:
     """Run until stopped (or ``cycles`` cycles); returns the number of cycles run."""
     stop = threading.Event()
 

@@ -47,16 +47,21 @@ class DemoResult:
 def demo_config(directory: Path) -> Config:
     base = load_config(None, env={})
     mail: MailConfig = replace(
-        base.mail, transport="maildir", maildir_root=directory / "mail",
-        game_address="pbem@demo.localhost", gm_address="gm@demo.localhost",
+        base.mail,
+        transport="maildir",
+        maildir_root=directory / "mail",
+        game_address="pbem@demo.localhost",
+        gm_address="gm@demo.localhost",
         reply_budget_per_hour=100_000,  # bots answer far faster than people
     )
-    return replace(base, database_url=f"sqlite:///{directory / 'pbem.db'}",
-                   state_dir=directory, mail=mail)
+    return replace(
+        base, database_url=f"sqlite:///{directory / 'pbem.db'}", state_dir=directory, mail=mail
+    )
 
 
-def run_demo(directory: Path, seed: int = 7, max_turns: int = 2000,
-             say: Callable[[str], None] = print) -> DemoResult:
+def run_demo(
+    directory: Path, seed: int = 7, max_turns: int = 2000, say: Callable[[str], None] = print
+) -> DemoResult:
     config = demo_config(directory)
     Path(config.mail.maildir_root).mkdir(parents=True, exist_ok=True)
     engine = init_db(config.database_url)
@@ -65,8 +70,11 @@ def run_demo(directory: Path, seed: int = 7, max_turns: int = 2000,
     with session_scope(engine) as session:
         name = _free_name(session)
         created = create_game(
-            session, name, [PlayerSpec(b, f"{b}@demo.localhost") for b in BOTS],
-            gm_address=config.mail.gm_address, settings={"timezone": "UTC"},
+            session,
+            name,
+            [PlayerSpec(b, f"{b}@demo.localhost") for b in BOTS],
+            gm_address=config.mail.gm_address,
+            settings={"timezone": "UTC"},
         )
         notify.game_start(session, ctx, created.game, created.passwords)
     say(f"game {name}: {', '.join(BOTS)}; mail spool {config.mail.maildir_root}")
@@ -74,8 +82,10 @@ def run_demo(directory: Path, seed: int = 7, max_turns: int = 2000,
     from pbem.mail.settings import open_sender
 
     send_outbox(engine, open_sender(settings), clock, settings.from_address)
-    players = {b: Player(b, f"{b}@demo.localhost", TextBot(make_bot("greedy", seed + i)))
-               for i, b in enumerate(BOTS)}
+    players = {
+        b: Player(b, f"{b}@demo.localhost", TextBot(make_bot("greedy", seed + i)))
+        for i, b in enumerate(BOTS)
+    }
     inbox = spool_mailbox(config.mail.maildir_root, config.mail.game_address)
     reports = directory / "reports" / name
     reports.mkdir(parents=True, exist_ok=True)
@@ -203,4 +213,3 @@ def _standalone_html(msg: EmailMessage) -> str:
             data = base64.b64encode(part.get_content()).decode()
             html = html.replace(f"cid:{cid}", f"data:{part.get_content_type()};base64,{data}")
     return html
-

@@ -104,31 +104,21 @@ def create_game(
     settings: dict | None = None,
     secret: bytes | None = None,
     title: str = "",
+    open_seats: int = 0,
 ) -> Created:
+    """A new game with its players seated and dealt; or, with ``open_seats``,
+    a game open for that many players to JOIN by mail (it starts when full)."""
     if not name or not all(c.isalnum() or c in "-_" for c in name):
         raise ServiceError(f"game name {name!r}: use letters, digits, - and _ only")
     if session.exec(select(Game).where(Game.name == name)).first() is not None:
         raise ServiceError(f"a game named {name!r} exists already")
     options = options_for(preset, overrides or {})
-    options.check_players(len(players))
-    names = [p.name for p in players]
-    if len(set(names)) != len(names):
-        raise ServiceError("two players have the same name")
-    map_text, board = map_text_of(map_name)
-    palette = list(board.colours or COLOURS)
-    colours = []
-    for i, spec in enumerate(players):
-        colour = spec.colour or next(
-            c for c in palette if c not in colours and c not in [p.colour for p in players[i + 1 :]]
-        )
-        if colour in colours:
-            raise ServiceError(f"two players have the colour {colour}")
-        colours.append(colour)
+    options.check_players(open_seats or len(players))
+    map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
-    definition = replay.GameDefinition(
-        name, board, options, tuple(zip(names, colours, strict=True)), secret
-    )
-    game_state, events = replay.start(definition)
+    stored = dict(settings or {})
+    if open_seats:
+        stored["seats"] = open_seats
     row = Game(
         name=name,
         title=title or name,
@@ -136,40 +126,63 @@ def create_game(
         map_text=map_text,
         preset=preset,
         options_json=json.dumps(options.to_dict(), sort_keys=True),
-        settings_json=json.dumps(settings or {}, sort_keys=True),
+        settings_json=json.dumps(stored, sort_keys=True),
         dice_version=DICE_VERSION,
         secret=secret.hex(),
         commitment=commitment(secret),
         gm_address=gm_address,
+        phase="open",
     )
-    _sync(row, game_state.state)
     session.add(row)
     session.flush()
-    passwords = {}
-    for seat, (spec, colour) in enumerate(zip(players, colours, strict=True)):
-        password = new_password()
-        passwords[spec.name] = password
-        session.add(
-            Player(
-                game_id=row.id,
-                seat=seat,
-                name=spec.name,
-                colour=colour,
-                address=spec.address,
-                secret_hash=hash_password(password),
-            )
+    if open_seats:
+        return Created(row, {}, [])
+    passwords = {spec.name: seat_player(session, row, spec) for spec in players}
+    return Created(row, passwords, start_game(session, row))
+
+
+def seat_player(session: Session, game: Game, spec: PlayerSpec) -> str:
+    """Add a player in the next seat; returns their password (shown once)."""
+    players = players_of(session, game)
+    if any(p.name.lower() == spec.name.lower() for p in players):
+        raise ServiceError(f"game {game.name} has a player named {spec.name} already")
+    if any(p.address == spec.address for p in players):
+        raise ServiceError(f"{spec.address} plays in {game.name} already")
+    palette = list(parse_map(game.map_text, game.map_name).colours or COLOURS)
+    taken = [p.colour for p in players]
+    colour = spec.colour or next(c for c in palette if c not in taken)
+    if colour in taken:
+        raise ServiceError(f"two players have the colour {colour}")
+    password = new_password()
+    seat = len(players)
+    session.add(
+        Player(
+            game_id=game.id,
+            seat=seat,
+            name=spec.name,
+            colour=colour,
+            address=spec.address,
+            secret_hash=hash_password(password),
         )
-        session.add(
-            SeatHolder(game_id=row.id, seat=seat, name=spec.name, address=spec.address, from_turn=0)
-        )
+    )
+    session.add(
+        SeatHolder(game_id=game.id, seat=seat, name=spec.name, address=spec.address, from_turn=0)
+    )
+    session.flush()
+    return password
+
+
+def start_game(session: Session, game: Game) -> list[Event]:
+    """Deal with the seated players: the setup stream of DICE.md."""
+    definition = definition_of(session, game)
+    definition.options.check_players(len(definition.players))
+    game_state, events = replay.start(definition)
+    _sync(game, game_state.state)
+    session.add(game)
     if game_state.state.phase not in SETUP_PHASES:
-        store_result(
-            session,
-            row,
-            replay.Step(0, None, [], events, game_state.state, game_state.state.state_hash()),
-            seq=0,
-        )
-    return Created(row, passwords, events)
+        step = replay.Step(0, None, [], events, game_state.state, game_state.state.state_hash())
+        store_result(session, game, step, seq=0)
+    return events
 
 
 # ------------------------------------------------------------------- loading

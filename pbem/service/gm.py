@@ -43,15 +43,21 @@ def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     game.status = "paused"
     session.add(game)
     session.add(ServiceState(key=f"paused:{game.id}", value=ctx.clock.now().isoformat()))
-    notify.announce(session, ctx, game, f"The GM has paused {game.name}. Deadlines are frozen "
-                    "until the game resumes.")
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"The GM has paused {game.name}. Deadlines are frozen until the game resumes.",
+    )
     return f"{game.name} paused"
 
 
 def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     if game.status != "paused":
         raise ServiceError(f"game {game.name} is not paused")
-    marker = session.exec(select(ServiceState).where(ServiceState.key == f"paused:{game.id}")).first()
+    marker = session.exec(
+        select(ServiceState).where(ServiceState.key == f"paused:{game.id}")
+    ).first()
     game.status = "running"
     if marker is not None:
         paused_for = ctx.clock.now() - _aware(datetime.fromisoformat(marker.value))
@@ -72,8 +78,12 @@ def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN
         raise ServiceError("extend by a positive number of hours")
     game.deadline = _aware(game.deadline) + timedelta(hours=hours)
     session.add(game)
-    notify.announce(session, ctx, game, f"The GM extended the deadline by {hours:g} hours, to "
-                    f"{game.deadline:%Y-%m-%d %H:%M} UTC.")
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"The GM extended the deadline by {hours:g} hours, to {game.deadline:%Y-%m-%d %H:%M} UTC.",
+    )
     return f"deadline of {game.name} now {game.deadline.isoformat()}"
 
 
@@ -88,22 +98,34 @@ def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
     return "; ".join(lines)
 
 
-def replace(session: Session, ctx, game: Game, name: str, address: str,  # noqa: ANN001
-            new_name: str | None = None) -> str:
+def replace(
+    session: Session,
+    ctx,
+    game: Game,
+    name: str,
+    address: str,  # noqa: ANN001
+    new_name: str | None = None,
+) -> str:
     """Give a seat to a new address: new password, extended first deadline; the
     seat's history keeps who held it when."""
     _running(game)
     player = find_player(session, game, name)
     state = load(session, game).state
     if not state.players[player.seat].alive:
-        raise ServiceError(f"{player.name}'s seat is out of the game (its territories are "
-                           "neutral); there is nothing to hand over")
+        raise ServiceError(
+            f"{player.name}'s seat is out of the game (its territories are "
+            "neutral); there is nothing to hand over"
+        )
     address = address.strip().lower()
     if "@" not in address:
         raise ServiceError(f"{address!r} is not a mail address")
-    holder = session.exec(select(SeatHolder).where(
-        SeatHolder.game_id == game.id, SeatHolder.seat == player.seat,
-        SeatHolder.to_turn.is_(None))).first()  # type: ignore[union-attr]
+    holder = session.exec(
+        select(SeatHolder).where(
+            SeatHolder.game_id == game.id,
+            SeatHolder.seat == player.seat,
+            SeatHolder.to_turn.is_(None),
+        )
+    ).first()  # type: ignore[union-attr]
     if holder is not None:
         holder.to_turn = game.turn
         session.add(holder)
@@ -117,21 +139,33 @@ def replace(session: Session, ctx, game: Game, name: str, address: str,  # noqa:
     player.missed_in_row = 0
     player.misses_json = "[]"
     session.add(player)
-    session.add(SeatHolder(game_id=game.id, seat=player.seat, name=player.name, address=address,
-                           from_turn=game.turn))
+    session.add(
+        SeatHolder(
+            game_id=game.id,
+            seat=player.seat,
+            name=player.name,
+            address=address,
+            from_turn=game.turn,
+        )
+    )
     stored = json.loads(game.settings_json or "{}")
     if player.seat in stored.get("bot_seats", []):
         stored["bot_seats"] = [s for s in stored["bot_seats"] if s != player.seat]
         game.settings_json = json.dumps(stored, sort_keys=True)
     if state.current == player.seat and game.deadline is not None:
         extra = timedelta(hours=settings(game)["replacement_extra_hours"])
-        game.deadline = on_allowed_day(ctx.clock.now() + timedelta(
-            hours=settings(game)["turn_hours"]) + extra, settings(game))
+        game.deadline = on_allowed_day(
+            ctx.clock.now() + timedelta(hours=settings(game)["turn_hours"]) + extra, settings(game)
+        )
     session.add(game)
     session.flush()
     notify.game_start(session, ctx, game, {player.name: password}, only_seat=player.seat)
-    notify.announce(session, ctx, game, f"{address} takes over the seat of {old} "
-                    f"(now {player.name}) from turn {game.turn}.")
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"{address} takes over the seat of {old} (now {player.name}) from turn {game.turn}.",
+    )
     return f"{player.name} ({address}) holds seat {player.seat}; password {password}"
 
 
@@ -145,37 +179,64 @@ def rollback(session: Session, ctx, game: Game, turn: int) -> str:  # noqa: ANN0
     if cut == 0:
         raise ServiceError(f"nothing has been played from turn {turn} on")
     last_seq = keep[-1].seq if keep else 0
-    session.exec(delete(OrderEntry).where(OrderEntry.game_id == game.id,  # type: ignore[call-overload]
-                                          col(OrderEntry.seq) > last_seq))
-    session.exec(delete(TurnResult).where(TurnResult.game_id == game.id,  # type: ignore[call-overload]
-                                          col(TurnResult.seq) > last_seq))
-    session.exec(delete(PendingOrders).where(PendingOrders.game_id == game.id,  # type: ignore[call-overload]
-                                             PendingOrders.turn >= turn))
+    session.exec(
+        delete(OrderEntry).where(
+            OrderEntry.game_id == game.id,  # type: ignore[call-overload]
+            col(OrderEntry.seq) > last_seq,
+        )
+    )
+    session.exec(
+        delete(TurnResult).where(
+            TurnResult.game_id == game.id,  # type: ignore[call-overload]
+            col(TurnResult.seq) > last_seq,
+        )
+    )
+    session.exec(
+        delete(PendingOrders).where(
+            PendingOrders.game_id == game.id,  # type: ignore[call-overload]
+            PendingOrders.turn >= turn,
+        )
+    )
     session.flush()
     definition = replay.GameDefinition(*_definition_args(session, game))
     rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
     state = rebuilt.state
-    latest = session.exec(select(TurnResult).where(TurnResult.game_id == game.id)
-                          .order_by(col(TurnResult.seq).desc())).first()
+    latest = session.exec(
+        select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq).desc())
+    ).first()
     if latest is None:
-        store_result(session, game, replay.Step(state.turn, None, [], [], state,
-                                                state.state_hash()), seq=last_seq)
+        store_result(
+            session,
+            game,
+            replay.Step(state.turn, None, [], [], state, state.state_hash()),
+            seq=last_seq,
+        )
     elif latest.state_hash != state.state_hash():
-        raise ServiceError(f"the log of {game.name} does not replay to its stored hash at entry "
-                           f"{latest.seq}; run `pbem replay {game.name}` before rolling back")
+        raise ServiceError(
+            f"the log of {game.name} does not replay to its stored hash at entry "
+            f"{latest.seq}; run `pbem replay {game.name}` before rolling back"
+        )
     game.status = "running"
     game.winner_seat = None
     from pbem.service.games import _sync  # the row mirrors the rebuilt state
 
     _sync(game, state)
     for player in players_of(session, game):
-        if player.seat < len(state.players) and state.players[player.seat].alive \
-                and player.status in ("eliminated", "resigned", "removed"):
+        if (
+            player.seat < len(state.players)
+            and state.players[player.seat].alive
+            and player.status in ("eliminated", "resigned", "removed")
+        ):
             player.status = "active"
             session.add(player)
     start_period(session, ctx, game, state)
-    notify.announce(session, ctx, game, f"The GM rolled {game.name} back to the start of turn "
-                    f"{state.turn}: {cut} log entries were undone. The board is as it was then.")
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"The GM rolled {game.name} back to the start of turn "
+        f"{state.turn}: {cut} log entries were undone. The board is as it was then.",
+    )
     notify.prompt_next(session, ctx, game, state)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone)"
 

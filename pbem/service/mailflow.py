@@ -136,6 +136,17 @@ def _handle(session: Session, ctx: Context, row: InboundMessage) -> MailOutcome:
         return _reject(row, None, f"no game for {mail.sender}")
     game = found
     row.game_id = game.id
+    if game.phase == "open":
+        from pbem.service import joining
+
+        parsed, problems = _parse(mail.text, _board_of(game))
+        commands = parsed.commands if parsed is not None else []
+        return MailOutcome(
+            row.message_id,
+            game.name,
+            "processed",
+            joining.handle(session, ctx, game, mail, commands),
+        )
     player = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if player is None:
         if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
@@ -174,6 +185,12 @@ def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
         log.warning(
             "reply budget of %s spent: no reply to %s", reply.player.address, reply.mail.message_id
         )
+
+
+def _board_of(game: Game):  # noqa: ANN202
+    from pbem.rules.maps import parse_map
+
+    return parse_map(game.map_text, game.map_name)
 
 
 def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:  # noqa: ANN001
@@ -216,6 +233,8 @@ def _find_game(session: Session, mail: DecodedMail) -> Game | None:
     for line in mail.text.splitlines():
         words = line.split()
         if len(words) == 2 and words[0].upper() == "GAME":
+            names.insert(0, words[1])
+        elif len(words) >= 2 and words[0].upper() == "JOIN":
             names.insert(0, words[1])
     for name in names:
         game = session.exec(select(Game).where(Game.name == name)).first()

@@ -245,7 +245,9 @@ def _history(
         return render.render_help(rc.Help(player.address, text, info))
     report = stored_report(session, info, game, turn)
     if report is None:
-        return render.render_help(rc.Help(player.address, f"There is no report of turn {turn}.", info))
+        return render.render_help(
+            rc.Help(player.address, f"There is no report of turn {turn}.", info)
+        )
     return render.render_turn_report(report, player.seat)
 
 
@@ -279,8 +281,9 @@ def stored_report(
     before = state_of(results[i - 1]) if i else after
     events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
     next_seat = after.current if after.phase != OVER else None
-    return rc.TurnReport(info, row.turn, row.seat, events, before, after, row.state_hash,
-                         None, next_seat)
+    return rc.TurnReport(
+        info, row.turn, row.seat, events, before, after, row.state_hash, None, next_seat
+    )
 
 
 def render_turn(
