@@ -384,7 +384,8 @@ def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
         as_json,
         lambda: (
             "\n".join(
-                f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}turn {d['turn']:<5}{d['preset']}/{d['map']}"
+                f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}"
+                f"turn {d['turn']:<5}{d['preset']}/{d['map']}"
                 for d in data
             )
             or "no games"
@@ -684,7 +685,8 @@ def outbox(
         as_json,
         lambda: (
             "\n".join(
-                f"{d['id']:>6} {d['status']:<8} {d['attempts']:>2} {d['recipient']:<28} {d['subject']}"
+                f"{d['id']:>6} {d['status']:<8} {d['attempts']:>2} "
+                f"{d['recipient']:<28} {d['subject']}"
                 + (f"\n       last error: {d['last_error']}" if d["last_error"] else "")
                 for d in data
             )
@@ -733,8 +735,8 @@ def render(
         seat = find_player(session, row, player).seat if player else None
         rendered = render_turn(session, Context(_config(config), SystemClock()), row, turn, seat)
     if html is not None:
-        from pbem.service.demo import _standalone_html
         from pbem.report.mime import to_mime
+        from pbem.service.demo import _standalone_html
 
         msg = to_mime(
             rendered,

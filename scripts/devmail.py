@@ -89,7 +89,7 @@ def _summary(
     for relay in relays:
         lines.append(f"SMTP           {HOST}:{relay.port}  ({relay.tls})")
     if tls:
-        lines.append(f"CA certificate {dovecot.cert_file}")
+        lines.append(f"CA certificate {dovecot.cert_file}  (MailSettings.tls_ca_file)")
     lines.append(f"Users (password {password!r}): " + ", ".join(users))
     lines.append(f"Work directory {dovecot.workdir}  (Dovecot log: dovecot.log)")
     mode = "starttls" if tls else "none"

@@ -13,7 +13,14 @@ from pbem.mail.errors import MessageGone, TlsUnavailable, TransportError
 from pbem.mail.imap import ImapInbox
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.smtp import SmtpSender
-from pbem.mail.transport import PROCESSED, REJECTED, Checkpoint, OutgoingMail, SendResult
+from pbem.mail.transport import (
+    PROCESSED,
+    REJECTED,
+    Checkpoint,
+    Inbox,
+    OutgoingMail,
+    SendResult,
+)
 from tests.fixtures_mail import TlsMailServers
 
 pytestmark = pytest.mark.integration
@@ -331,6 +338,7 @@ def test_settings_open_the_imap_transport(mail_servers: MailServers, mail_user: 
     )
     assert open_sender(settings).send([outgoing(1, mail_user)])[0].ok
     with open_inbox(settings) as inbox:
+        assert isinstance(inbox, Inbox) and isinstance(inbox, ImapInbox)
         (mail,), _ = inbox.fetch_new(None)
         inbox.move(mail.key, PROCESSED)
     assert [m.raw for m in mail_servers.read_mailbox(mail_user, "done")] == [mail.raw]

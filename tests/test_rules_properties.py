@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
-@settings(max_examples=10, deadline=None, derandomize=True)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(
     seed=st.integers(0, 2**31),
     bots=st.lists(st.sampled_from(["random", "greedy"]), min_size=1, max_size=6),
@@ -53,7 +53,8 @@ from pbem.rules.simulate import play_game
 board = builtin_map("classic")
 chain = hashlib.sha256()
 for preset, players, seed, bot in [("classic", 4, 7, "random"), ("classic", 2, 8, "greedy"),
-                                   ("classic", 6, 9, "greedy")]:
+                                   ("classic", 6, 9, "greedy"), ("secret-mission", 5, 3, "random"),
+                                   ("capital", 4, 4, "greedy"), ("expert", 3, 5, "random,greedy")]:
     result = play_game(board, load_preset(preset), players, seed, bot, keep_hashes=True)
     for h in result.hashes:
         chain.update(h.encode())

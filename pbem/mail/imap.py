@@ -233,13 +233,15 @@ class ImapInbox:
                 time.sleep(timeout)
                 return False
             info = client.select_folder(self.inbox)
-            uidnext = int(info.get(b"UIDNEXT", 0))
+            uidnext = int(info.get(b"UIDNEXT", 0))  # type: ignore[call-overload]
             if (
                 self._high_uid is not None
                 and self._uidvalidity == _uidvalidity(info)
                 and uidnext - 1 > self._high_uid
             ):
                 return True
+            if timeout <= 0:
+                return False
             deadline = time.monotonic() + timeout
             client.idle()
             self.idling = True

@@ -1,0 +1,607 @@
+"""The GM's command line, run in-process (typer's CliRunner) against real SQLite files.
+
+One whole game is created with `pbem new` and played to the end with
+`pbem adjudicate` (every order written by the TextBot to a file); it is then
+exported, imported into a fresh database, replayed on both, and its record
+verified with the revealed secret, then tampered with. The game's secret is
+fixed (``new_secret`` patched) so that the game, its length and its hashes
+are the same on every run. One test runs the installed `pbem` command in a
+subprocess; every other test calls ``pbem.cli.app`` directly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+from typer.testing import CliRunner, Result
+
+from pbem.cli import app
+from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
+from pbem.rules.bots import make_bot
+from pbem.rules.maps import builtin_map
+from pbem.rules.state import GameState
+from pbem.service import replay
+from pbem.service.games import find_game, load, log_of
+from pbem.service.records import read_record
+from pbem.store import OrderEntry, TurnResult, head_revision, init_db, session_scope
+
+SECRET = bytes([9]) * 32  # with these players and bots: a 35-turn game, bob wins
+GAME = "world-1"
+PLAYERS = ["alice", "bob", "carol"]
+PLAYER_OPTIONS = [x for name in PLAYERS for x in ("--player", f"{name}:{name}@example.org")]
+runner = CliRunner()
+
+
+def write_config(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    config = folder / "pbem.toml"
+    config.write_text(f'database_url = "sqlite:///{folder / "pbem.db"}"\n', encoding="utf-8")
+    return config
+
+
+def pbem(*args: str | Path) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def ok(*args: str | Path) -> Result:
+    result = pbem(*args)
+    assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
+    return result
+
+
+def state_of(config: Path) -> GameState:
+    from pbem.config import load_config
+
+    engine = init_db(load_config(config).database_url)
+    with session_scope(engine, write=False) as session:
+        return load(session, find_game(session, GAME)).state
+
+
+def hash_chain(config: Path) -> list[tuple[int, int, int | None, str]]:
+    """(log seq, turn, seat, state hash) of every stored step, in log order."""
+    from pbem.config import load_config
+
+    engine = init_db(load_config(config).database_url)
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, GAME)
+        rows = session.exec(
+            select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
+        )
+        return [(r.seq, r.turn, r.seat, r.state_hash) for r in rows]
+
+
+def log_texts(config: Path) -> list[tuple[int, str, int | None, str]]:
+    from pbem.config import load_config
+
+    engine = init_db(load_config(config).database_url)
+    with session_scope(engine, write=False) as session:
+        return [(e.seq, e.kind, e.seat, e.text) for e in log_of(session, find_game(session, GAME))]
+
+
+def new_game(config: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
+    monkeypatch.setattr("pbem.service.games.new_secret", lambda: SECRET)
+    return ok("new", GAME, *PLAYER_OPTIONS, "--config", config)
+
+
+def play_setup(config: Path, folder: Path, bots: list[TextBot]) -> list[Result]:
+    state = state_of(config)
+    results = []
+    for seat in state.order:
+        orders = folder / f"setup-{seat}.txt"
+        orders.write_text(bots[seat].write_setup(state, seat), encoding="utf-8")
+        results.append(
+            ok("adjudicate", GAME, "--orders", orders, "--as", PLAYERS[seat], "--config", config)
+        )
+    return results
+
+
+def make_bots() -> list[TextBot]:
+    return [TextBot(make_bot("greedy", seat)) for seat in range(len(PLAYERS))]
+
+
+# ------------------------------------------------------------ the whole game
+@dataclass
+class Played:
+    folder: Path
+    config: Path
+    record: Path
+    turns: int
+    new_output: str
+    setup_outputs: list[str]
+    last_output: str
+    midgame_json: dict
+    midgame_state: GameState
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+    """A whole game played through `pbem adjudicate`, then exported."""
+    folder = tmp_path_factory.mktemp("game")
+    config = write_config(folder)
+    bots = make_bots()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        created = new_game(config, monkeypatch)
+    setup = play_setup(config, folder, bots)
+    turns = 0
+    midgame_json: dict = {}
+    midgame_state = None
+    last = setup[-1]
+    while True:
+        state = state_of(config)
+        if state.phase == "over":
+            break
+        if state.turn == 10:
+            midgame_json = json.loads(ok("show", GAME, "--json", "--config", config).stdout)
+            midgame_state = state
+        orders = folder / f"turn-{state.turn}.txt"
+        orders.write_text(bots[state.current].write_turn(state), encoding="utf-8")
+        last = ok("adjudicate", GAME, "--orders", orders, "--config", config)
+        turns += 1
+        assert turns < 500, "the game does not end"
+    record = folder / "world-1.pgn"
+    ok("export", GAME, "-o", record, "--config", config)
+    assert midgame_state is not None
+    yield Played(
+        folder,
+        config,
+        record,
+        turns,
+        created.stdout,
+        [r.stdout for r in setup],
+        last.stdout,
+        midgame_json,
+        midgame_state,
+    )
+
+
+def test_new_prints_commitment_and_one_password_per_player(played: Played) -> None:
+    lines = played.new_output.splitlines()
+    assert lines[0] == f"game {GAME} created: 3 players, preset classic, map classic"
+    assert lines[1] == f"dice commitment: {hashlib.sha256(SECRET).hexdigest()}"
+    passwords = [re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]]
+    assert [m.group(1) for m in passwords if m] == PLAYERS
+    assert len(lines) == 5
+
+
+def test_setup_waits_for_every_player(played: Played) -> None:
+    first, second, last = played.setup_outputs
+    order = [line.split(":")[0] for line in (first, second, last) for line in [line.splitlines()[-1]]]
+    # the first two wait for those who have not sent theirs; the last plays the setup
+    assert "setup orders received; waiting for" in first.splitlines()[-1]
+    assert len(first.splitlines()[-1].split("waiting for ")[1].split(", ")) == 2
+    assert len(second.splitlines()[-1].split("waiting for ")[1].split(", ")) == 1
+    assert last.splitlines()[-1].endswith("setup orders received; setup played")
+    assert sorted(order) == PLAYERS
+
+
+def test_game_is_played_to_the_end(played: Played) -> None:
+    assert played.turns == 35
+    assert played.last_output.splitlines()[-2:] == ["carol: turn 35 played", "game over: bob wins"]
+    state = state_of(played.config)
+    assert (state.phase, state.turn, state.players[state.winner].name) == ("over", 35, "bob")
+    listed = json.loads(ok("list", "--json", "--config", played.config).stdout)
+    assert listed == [
+        {
+            "name": GAME,
+            "phase": "over",
+            "status": "finished",
+            "turn": 35,
+            "map": "classic",
+            "preset": "classic",
+        }
+    ]
+
+
+def test_record_reveals_the_secret_once_the_game_is_over(played: Played) -> None:
+    text = played.record.read_text(encoding="utf-8")
+    assert text.count(f'[Secret "{SECRET.hex()}"]') == 1
+    assert f'[Commitment "{hashlib.sha256(SECRET).hexdigest()}"]' in text
+    assert '[Result "bob"]' in text
+    record = read_record(text)
+    assert [e.kind for e in record.entries] == ["setup"] * 3 + ["turn"] * 35
+    assert all(e.source == "gm" for e in record.entries[3:])
+
+
+def test_import_into_fresh_database_gives_the_same_hash_chain(
+    played: Played, tmp_path: Path
+) -> None:
+    config2 = write_config(tmp_path / "second")
+    ok("init", "--config", config2)
+    result = ok("import", played.record, "--config", config2)
+    assert result.stdout == f"imported {GAME}: turn 35, over\n"
+    first, second = hash_chain(played.config), hash_chain(config2)
+    assert len(first) == 36  # the setup, then 35 turns
+    assert second == first
+    assert [x[:3] for x in log_texts(config2)] == [x[:3] for x in log_texts(played.config)]
+    for config in (played.config, config2):
+        replayed = ok("replay", GAME, "--verify", "--config", config)
+        assert replayed.stdout == "36 steps replayed, every hash matches\n"
+    # importing the same game twice is refused
+    again = pbem("import", played.record, "--config", config2)
+    assert again.exit_code == 1
+    assert again.stderr == f"error: a game named {GAME!r} exists already\n"
+
+
+def test_verify_passes_with_the_revealed_secret(played: Played) -> None:
+    result = ok("verify", played.record, "--secret", SECRET.hex())
+    assert result.stdout == "all 36 steps verified; every roll matches the secret\n"
+
+
+def _turn_blocks(lines: list[str]) -> dict[int, int]:
+    """Turn number -> index of its '=== turn' line."""
+    return {
+        int(line.split()[2]): i for i, line in enumerate(lines) if line.startswith("=== turn ")
+    }
+
+
+def _state_before(played: Played, turn: int) -> GameState:
+    record = read_record(played.record.read_text(encoding="utf-8"))
+    from pbem.service.records import definition_of
+
+    game, _ = replay.start(definition_of(record, SECRET))
+    for entry in record.entries:
+        if entry.kind == "turn" and entry.turn == turn:
+            return game.state
+        replay.apply(game, entry)
+    raise AssertionError(f"no turn {turn}")
+
+
+def _tampered(played: Played, turn: int, new_place: str) -> Path:
+    lines = played.record.read_text(encoding="utf-8").split("\n")
+    head = _turn_blocks(lines)[turn]
+    place = next(i for i in range(head + 1, len(lines)) if lines[i].startswith("PLACE "))
+    assert place < _turn_blocks(lines)[turn + 1]
+    lines[place] = new_place
+    path = played.folder / f"tampered-{turn}.pgn"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def test_verify_names_the_turn_whose_order_was_changed(played: Played) -> None:
+    """A PLACE moved to another territory of the same player: valid orders, other dice."""
+    turn = 17
+    state = _state_before(played, turn)
+    lines = played.record.read_text(encoding="utf-8").split("\n")
+    head = _turn_blocks(lines)[turn]
+    place = next(x for x in lines[head + 1 :] if x.startswith("PLACE "))
+    amount, where = place.split(" ", 2)[1:]
+    board = state.board
+    own = [t.name for t in board.territories if state.owner[t.index] == state.current]
+    # another territory of the player's, one that no order of this turn names
+    block = "\n".join(lines[head + 1 : _turn_blocks(lines)[turn + 1]])
+    other = next(t for t in sorted(own) if t != where and t not in block)
+    changed = f"PLACE {amount} {other}"
+    game = replay.Game(
+        replay.GameDefinition(GAME, board, state.options, (), SECRET), state.copy()
+    )
+    replay.parse_turn(game, state.current, block.replace(place, changed))  # still valid orders
+    result = pbem("verify", _tampered(played, turn, changed), "--secret", SECRET.hex())
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"turn {turn} differs: the record says ")
+
+
+def test_verify_names_the_turn_whose_orders_no_longer_replay(played: Played) -> None:
+    """A PLACE of more armies than the player has: refused on replay, turn named."""
+    turn = 12
+    lines = played.record.read_text(encoding="utf-8").split("\n")
+    head = _turn_blocks(lines)[turn]
+    place = next(x for x in lines[head + 1 :] if x.startswith("PLACE "))
+    where = place.split(" ", 2)[2].split(",")[0].split(" ", 1)[1]
+    result = pbem("verify", _tampered(played, turn, f"PLACE 99 {where}"), "--secret", SECRET.hex())
+    assert result.exit_code == 1
+    assert result.stdout.startswith(f"the orders do not replay: turn {turn}: line 1: ")
+
+
+def test_verify_fails_when_one_byte_of_the_secret_changes(played: Played) -> None:
+    for position in (0, 17, 31):
+        wrong = bytearray(SECRET)
+        wrong[position] ^= 0x01
+        result = pbem("verify", played.record, "--secret", bytes(wrong).hex())
+        assert result.exit_code == 1
+        assert result.stdout == (
+            "the secret does not match the commitment published at the start\n"
+        )
+
+
+def test_show_json_has_board_players_and_whose_turn(played: Played) -> None:
+    data = played.midgame_json
+    state = played.midgame_state
+    assert data["turn"] == 10
+    assert data["phase"] == state.phase
+    assert data["to_move"] == PLAYERS[state.current]
+    assert data["name"] == GAME
+    assert data["commitment"] == hashlib.sha256(SECRET).hexdigest()
+    assert data["winner"] is None
+    assert [p["name"] for p in data["players"]] == PLAYERS
+    for seat, p in enumerate(data["players"]):
+        assert p["territories"] == state.territory_count(seat)
+        assert p["armies"] == state.army_count(seat)
+        assert p["cards"] == len(state.players[seat].cards)
+    board = builtin_map("classic")
+    assert data["board"] == {
+        t.name: {"owner": PLAYERS[state.owner[t.index]], "armies": state.armies[t.index]}
+        for t in board.territories
+    }
+
+
+def test_show_text_lists_the_board_by_continent(played: Played) -> None:
+    text = ok("show", GAME, "--config", played.config).stdout
+    assert text.startswith(f"Game {GAME} on The classic world map: finished, phase over\n")
+    assert "Won by bob (domination)" in text
+    for continent in builtin_map("classic").continents:
+        assert f"\n{continent.name} (+{continent.bonus})\n" in text
+
+
+def test_rules_of_a_game_and_of_a_preset(played: Played) -> None:
+    of_game = ok("rules", GAME, "--config", played.config).stdout.splitlines()
+    of_preset = ok("rules", "classic").stdout.splitlines()
+    assert of_game[0] == "game world-1 (preset classic)"
+    assert of_preset[0].startswith("classic: ")
+    assert of_game[1:] == of_preset[1:]
+    assert "- Win by eliminating every other player." in of_preset
+    listing = ok("rules").stdout.splitlines()
+    assert [line.split()[0] for line in listing] == sorted(line.split()[0] for line in listing)
+    assert "classic" in [line.split()[0] for line in listing]
+
+
+# ------------------------------------------------------- a game being set up
+@pytest.fixture
+def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A new game with its setup played: alice, bob and carol, turn 1."""
+    config = write_config(tmp_path)
+    new_game(config, monkeypatch)
+    play_setup(config, tmp_path, make_bots())
+    return config
+
+
+def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
+    state = state_of(started)
+    before = (hash_chain(started), log_texts(started), state.state_hash())
+    orders = tmp_path / "turn.txt"
+    orders.write_text(make_bots()[state.current].write_turn(state), encoding="utf-8")
+    result = ok("adjudicate", GAME, "--orders", orders, "--dry-run", "--config", started)
+    name = PLAYERS[state.current]
+    assert result.stdout.endswith(f"{name}: valid (nothing applied)\n")
+    assert result.stdout.startswith("PLACE ")
+    assert (hash_chain(started), log_texts(started), state_of(started).state_hash()) == before
+    # the same orders for real: one more log entry and one more stored step
+    ok("adjudicate", GAME, "--orders", orders, "--config", started)
+    assert len(log_texts(started)) == len(before[1]) + 1
+    assert len(hash_chain(started)) == len(before[0]) + 1
+
+
+def test_reveal_prints_the_secret_and_export_then_carries_it(started: Path, tmp_path: Path) -> None:
+    hidden = ok("export", GAME, "--config", started).stdout
+    assert "[Secret " not in hidden
+    assert SECRET.hex() not in hidden
+    result = ok("reveal", GAME, "--config", started)
+    assert result.stdout.splitlines()[0] == f"secret of {GAME}: {SECRET.hex()}"
+    shown = ok("export", GAME, "--config", started).stdout
+    assert f'[Secret "{SECRET.hex()}"]' in shown
+    record = tmp_path / "r.pgn"
+    record.write_text(shown, encoding="utf-8")
+    assert ok("verify", record, "--secret", SECRET.hex()).stdout == (
+        "all 1 steps verified; every roll matches the secret\n"
+    )
+
+
+def test_list_shows_each_game(started: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ok("new", "world-2", *PLAYER_OPTIONS, "--preset", "european", "--config", started)
+    text = ok("list", "--config", started).stdout.splitlines()
+    assert [line.split() for line in text] == [
+        ["world-1", "running", "playing", "turn", "1", "classic/classic"],
+        ["world-2", "running", "setup", "turn", "0", "european/classic"],
+    ]
+
+
+def test_invalid_orders_print_the_problems_and_change_nothing(
+    started: Path, tmp_path: Path
+) -> None:
+    state = state_of(started)
+    before = (hash_chain(started), log_texts(started))
+    text = f"GAME {GAME}\nPLACE 3 Atlantis\n"
+    orders = tmp_path / "bad.txt"
+    orders.write_text(text, encoding="utf-8")
+    result = pbem("adjudicate", GAME, "--orders", orders, "--config", started)
+    assert result.exit_code == 1
+    with pytest.raises(OrdersError) as refused:
+        parse_orders(text, state.board)
+    assert result.stderr == format_problems(refused.value.problems, text) + "\n"
+    assert "line 2: PLACE 3 Atlantis" in result.stderr
+    assert result.stdout == ""
+    assert (hash_chain(started), log_texts(started)) == before
+
+
+def test_orders_of_a_player_whose_turn_it_is_not(started: Path, tmp_path: Path) -> None:
+    state = state_of(started)
+    other = PLAYERS[(state.current + 1) % 3]
+    orders = tmp_path / "t.txt"
+    orders.write_text(make_bots()[state.current].write_turn(state), encoding="utf-8")
+    result = pbem("adjudicate", GAME, "--orders", orders, "--as", other, "--config", started)
+    assert result.exit_code == 1
+    assert f"it is not your turn: {PLAYERS[state.current]} is to move" in result.stderr
+
+
+# ------------------------------------------------------------- user errors
+def one_line_error(result: Result, message: str) -> None:
+    assert result.exit_code != 0
+    assert result.stderr == f"error: {message}\n"
+    assert result.stdout == ""
+
+
+def test_unknown_game(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    for command in ("show", "reveal", "export", "replay", "rules"):
+        one_line_error(
+            pbem(command, "nope", "--config", config), "no game named 'nope' (see `pbem list`)"
+        )
+    orders = tmp_path / "o.txt"
+    orders.write_text("PLACE 1 Alaska\n", encoding="utf-8")
+    one_line_error(
+        pbem("adjudicate", "nope", "--orders", orders, "--config", config),
+        "no game named 'nope' (see `pbem list`)",
+    )
+
+
+def test_duplicate_game_name(started: Path) -> None:
+    result = pbem("new", GAME, *PLAYER_OPTIONS, "--config", started)
+    one_line_error(result, f"a game named {GAME!r} exists already")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["-o", "nosuch=1"], "unknown option 'nosuch'"),
+        (
+            ["-o", "fortify=sideways"],
+            "option fortify must be one of adjacent, chained, unlimited, none, not 'sideways'",
+        ),
+        (["-o", "max_armies=lots"], "option max_armies must be a whole number, not 'lots'"),
+        (["-o", "badform"], "--option 'badform': expected K=V"),
+        (["--preset", "capital"], "these rules need 3 to 6 players, not 2"),
+        (["--preset", "nosuch"], None),
+        (["--map", "mars"], "no map 'mars' (known: classic, fantasy)"),
+    ],
+)
+def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -> None:
+    config = write_config(tmp_path)
+    two = ["-p", "ann:ann@example.org", "-p", "ben:ben@example.org"]
+    result = pbem("new", "g", *two, *options, "--config", config)
+    if message is None:
+        assert result.stderr.startswith("error: no rules preset 'nosuch' (known: ")
+        assert "classic" in result.stderr and result.stderr.count("\n") == 1
+        assert result.exit_code == 1
+    else:
+        one_line_error(result, message)
+    ok("init", "--config", config)
+    assert ok("list", "--config", config).stdout == "no games\n"  # nothing was created
+
+
+def test_too_many_players_for_the_preset(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    seven = [x for i in range(7) for x in ("-p", f"p{i}:p{i}@example.org")]
+    one_line_error(pbem("new", "g", *seven, "--config", config), "these rules need 2 to 6 players, not 7")
+    five = [x for i in range(5) for x in ("-p", f"p{i}:p{i}@example.org")]
+    ok("new", "g", *five, "--preset", "2016", "--config", config)
+    six = [x for i in range(6) for x in ("-p", f"p{i}:p{i}@example.org")]
+    one_line_error(
+        pbem("new", "h", *six, "--preset", "2016", "--config", config),
+        "these rules need 2 to 5 players, not 6",
+    )
+
+
+@pytest.mark.parametrize(
+    ("player", "message"),
+    [
+        ("aliceATexample.org", "--player 'aliceATexample.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
+        (":a@example.org", "--player ':a@example.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
+        ("a:b:c:d@x", "--player 'a:b:c:d@x': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
+        ("al ice:a@example.org", "player name 'al ice': use letters, digits, - and _ only"),
+    ],
+)
+def test_bad_player_syntax(tmp_path: Path, player: str, message: str) -> None:
+    config = write_config(tmp_path)
+    result = pbem("new", "g", "-p", player, "-p", "ben:ben@example.org", "--config", config)
+    one_line_error(result, message)
+
+
+def test_orders_file_missing(started: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.txt"
+    one_line_error(
+        pbem("adjudicate", GAME, "--orders", missing, "--config", started),
+        f"{missing}: No such file or directory",
+    )
+
+
+def test_setup_orders_need_as(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = write_config(tmp_path)
+    new_game(config, monkeypatch)
+    orders = tmp_path / "o.txt"
+    orders.write_text("PLACE 1 Alaska\n", encoding="utf-8")
+    one_line_error(
+        pbem("adjudicate", GAME, "--orders", orders, "--config", config),
+        "the game is setting up: say whose orders these are with --as PLAYER",
+    )
+    one_line_error(
+        pbem("adjudicate", GAME, "--orders", orders, "--as", "zed", "--config", config),
+        f"game {GAME!r} has no player 'zed'",
+    )
+
+
+def test_verify_and_import_of_a_bad_record_file(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    bad = tmp_path / "bad.pgn"
+    bad.write_text('[Game "g"]\nGame g\n', encoding="utf-8")
+    message = f'{bad}: line 2: expected a header like [Game "name"]'
+    one_line_error(pbem("verify", bad, "--secret", "00"), message)
+    one_line_error(pbem("import", bad, "--config", config), message)
+    missing = tmp_path / "none.pgn"
+    one_line_error(pbem("verify", missing, "--secret", "00"), f"{missing}: No such file or directory")
+
+
+def test_rules_of_neither_a_preset_nor_a_game(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    one_line_error(
+        pbem("rules", "nosuch", "--config", config), "no game named 'nosuch' (see `pbem list`)"
+    )
+
+
+def test_missing_config_file() -> None:
+    one_line_error(
+        pbem("list", "--config", "/nonexistent/pbem.toml"),
+        "/nonexistent/pbem.toml: config file not found (given with --config)",
+    )
+
+
+def test_every_command_has_help() -> None:
+    listing = ok("--help").stdout
+    commands = ["init", "new", "list", "show", "adjudicate", "replay", "export", "import"]
+    commands += ["verify", "reveal", "rules"]
+    for command in commands:
+        assert re.search(rf"│ {command}\s", listing), command
+        assert ok(command, "--help").stdout.lstrip().startswith("Usage: ")
+
+
+# ------------------------------------------------------------ real process
+def test_installed_pbem_command_verifies_a_record(played: Played) -> None:
+    exe = shutil.which("pbem")
+    assert exe is not None, "the pbem console script is not installed (pip install -e .)"
+    good = subprocess.run(
+        [exe, "verify", str(played.record), "--secret", SECRET.hex()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (good.returncode, good.stdout, good.stderr) == (
+        0,
+        "all 36 steps verified; every roll matches the secret\n",
+        "",
+    )
+    shown = subprocess.run(
+        [exe, "show", GAME, "--json", "--config", str(played.config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["winner"] == "bob"
+    missing = subprocess.run(
+        [exe, "show", "nope", "--config", str(played.config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (missing.returncode, missing.stdout, missing.stderr) == (
+        1,
+        "",
+        "error: no game named 'nope' (see `pbem list`)\n",
+    )
