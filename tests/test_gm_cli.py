@@ -185,7 +185,7 @@ def test_setup_waits_for_every_player(played: Played) -> None:
 
 def test_game_is_played_to_the_end(played: Played) -> None:
     assert played.turns == 35
-    assert played.last_output.splitlines()[-2:] == ["carol: turn 35 played", "game over: bob wins"]
+    assert played.last_output.splitlines()[-2:] == ["bob: turn 35 played", "game over: bob wins"]
     state = state_of(played.config)
     assert (state.phase, state.turn, state.players[state.winner].name) == ("over", 35, "bob")
     listed = json.loads(ok("list", "--json", "--config", played.config).stdout)

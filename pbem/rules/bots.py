@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -138,14 +139,14 @@ class Bot(ABC):
                 for card in chosen:
                     hand.remove(card)
                 must = False
-        armies = list(state.armies)
-        placements = self.place(state, seat, due, rng)
+        view = View.of(state, seat)
+        placements = self.place(state, view, due, rng)
         if placements:
             actions.append(Place(tuple(placements)))
             for n, territory in placements:
-                armies[territory] += n
-        actions += self.attacks(state, seat, armies, rng)
-        fortify = self.fortify(state, seat, armies, rng)
+                view.armies[territory] += n
+        actions += self.attacks(state, view, rng)
+        fortify = self.fortify(state, view, rng)
         if fortify is not None:
             actions.append(fortify)
         return actions
@@ -154,26 +155,23 @@ class Bot(ABC):
         return True
 
     @abstractmethod
-    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
+    def place(
+        self, state: GameState, view: View, due: int, rng: BotRandom
+    ) -> list[tuple[int, int]]:
         """Where the armies due go: (armies, territory) pairs."""
 
     @abstractmethod
-    def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
-    ) -> list[TurnAction]:
-        """The attacks, planned on ``armies`` (the board after placement)."""
+    def attacks(self, state: GameState, view: View, rng: BotRandom) -> list[TurnAction]:
+        """The attacks, planned on ``view.armies`` (the board after placement)."""
 
-    def fortify(
-        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
-    ) -> Fortify | None:
+    def fortify(self, state: GameState, view: View, rng: BotRandom) -> Fortify | None:
         """Move the largest interior stack to an adjacent border territory."""
         if state.options.fortify == "none":
             return None
         graph = neighbours_of(state.board)
-        own = [t for t, here in enumerate(state.owner) if here == seat]
-        mine = set(own)
+        armies, mine = view.armies, view.mine
         best = -1
-        for t in own:
+        for t in view.own:
             if armies[t] >= 2 and (best < 0 or armies[t] > armies[best]):
                 if mine.issuperset(graph[t]):
                     best = t
@@ -185,12 +183,29 @@ class Bot(ABC):
         return Fortify(best, targets[rng.uniform(len(targets))], ALL)
 
 
+@dataclass
+class View:
+    """What a bot plans on: its territories at the start of the turn (computed
+    once), and the armies as they will be after its placements."""
+
+    seat: int
+    own: list[int]  # in map order
+    mine: set[int]
+    borders: list[int]  # own territories next to somebody else's, in map order
+    armies: list[int]
+
+    @classmethod
+    def of(cls, state: GameState, seat: int) -> View:
+        graph = neighbours_of(state.board)
+        own = [t for t, here in enumerate(state.owner) if here == seat]
+        mine = set(own)
+        edge = [t for t in own if not mine.issuperset(graph[t])]
+        return cls(seat, own, mine, edge, list(state.armies))
+
+
 def borders(state: GameState, seat: int) -> list[int]:
     """Own territories next to somebody else's, in map order."""
-    graph = neighbours_of(state.board)
-    own = [t for t, here in enumerate(state.owner) if here == seat]
-    mine = set(own)
-    return [t for t in own if not mine.issuperset(graph[t])]
+    return View.of(state, seat).borders
 
 
 def spread(
@@ -231,17 +246,17 @@ class RandomBot(Bot):
 
     name = "random"
 
-    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
-        targets = borders(state, seat) or state.territories_of(seat)
-        return list(spread(targets, due, rng))
+    def place(
+        self, state: GameState, view: View, due: int, rng: BotRandom
+    ) -> list[tuple[int, int]]:
+        return list(spread(view.borders or view.own, due, rng))
 
-    def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
-    ) -> list[TurnAction]:
+    def attacks(self, state: GameState, view: View, rng: BotRandom) -> list[TurnAction]:
+        seat, armies = view.seat, view.armies
         owner = list(state.owner)
         graph = neighbours_of(state.board)
         plan: list[TurnAction] = []
-        sources = [t for t, here in enumerate(owner) if here == seat and armies[t] > 2]
+        sources = [t for t in view.borders if armies[t] > 2]
         rng.shuffle(sources)
         while sources:
             source = sources.pop()
@@ -290,23 +305,23 @@ class GreedyBot(Bot):
                 best = (key, c.index)
         return best[1] if best else 0
 
-    def place(self, state: GameState, seat: int, due: int, rng: BotRandom) -> list[tuple[int, int]]:
+    def place(
+        self, state: GameState, view: View, due: int, rng: BotRandom
+    ) -> list[tuple[int, int]]:
         if due <= 0:
             return []
-        owner = state.owner
+        seat, owner = view.seat, state.owner
         graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
-        candidates = borders(state, seat) or state.territories_of(seat)
 
         def score(t: int) -> tuple[int, int, int]:
             enemies_in_goal = sum(1 for n in graph[t] if owner[n] != seat and n in goal)
             return (enemies_in_goal, state.armies[t], -t)
 
-        return [(due, max(candidates, key=score))]
+        return [(due, max(view.borders or view.own, key=score))]
 
-    def attacks(
-        self, state: GameState, seat: int, armies: list[int], rng: BotRandom
-    ) -> list[TurnAction]:
+    def attacks(self, state: GameState, view: View, rng: BotRandom) -> list[TurnAction]:
+        seat, armies = view.seat, view.armies
         owner = list(state.owner)
         graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
