@@ -89,6 +89,7 @@ class MailConfig:
     reply_budget_per_hour: int = 20
     alert_budget_per_hour: int = 5
     reply_to_unknown: bool = False
+    tls_ca_file: str = ""  # a CA bundle to trust for IMAP and SMTP TLS (else the system's)
     imap: ImapConfig = field(default_factory=ImapConfig)
     smtp: SmtpConfig = field(default_factory=SmtpConfig)
 
@@ -184,6 +185,7 @@ def _mail(t: _Table, state_dir: Path) -> MailConfig:
         "reply_budget_per_hour",
         "alert_budget_per_hour",
         "reply_to_unknown",
+        "tls_ca_file",
         "imap",
         "smtp",
     )
@@ -198,6 +200,7 @@ def _mail(t: _Table, state_dir: Path) -> MailConfig:
         reply_budget_per_hour=t.integer("reply_budget_per_hour", d.reply_budget_per_hour),
         alert_budget_per_hour=t.integer("alert_budget_per_hour", d.alert_budget_per_hour),
         reply_to_unknown=t.boolean("reply_to_unknown", d.reply_to_unknown),
+        tls_ca_file=t.string("tls_ca_file", d.tls_ca_file),
         imap=_imap(t.table("imap")),
         smtp=_smtp(t.table("smtp")),
     )

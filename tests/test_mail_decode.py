@@ -307,3 +307,19 @@ def test_auto_reply_reason_is_carried_in_the_decoded_mail() -> None:
         b"I am on holiday.\r\n"
     )
     assert decode_mail(raw).auto_submitted == "an automatic mail (Auto-Submitted: auto-replied)"
+
+
+def test_pgp_mime_signed_mail_reads_the_signed_text() -> None:
+    raw = (
+        b"From: a@x.example\nMessage-ID: <s@x>\nMIME-Version: 1.0\n"
+        b'Content-Type: multipart/signed; micalg=pgp-sha256; protocol="application/pgp-signature";'
+        b' boundary="sig"\n\n'
+        b"--sig\nContent-Type: text/plain; charset=utf-8; format=flowed\n\n"
+        b"PLACE 3 Alaska\n-- \nme\n\n"
+        b'--sig\nContent-Type: application/pgp-signature; name="signature.asc"\n'
+        b'Content-Disposition: attachment; filename="signature.asc"\n\n'
+        b"-----BEGIN PGP SIGNATURE-----\nxyz\n-----END PGP SIGNATURE-----\n--sig--\n"
+    )
+    mail = decode_mail(raw)
+    assert mail.text == "PLACE 3 Alaska"
+    assert mail.attachments == [Attachment("signature.asc", "application/pgp-signature")]

@@ -20,9 +20,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from pbem.config import Config
+from pbem.mail.errors import MessageGone
 from pbem.mail.retry import backoff_delay
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
-from pbem.mail.transport import Checkpoint, OutgoingMail, Sender
+from pbem.mail.transport import Checkpoint, Inbox, OutgoingMail, Sender
 from pbem.service.clock import Clock
 from pbem.service.mailflow import Context, MailOutcome, process_mail
 from pbem.store import MailboxCheckpoint, Outbox, ServiceState, session_scope
@@ -73,6 +74,7 @@ def mail_settings(config: Config) -> MailSettings:
         smtp_password=mail.smtp.password,
         smtp_tls=mail.smtp.tls,
         smtp_timeout=mail.smtp.timeout,
+        tls_ca_file=mail.tls_ca_file,
     )
 
 
@@ -125,28 +127,45 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     report = PollReport()
     try:
         inbox = open_inbox(settings)
+        inbox.__enter__()  # connects (IMAP); closed in the finally below
     except OSError as exc:
         raise ServerUnreachable(f"cannot reach the inbox: {exc}") from exc
-    with inbox:
-        checkpoint = _load_checkpoint(engine, settings.inbox)
-        while True:
-            try:
-                fetched, new_checkpoint = inbox.fetch_new(checkpoint, batch)
-            except OSError as exc:
-                raise ServerUnreachable(f"cannot fetch mail: {exc}") from exc
-            for mail in fetched:
-                outcome = process_mail(engine, ctx, mail)
-                inbox.move(mail.key, outcome.folder)
-                log.info(outcome.log_line())
-                report.mails.append(outcome)
-            _save_checkpoint(engine, new_checkpoint)
-            checkpoint = new_checkpoint
-            if batch is None or len(fetched) < batch:
-                break
+    try:
+        _take_mail(engine, ctx, inbox, settings.inbox, batch, report)
+    finally:
+        inbox.close()
     report.deadline_events = deadlines.run(engine, ctx)
     _record_poll(engine, clock)
-    send_outbox(engine, open_sender(settings), clock, settings.from_address, report)
+    try:
+        send_outbox(engine, open_sender(settings), clock, settings.from_address, report)
+    except OSError as exc:  # TransportError: TLS refused, login refused, ...
+        raise ServerUnreachable(f"cannot send mail: {exc}") from exc
     return report
+
+
+def _take_mail(
+    engine: Engine, ctx: Context, inbox: Inbox, mailbox: str, batch: int | None, report: PollReport
+) -> None:
+    """Every new mail: processed (one transaction each), then moved; the
+    checkpoint is saved after the moves, so a crash re-reads, never skips."""
+    checkpoint = _load_checkpoint(engine, mailbox)
+    while True:
+        try:
+            fetched, new_checkpoint = inbox.fetch_new(checkpoint, batch)
+        except OSError as exc:
+            raise ServerUnreachable(f"cannot fetch mail: {exc}") from exc
+        for mail in fetched:
+            outcome = process_mail(engine, ctx, mail)
+            try:
+                inbox.move(mail.key, outcome.folder)
+            except MessageGone as exc:  # moved by another client meanwhile: stored anyway
+                log.warning("%s: %s", mail.key, exc)
+            log.info(outcome.log_line())
+            report.mails.append(outcome)
+        _save_checkpoint(engine, new_checkpoint)
+        checkpoint = new_checkpoint
+        if batch is None or len(fetched) < batch:
+            return
 
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
