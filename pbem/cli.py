@@ -282,7 +282,7 @@ def new(
 def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:
     """Queue the game-start mails (the next poll sends them)."""
     from pbem.service.clock import SystemClock
-    from pbem.service.mailflow import Context
+    from pbem.service.context import Context
     from pbem.service.notify import game_start
 
     game_start(session, Context(cfg, SystemClock()), row, passwords)
@@ -291,8 +291,8 @@ def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str])
 # --------------------------------------------------------------- GM commands
 def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) -> None:
     from pbem.service.clock import SystemClock
+    from pbem.service.context import Context
     from pbem.service.games import find_game
-    from pbem.service.mailflow import Context
 
     with _session(config) as session:
         row = find_game(session, game)
@@ -726,8 +726,8 @@ def render(
 ) -> None:
     """Print or write a turn report of a stored game without sending anything."""
     from pbem.service.clock import SystemClock
+    from pbem.service.context import Context
     from pbem.service.games import find_game, find_player
-    from pbem.service.mailflow import Context
     from pbem.service.notify import render_turn
 
     with _session(config) as session:

@@ -147,6 +147,7 @@ class Played:
     turns: int
     new_output: str
     setup_outputs: list[str]
+    setup_order: list[str]
     last_output: str
     midgame_json: dict
     midgame_state: GameState
@@ -160,6 +161,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
     bots = make_bots()
     with pytest.MonkeyPatch.context() as monkeypatch:
         created = new_game(config, monkeypatch)
+    setup_order = [PLAYERS[seat] for seat in state_of(config).order]
     setup = play_setup(config, folder, bots)
     turns = 0
     midgame_json: dict = {}
@@ -187,6 +189,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
         turns,
         created.stdout,
         [r.stdout for r in setup],
+        setup_order,
         last.stdout,
         midgame_json,
         midgame_state,
@@ -203,14 +206,19 @@ def test_new_prints_commitment_and_one_password_per_player(played: Played) -> No
 
 
 def test_setup_waits_for_every_player(played: Played) -> None:
-    first, second, last = played.setup_outputs
-    order = [line.split(":")[0] for line in (first, second, last) for line in [line.splitlines()[-1]]]
-    # the first two wait for those who have not sent theirs; the last plays the setup
-    assert "setup orders received; waiting for" in first.splitlines()[-1]
-    assert len(first.splitlines()[-1].split("waiting for ")[1].split(", ")) == 2
-    assert len(second.splitlines()[-1].split("waiting for ")[1].split(", ")) == 1
-    assert last.splitlines()[-1].endswith("setup orders received; setup played")
-    assert sorted(order) == PLAYERS
+    """Each player's setup orders are echoed in canonical form; the last one plays the setup."""
+    first, second, third = played.setup_order
+    expected = [
+        f"{first}: setup orders received; waiting for {second}, {third}",
+        f"{second}: setup orders received; waiting for {third}",
+        f"{third}: setup orders received; setup played",
+    ]
+    for name, output, message in zip(played.setup_order, played.setup_outputs, expected):
+        mail = (played.folder / f"setup-{PLAYERS.index(name)}.txt").read_text(encoding="utf-8")
+        assert mail.startswith(f"GAME {GAME}\nPLACE ")
+        canonical = mail.split("\n", 1)[1].rstrip("\n")  # the bot writes canonical orders
+        # (the command prints a blank line after the orders: canonical text ends in a newline)
+        assert [line for line in output.split("\n") if line] == [*canonical.split("\n"), message]
 
 
 def test_game_is_played_to_the_end(played: Played, reference: Reference) -> None:

@@ -37,10 +37,6 @@ def classic() -> Board:
     return _BOARD
 
 
-def name(board: Board, text: str) -> int:
-    return board.territory(text)
-
-
 class ScriptedDice:
     """A stand-in for the game's stream that returns the dice a test chose.
 

@@ -443,7 +443,7 @@ def test_refused_attacks_change_nothing() -> None:
     assert state.phase == REINFORCE  # a refused attack does not close the trading phase
 
 
-def test_until_left_and_rolls_stop_early() -> None:
+def test_until_left_stops_before_a_roll() -> None:
     state = _attack_position(6, 5)
     rng = ScriptedDice([1] * 25)
     events = engine.attack(state, 33, 0, rng, until_left=3)

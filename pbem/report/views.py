@@ -36,7 +36,7 @@ from pbem.rules.events import (
 from pbem.rules.state import CLAIM, HQ, OVER, PLACE, GameState
 from pbem.rules.victory import mission_of
 
-ROLL_KEY = "dice: attacker v defender: armies lost attacker/defender"
+ROLL_KEY = "each roll: [attacker v defender dice: armies lost by attacker/defender]"
 STOPS = {
     "exhausted": "failed, {source} down to {left}",
     "until_left": "stopped with {left} left on {source}",
@@ -378,10 +378,10 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
                 )
             else:
                 taken = (
-                    f" and takes {plural(event.cards_taken, 'card')}" if event.cards_taken else ""
+                    f", who takes {plural(event.cards_taken, 'card')}" if event.cards_taken else ""
                 )
                 by = after.players[event.by].name
-                attacks.items.append(f"{loser} is out! {by} eliminated them{taken}.")
+                attacks.items.append(f"{loser} is out: eliminated by {by}{taken}.")
         elif isinstance(event, CardsTaken):
             if viewer == event.seat:
                 line = f"You took {hand_text(board, event.cards)}."

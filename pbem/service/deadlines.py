@@ -21,6 +21,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup, default_turn
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
+from pbem.service.context import Context
 from pbem.service.games import command, load, players_of, record_turn, submit
 from pbem.store import Game, PendingOrders, Player, ServiceState, session_scope
 
@@ -76,7 +77,7 @@ def _absence_end(player: Player | None, deadline: datetime) -> datetime:
     return deadline
 
 
-def start_period(session: Session, ctx, game: Game, state: GameState) -> None:  # noqa: ANN001
+def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
     """Set the deadline for whoever must act now (setup: everyone)."""
     if state.phase == OVER or game.status != "running":
         game.deadline = None
@@ -105,7 +106,7 @@ def _mark(session: Session, key: str) -> bool:
 
 
 # ------------------------------------------------------------------ the run
-def run(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
+def run(engine: Engine, ctx: Context) -> list[str]:
     """Everything the clock causes: outage shift, reminders, late notices,
     deadline adjudication, missed turns. Returns one line per thing done."""
     done: list[str] = []
@@ -125,7 +126,7 @@ def run(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
     return done
 
 
-def _outage(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
+def _outage(engine: Engine, ctx: Context) -> list[str]:
     """After the poller was down for longer than a grace period, push every
     deadline back by the downtime, so nobody is punished for it; tell the GM."""
     from pbem.service import notify
@@ -158,7 +159,7 @@ def _outage(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
         return out
 
 
-def _game(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
+def _game(session: Session, ctx: Context, game: Game) -> list[str]:
     from pbem.service import notify
 
     conf = settings(game)
@@ -218,7 +219,9 @@ def _held_orders(session: Session, game: Game, seat: int) -> PendingOrders | Non
     ).first()
 
 
-def _play_held(session: Session, ctx, game: Game, player: Player, held: PendingOrders) -> list[str]:  # noqa: ANN001
+def _play_held(
+    session: Session, ctx: Context, game: Game, player: Player, held: PendingOrders
+) -> list[str]:
     """Deadline mode: the latest valid orders received are played now."""
     from pbem.service import notify
 
@@ -231,7 +234,7 @@ def _play_held(session: Session, ctx, game: Game, player: Player, held: PendingO
     return [f"{game.name}: turn {outcome.steps[-1].turn} played at the deadline"]
 
 
-def play_missing(session: Session, ctx, game: Game, loaded: replay.Game) -> list[str]:  # noqa: ANN001
+def play_missing(session: Session, ctx: Context, game: Game, loaded: replay.Game) -> list[str]:
     """Play the default for everyone who has not sent orders, and apply the
     game's removal policy."""
     from pbem.service import notify
@@ -273,9 +276,9 @@ def _removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
 
 def remove(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
-    player: Player,  # noqa: ANN001
+    player: Player,
     steps: list[replay.Step],
     reason: str = "missed turns",
 ) -> list[str]:
@@ -312,7 +315,7 @@ def remove(
     return [f"{game.name}: {player.name} removed, territories neutral"]
 
 
-def play_bot_turns(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
+def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
     """Seats handed to the bot play at once, until a human seat is to move."""
     from pbem.service import notify
 
@@ -347,7 +350,9 @@ def hold(
     return replaced
 
 
-def absence(session: Session, ctx, game: Game, player: Player, start: date, end: date) -> str:  # noqa: ANN001
+def absence(
+    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
+) -> str:
     """ABSENT FROM start TO end: deadlines of this player inside it move to its end,
     within the game's allowance of days per year."""
     if end < start:

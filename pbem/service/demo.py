@@ -26,8 +26,8 @@ from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.service import notify
 from pbem.service.clock import SystemClock
+from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.mailflow import Context
 from pbem.service.poll import mail_settings, run_cycle, send_outbox
 from pbem.store import init_db, session_scope
 
@@ -115,7 +115,7 @@ def run_demo(
     return DemoResult(name, None, 0, reports, config.mail.maildir_root)
 
 
-def _free_name(session) -> str:  # noqa: ANN001
+def _free_name(session) -> str:
     from sqlmodel import select
 
     from pbem.store import Game
@@ -136,7 +136,7 @@ class Player:
     bot: TextBot
     password: str = ""
 
-    def answer(self, engine, config: Config, game_name: str, inbox) -> int:  # noqa: ANN001
+    def answer(self, engine, config: Config, game_name: str, inbox) -> int:
         box = spool_mailbox(config.mail.maildir_root, self.address)
         written = 0
         for key in sorted(box.keys()):
@@ -167,7 +167,7 @@ class Player:
             written += 1
         return written
 
-    def _orders(self, engine, game_name: str) -> str | None:  # noqa: ANN001
+    def _orders(self, engine, game_name: str) -> str | None:
         """What this player sends now: the bot looks at the board (as a player
         reads it from the report) and writes its orders."""
         with session_scope(engine, write=False) as session:

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlmodel import Session, col, delete, select
 
 from pbem.service import notify, replay
+from pbem.service.context import Context
 from pbem.service.deadlines import (
     _aware,
     on_allowed_day,
@@ -36,7 +37,7 @@ def _running(game: Game) -> None:
         raise ServiceError(f"game {game.name} is over")
 
 
-def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def pause(session: Session, ctx: Context, game: Game) -> str:
     _running(game)
     if game.status == "paused":
         raise ServiceError(f"game {game.name} is paused already")
@@ -52,7 +53,7 @@ def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     return f"{game.name} paused"
 
 
-def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def resume(session: Session, ctx: Context, game: Game) -> str:
     if game.status != "paused":
         raise ServiceError(f"game {game.name} is not paused")
     marker = session.exec(
@@ -70,7 +71,7 @@ def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     return f"{game.name} resumed"
 
 
-def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN001
+def extend(session: Session, ctx: Context, game: Game, hours: float) -> str:
     _running(game)
     if game.deadline is None:
         raise ServiceError(f"game {game.name} has no deadline to extend")
@@ -87,7 +88,7 @@ def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN
     return f"deadline of {game.name} now {game.deadline.isoformat()}"
 
 
-def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
+def kick(session: Session, ctx: Context, game: Game, name: str) -> str:
     _running(game)
     player = find_player(session, game, name)
     if player.status != "active":
@@ -100,10 +101,10 @@ def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
 
 def replace(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
     name: str,
-    address: str,  # noqa: ANN001
+    address: str,
     new_name: str | None = None,
 ) -> str:
     """Give a seat to a new address: new password, extended first deadline; the
@@ -169,7 +170,7 @@ def replace(
     return f"{player.name} ({address}) holds seat {player.seat}; password {password}"
 
 
-def rollback(session: Session, ctx, game: Game, turn: int) -> str:  # noqa: ANN001
+def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
     """Undo every step from ``turn`` on: truncate the log, replay, announce."""
     if turn < 1 or turn > game.turn:
         raise ServiceError(f"turn must be between 1 and {game.turn}")
@@ -248,7 +249,7 @@ def _definition_args(session: Session, game: Game) -> tuple:
     return (d.name, d.board, d.options, d.players, d.secret)
 
 
-def process(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def process(session: Session, ctx: Context, game: Game) -> str:
     """Play the current turn (or setup phase) now, defaults for the missing."""
     _running(game)
     if game.status == "paused":

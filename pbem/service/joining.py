@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import secrets
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
 from pbem.service import notify
+from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.passwords import hash_password, new_password
@@ -25,7 +26,7 @@ def seats(game: Game) -> int:
     return int(json.loads(game.settings_json or "{}").get("seats", 0))
 
 
-def handle(session: Session, ctx, game: Game, mail: DecodedMail, commands: list) -> str:  # noqa: ANN001
+def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, commands: list) -> str:
     """JOIN and CONFIRM commands of a mail to an open game; one reply each."""
     done = []
     for cmd in commands:
@@ -47,10 +48,10 @@ def handle(session: Session, ctx, game: Game, mail: DecodedMail, commands: list)
 
 def _tell(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
     mail: DecodedMail,
-    text: str,  # noqa: ANN001
+    text: str,
     subject: str = "",
 ) -> None:
     from pbem.report import context as rc
@@ -70,7 +71,7 @@ def _tell(
     )
 
 
-def _join(session: Session, ctx, game: Game, mail: DecodedMail, cmd: Join) -> str:  # noqa: ANN001
+def _join(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join) -> str:
     name = cmd.player
     if cmd.game and cmd.game != game.name:
         _tell(session, ctx, game, mail, f"JOIN {cmd.game}: this mail went to {game.name}.")
@@ -100,15 +101,15 @@ def _join(session: Session, ctx, game: Game, mail: DecodedMail, cmd: Join) -> st
     return f"join request from {mail.sender} as {name}"
 
 
-def _confirm(session: Session, ctx, game: Game, mail: DecodedMail, cmd: Confirm) -> str:  # noqa: ANN001
+def _confirm(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Confirm) -> str:
     request = session.exec(
         select(JoinRequest).where(
             JoinRequest.game_id == game.id,
             JoinRequest.token == cmd.token,
             JoinRequest.address == mail.sender,
-            JoinRequest.confirmed == False,
+            col(JoinRequest.confirmed).is_(False),
         )
-    ).first()  # noqa: E712
+    ).first()
     if request is None:
         _tell(
             session,

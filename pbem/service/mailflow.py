@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from email import policy
 from email.parser import BytesParser
 from email.utils import parseaddr
@@ -19,7 +19,6 @@ from email.utils import parseaddr
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from pbem.config import Config
 from pbem.mail.decode import DecodedMail, decode_mail, synthetic_message_id
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
@@ -35,7 +34,7 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.service import notify
-from pbem.service.clock import Clock
+from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import command, find_player, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
@@ -59,13 +58,6 @@ class MailOutcome:
 
     def log_line(self) -> str:
         return f"{self.message_id} game={self.game or '-'} {self.status}: {self.outcome}"
-
-
-@dataclass
-class Context:
-    config: Config
-    clock: Clock
-    own_addresses: set[str] = field(default_factory=set)
 
 
 def _headers_only(raw: bytes) -> tuple[str, str, str]:
@@ -187,13 +179,13 @@ def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
         )
 
 
-def _board_of(game: Game):  # noqa: ANN202
+def _board_of(game: Game):
     from pbem.rules.maps import parse_map
 
     return parse_map(game.map_text, game.map_name)
 
 
-def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:  # noqa: ANN001
+def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:
     try:
         return parse_orders(text, board), []
     except OrdersError as exc:

@@ -22,6 +22,7 @@ from pbem.report import render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
+from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
 from pbem.store import Game, Outbox, Player, TurnResult
@@ -51,7 +52,7 @@ class Reply:
 
 
 # ----------------------------------------------------------------- helpers
-def host_of(ctx) -> str:  # noqa: ANN001
+def host_of(ctx: Context) -> str:
     address = ctx.config.mail.game_address
     return address.rpartition("@")[2] or "localhost"
 
@@ -60,7 +61,7 @@ def settings_of(game: Game) -> dict:
     return json.loads(game.settings_json or "{}")
 
 
-def game_info(session: Session, ctx, game: Game) -> rc.GameInfo:  # noqa: ANN001
+def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
     definition = definition_of(session, game)
     players = []
     for p in players_of(session, game):
@@ -82,18 +83,18 @@ def game_info(session: Session, ctx, game: Game) -> rc.GameInfo:  # noqa: ANN001
     )
 
 
-def _message_id(ctx, *parts: object) -> str:  # noqa: ANN001
+def _message_id(ctx: Context, *parts: object) -> str:
     digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:20]
     return f"<{digest}@{host_of(ctx)}>"
 
 
 def queue(
     session: Session,
-    ctx,
+    ctx: Context,
     rendered: RenderedMail,
     *,
     recipient: str,
-    message_id: str,  # noqa: ANN001
+    message_id: str,
     game: Game | None,
     seat: int | None = None,
     in_reply_to: str | None = None,
@@ -142,7 +143,7 @@ def _problems(problems: list[OrderProblem], text: str) -> tuple[rc.Problem, ...]
 
 
 # --------------------------------------------------------------- replies
-def send_reply(session: Session, ctx, reply: Reply) -> None:  # noqa: ANN001
+def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     """Exactly one answer per mail: the errors, else the receipt, plus any
     command answers (STATUS, MAP, HISTORY, HELP) asked for."""
     game, player, mail = reply.game, reply.player, reply.mail
@@ -213,12 +214,12 @@ def send_reply(session: Session, ctx, reply: Reply) -> None:  # noqa: ANN001
 
 def _command_answer(
     session: Session,
-    ctx,
+    ctx: Context,
     info: rc.GameInfo,
     game: Game,
-    player: Player,  # noqa: ANN001
+    player: Player,
     cmd,
-) -> RenderedMail | None:  # noqa: ANN001
+) -> RenderedMail | None:
     if isinstance(cmd, orders.Help):
         return render.render_help(rc.Help(player.address, orders.help_text(info.board), info))
     if isinstance(cmd, orders.Status | orders.ShowMap):
@@ -231,7 +232,7 @@ def _command_answer(
 
 def _history(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     info: rc.GameInfo,
     game: Game,
     player: Player,
@@ -288,7 +289,7 @@ def stored_report(
 
 def render_turn(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     game: Game,
     turn: int | None,
     seat: int | None,
@@ -305,10 +306,10 @@ def render_turn(
 
 def error_reply(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
     player: Player,
-    in_reply_to: str,  # noqa: ANN001
+    in_reply_to: str,
     message: str,
     problems: list[OrderProblem],
 ) -> None:
@@ -333,7 +334,7 @@ def error_reply(
     )
 
 
-def unknown_sender(session: Session, ctx, mail: DecodedMail) -> None:  # noqa: ANN001
+def unknown_sender(session: Session, ctx: Context, mail: DecodedMail) -> None:
     rendered = render.render_error_reply(
         rc.ErrorReply(
             address=mail.sender,
@@ -359,7 +360,9 @@ def unknown_sender(session: Session, ctx, mail: DecodedMail) -> None:  # noqa: A
     )
 
 
-def auth_alert(session: Session, ctx, game: Game, player: Player, mail: DecodedMail) -> None:  # noqa: ANN001
+def auth_alert(
+    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail
+) -> None:
     """A mail in this player's name failed authentication: tell the registered
     address (never the sender, who may be forging it)."""
     info = game_info(session, ctx, game)
@@ -409,7 +412,7 @@ def auth_alert(session: Session, ctx, game: Game, player: Player, mail: DecodedM
         )
 
 
-def relay_press(session: Session, ctx, game: Game, sender: Player, press) -> str:  # noqa: ANN001
+def relay_press(session: Session, ctx: Context, game: Game, sender: Player, press) -> str:
     """PRESS TO name|ALL: relayed with the sender's name (or anonymously if the
     game allows it), a copy to the GM by option."""
     info = game_info(session, ctx, game)
@@ -454,7 +457,7 @@ def relay_press(session: Session, ctx, game: Game, sender: Player, press) -> str
 
 
 # --------------------------------------------------------- after a step
-def after_steps(session: Session, ctx, game: Game, steps: list[replay.Step]) -> None:  # noqa: ANN001
+def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     """Reports to every player (and the GM) for each adjudicated step, then the
     notice to whoever must act next."""
     if not steps:
@@ -520,9 +523,9 @@ def after_steps(session: Session, ctx, game: Game, steps: list[replay.Step]) -> 
 
 def prompt_next(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
-    state: GameState,  # noqa: ANN001
+    state: GameState,
     info: rc.GameInfo | None = None,
 ) -> None:
     """The 'your turn' notice (with its token), or the setup prompt to everyone."""
@@ -558,7 +561,7 @@ def prompt_next(
 
 def game_start(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     game: Game,
     passwords: dict[str, str],
     only_seat: int | None = None,
@@ -599,7 +602,7 @@ def game_start(
 
 
 # ------------------------------------------------------------ deadlines
-def reminder(session: Session, ctx, game: Game, state: GameState, player: Player) -> None:  # noqa: ANN001
+def reminder(session: Session, ctx: Context, game: Game, state: GameState, player: Player) -> None:
     from pbem.service.deadlines import settings
 
     info = game_info(session, ctx, game)
@@ -629,7 +632,7 @@ def reminder(session: Session, ctx, game: Game, state: GameState, player: Player
     )
 
 
-def announce(session: Session, ctx, game: Game, text: str, subject: str = "") -> None:  # noqa: ANN001
+def announce(session: Session, ctx: Context, game: Game, text: str, subject: str = "") -> None:
     """A note from the GM to every player of the game (and the GM)."""
     info = game_info(session, ctx, game)
     subject = subject or f"[{game.name}] {text.split(';')[0].split('.')[0][:60]}"
@@ -648,7 +651,9 @@ def announce(session: Session, ctx, game: Game, text: str, subject: str = "") ->
     gm_note(session, ctx, game, text, key=f"announce:{stamp}", subject=subject)
 
 
-def gm_note(session: Session, ctx, game: Game, text: str, key: str, subject: str = "") -> None:  # noqa: ANN001
+def gm_note(
+    session: Session, ctx: Context, game: Game, text: str, key: str, subject: str = ""
+) -> None:
     info = game_info(session, ctx, game)
     if not info.gm_address:
         return
@@ -664,7 +669,9 @@ def gm_note(session: Session, ctx, game: Game, text: str, key: str, subject: str
     )
 
 
-def late_notice(session: Session, ctx, game: Game, state: GameState, names: list[str]) -> None:  # noqa: ANN001
+def late_notice(
+    session: Session, ctx: Context, game: Game, state: GameState, names: list[str]
+) -> None:
     from pbem.service.deadlines import settings
 
     grace = settings(game)["grace_hours"]
@@ -681,10 +688,10 @@ def late_notice(session: Session, ctx, game: Game, state: GameState, names: list
 
 def missed_turn(
     session: Session,
-    ctx,
+    ctx: Context,
     game: Game,
     player: Player,
-    turn: int,  # noqa: ANN001
+    turn: int,
     removed: bool,
 ) -> None:
     from pbem.service.deadlines import settings

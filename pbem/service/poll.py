@@ -25,7 +25,8 @@ from pbem.mail.retry import backoff_delay
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.transport import Checkpoint, Inbox, OutgoingMail, Sender
 from pbem.service.clock import Clock
-from pbem.service.mailflow import Context, MailOutcome, process_mail
+from pbem.service.context import Context
+from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.store import MailboxCheckpoint, Outbox, ServiceState, session_scope
 
 log = logging.getLogger("pbem.poll")
