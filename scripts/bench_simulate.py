@@ -3,8 +3,9 @@
     python scripts/bench_simulate.py --players 4 --games 200 --seed 1
 
 Full classic rules (cards, events, HMAC dice), random bots by default. Prints
-player-turns per second, turns per game, games per second and peak resident
-memory (this process, and the largest worker process). Exits 1 if a game was
+player-turns per second (wall clock, and per CPU-second, which other load on
+the machine does not change), turns per game, games per second and peak
+resident memory (this process, and the largest worker process). Exits 1 if a game was
 stopped by the safety cap instead of ending with a winner, or if the two runs
 disagree (they must: each game depends only on its seed).
 """
@@ -27,6 +28,15 @@ def peak_rss_mb(who: int) -> float:
     return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and its finished workers (other load does not count)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--players", type=int, default=4)
@@ -46,12 +56,15 @@ def main() -> int:
     )
     summaries = []
     for workers in args.workers:
+        cpu = cpu_seconds()
         s = simulate_many(board, options, args.players, args.games, args.seed, args.bot, workers)
+        cpu = cpu_seconds() - cpu
         summaries.append(s)
         print(
             f"workers {workers}: {s.turns_per_second:,.0f} player-turns/s, "
             f"{s.turns / s.games:.1f} turns/game, {s.games_per_second:,.1f} games/s, "
-            f"{s.seconds:.2f} s, capped {s.capped}"
+            f"{s.seconds:.2f} s wall, {cpu:.2f} s CPU "
+            f"({s.turns / cpu:,.0f} turns per CPU-second), capped {s.capped}"
         )
     print(
         f"peak RSS: this process {peak_rss_mb(resource.RUSAGE_SELF):.1f} MB, "

@@ -112,7 +112,10 @@ def main() -> int:
             "your-turn",
             render_your_turn(
                 YourTurn(
-                    report.game, report.after, report.after.current, "7f3a9c",
+                    report.game,
+                    report.after,
+                    report.after.current,
+                    "7f3a9c",
                     deadline(report.turn + 1),
                 )
             ),
@@ -125,7 +128,7 @@ def main() -> int:
             host,
         ),
     }
-    for stem, page in pages.items():
+    for page in pages.values():
         print(f"wrote {page}")
     browser = chromium()
     if args.no_screenshot:

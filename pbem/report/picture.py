@@ -37,7 +37,12 @@ COLOURS: dict[str, RGB] = {
 }
 NEUTRAL: RGB = (170, 170, 170)
 FALLBACK = (
-    (204, 40, 40), (38, 84, 196), (236, 196, 0), (40, 150, 60), (40, 40, 40), (128, 60, 170),
+    (204, 40, 40),
+    (38, 84, 196),
+    (236, 196, 0),
+    (40, 150, 60),
+    (40, 40, 40),
+    (128, 60, 170),
 )
 SEA: RGB = (214, 230, 242)
 LAND_TINTS: tuple[RGB, ...] = (
@@ -173,8 +178,13 @@ def _background(board: Board, legend: int) -> Image.Image:
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         draw.text(
-            (x, y + RADIUS + 2), _short_name(t.name, t.aliases), fill=LABEL, font=label_font,
-            anchor="mt", stroke_width=1, stroke_fill=LAND_TINTS[t.continent % len(LAND_TINTS)],
+            (x, y + RADIUS + 2),
+            _short_name(t.name, t.aliases),
+            fill=LABEL,
+            font=label_font,
+            anchor="mt",
+            stroke_width=1,
+            stroke_fill=LAND_TINTS[t.continent % len(LAND_TINTS)],
         )
     return image
 
@@ -224,7 +234,10 @@ def _dashed(draw: ImageDraw.ImageDraw, start: tuple[int, int], end: tuple[int, i
     while at < length:
         f0, f1 = at / length, min(at + dash, length) / length
         draw.line(
-            [(x0 + (x1 - x0) * f0, y0 + (y1 - y0) * f0), (x0 + (x1 - x0) * f1, y0 + (y1 - y0) * f1)],
+            [
+                (x0 + (x1 - x0) * f0, y0 + (y1 - y0) * f0),
+                (x0 + (x1 - x0) * f1, y0 + (y1 - y0) * f1),
+            ],
             fill=EDGE,
             width=2,
         )
@@ -260,7 +273,10 @@ def _legend(
         for s in sides
         if s.territories
     ]
-    entries += [(None, s.name + ": out") for s in sides if not s.territories]
+    if any(s.territories for s in sides):  # once the territories are dealt
+        entries += [(None, s.name + ": out") for s in sides if not s.territories]
+    else:
+        entries = [(s.rgb, s.name) for s in sides]
     if rings:
         entries.append((RING, "changed hands this turn"))
     for i, (rgb, text) in enumerate(entries):

@@ -211,7 +211,10 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
         view.winner.name if view.winner else None,
     )
     cid, images = _picture(
-        game, after, view.changed, f"{game.name}: the board after turn {report.turn}",
+        game,
+        after,
+        view.changed,
+        f"{game.name}: the board after turn {report.turn}",
         f"t{report.turn}",
     )
     context = {
@@ -255,9 +258,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "first": views.who(game, state, state.current) if state.current >= 0 else None,
         "deadline": when(start.deadline, game.timezone),
         "has_deadline": start.deadline is not None,
-        "your_territories": [
-            state.board.territories[t].name for t in state.territories_of(seat)
-        ],
+        "your_territories": [state.board.territories[t].name for t in state.territories_of(seat)],
         "cid": cid,
     }
     return _mail("game_start", subject, you.address, context, game, images)
@@ -283,8 +284,9 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
 
 def render_your_turn(notice: YourTurn) -> RenderedMail:
     game, state, seat = notice.game, notice.state, notice.seat
-    cid, images = _picture(game, state, [], f"{game.name}: the board before turn {state.turn}",
-                           f"t{state.turn}-start")
+    cid, images = _picture(
+        game, state, [], f"{game.name}: the board before turn {state.turn}", f"t{state.turn}-start"
+    )
     start = views.due(state, seat)
     sets = views.sets_view(state, seat)
     context = {
@@ -328,7 +330,9 @@ def _example_orders(state: GameState, seat: int, sets: list[views.SetView]) -> l
         n for n in board.territories[base].neighbours if state.owner[n] == seat and n not in front
     ]
     if inner and state.options.fortify != "none":
-        lines.append(f"FORTIFY ALL {board.territories[inner[0]].name} -> {board.territories[base].name}")
+        lines.append(
+            f"FORTIFY ALL {board.territories[inner[0]].name} -> {board.territories[base].name}"
+        )
     return lines
 
 
@@ -462,7 +466,9 @@ def _standings(over: GameOver) -> list[list[str]]:
 def render_gm_alert(alert: GmAlert) -> RenderedMail:
     game = alert.game
     address = alert.address or (game.gm_address if game else "")
-    subject = subjects.fit([f"{subjects.tag(game.name if game else None)}GM alert: {alert.subject}"])
+    subject = subjects.fit(
+        [f"{subjects.tag(game.name if game else None)}GM alert: {alert.subject}"]
+    )
     return _mail("gm_alert", subject, address, {"alert": alert, "tz": "UTC"}, game)
 
 
@@ -482,8 +488,11 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
     else:
         audience = join_words(["you"] + others) if others else "you"
     subject = subjects.fit(
-        [f"{subjects.tag(game.name)}Press from {sender}" if sender else
-         f"{subjects.tag(game.name)}Anonymous press"]
+        [
+            f"{subjects.tag(game.name)}Press from {sender}"
+            if sender
+            else f"{subjects.tag(game.name)}Anonymous press"
+        ]
     )
     context = {
         **_common(game, recipient),
@@ -505,7 +514,9 @@ def render_status(status: Status, viewer: int | None) -> RenderedMail:
     else:
         where = f"turn {state.turn}, {mover.name if mover else '-'} to move"
     subject = subjects.fit([f"{subjects.tag(game.name)}Status: {where}"])
-    cid, images = _picture(game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}")
+    cid, images = _picture(
+        game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}"
+    )
     context = {
         **_common(game, viewer),
         **_board_context(game, state, to_move),

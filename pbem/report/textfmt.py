@@ -78,20 +78,22 @@ def table(
 def two_columns(blocks: Sequence[list[str]], width: int = WIDTH, gap: int = 3) -> list[str]:
     """Blocks of lines side by side in two columns when they fit, else one after another.
 
-    Blocks are never split; the left column takes blocks in order until it
-    holds about half of the lines.
+    Blocks are never split; they are cut into two runs, in order, so that the
+    taller column is as short as it can be.
     """
     spaced = [block + [""] for block in blocks]
     column = max((len(line) for block in blocks for line in block), default=0)
-    total = sum(len(b) for b in spaced)
     if 2 * column + gap > width or len(blocks) < 2:
         return [line for block in spaced for line in block][:-1]
-    left: list[str] = []
-    at = 0
-    while at < len(spaced) - 1 and len(left) + len(spaced[at]) / 2 <= total / 2:
-        left += spaced[at]
-        at += 1
-    right = [line for block in spaced[at:] for line in block]
+    heights = [len(b) for b in spaced]
+
+    def balance(k: int) -> tuple[int, bool]:  # the taller column; then prefer a taller left
+        left, right = sum(heights[:k]), sum(heights[k:])
+        return max(left, right), left < right
+
+    split = min(range(1, len(spaced)), key=balance)
+    left = [line for block in spaced[:split] for line in block]
+    right = [line for block in spaced[split:] for line in block]
     lines = []
     for i in range(max(len(left), len(right))):
         a = left[i] if i < len(left) else ""

@@ -25,7 +25,6 @@ from pbem.rules.events import (
     CardsTaken,
     CardsTraded,
     DeckShuffled,
-    Event,
     Fortified,
     FortifySkipped,
     GameWon,
@@ -147,9 +146,7 @@ def sides(game: GameInfo, state: GameState) -> list[Side]:
     out = []
     for seat, player in enumerate(state.players):
         rgb = NEUTRAL if player.neutral else colour_rgb(who(game, state, seat).colour, seat)
-        out.append(
-            Side(player.name, rgb, state.territory_count(seat), state.army_count(seat))
-        )
+        out.append(Side(player.name, rgb, state.territory_count(seat), state.army_count(seat)))
     return out
 
 
@@ -201,9 +198,7 @@ def mission_text(state: GameState, seat: int | None) -> str:
 
 
 # ------------------------------------------------------------------ the board
-def player_rows(
-    game: GameInfo, state: GameState, to_move: int | None
-) -> list[PlayerRow]:
+def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[PlayerRow]:
     rows = []
     board = state.board
     for seat in state.order + [s for s in range(len(state.players)) if s not in state.order]:
@@ -316,7 +311,6 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
     board = after.board
     name = after.players[report.seat].name
     mover = who(game, after, report.seat)
-    you = viewer == report.seat
     changed = conquered(before, after)
 
     reinforce = Section("Reinforcements")
@@ -373,9 +367,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             loser = after.players[event.seat].name
             out.append(loser)
             if after.players[event.by].neutral:
-                attacks.items.append(
-                    f"{loser} left the game: their territories are now neutral."
-                )
+                attacks.items.append(f"{loser} left the game: their territories are now neutral.")
             else:
                 taken = (
                     f", who takes {plural(event.cards_taken, 'card')}" if event.cards_taken else ""
@@ -433,8 +425,16 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
         headline.append(f"{winner.name} wins the game {win_text}!")
     sections = [reinforce, attacks, fortify, cards]
     return TurnView(
-        mover, headline, sections, changed, conquests, out, taken_continents, winner,
-        win_text, private,
+        mover,
+        headline,
+        sections,
+        changed,
+        conquests,
+        out,
+        taken_continents,
+        winner,
+        win_text,
+        private,
     )
 
 

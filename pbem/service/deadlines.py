@@ -1,17 +1,22 @@
-"""Deadlines: reminders, late notices, missed turns, removal, and outages.
+"""Deadlines: reminders, late notices, missed turns, removal, absences, outages.
 
 Time comes only from the clock in the context. Each game is handled in its
 own transaction, so one game's trouble never holds up another's. Markers in
-ServiceState ("reminded:<game>:<turn>:<phase>:<hours>") make every notice go
-out once, however often the poller runs.
+ServiceState make every notice go out once, however often the poller runs:
+"reminded:<period>:<hours>" and "late:<period>", where a period is one
+deadline of one turn (or setup phase) of one game.
+
+A game's timing and policies are its settings (``Game.settings_json``), over
+``DEFAULTS``; ``check_settings`` says what each may be.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from datetime import date, datetime, time, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -21,9 +26,19 @@ from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup, default_turn
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
-from pbem.service.context import Context
+from pbem.service.errors import ServiceError
 from pbem.service.games import command, load, players_of, record_turn, submit
-from pbem.store import Game, PendingOrders, Player, ServiceState, session_scope
+from pbem.store import (
+    Game,
+    PendingOrders,
+    Player,
+    ServiceState,
+    lock_game,
+    session_scope,
+)
+
+log = logging.getLogger("pbem.deadlines")
+UTC = ZoneInfo("UTC")
 
 DEFAULTS: dict[str, Any] = {
     "turn_hours": 48.0,
@@ -50,10 +65,51 @@ def settings(game: Game) -> dict[str, Any]:
     return {**DEFAULTS, **stored}
 
 
+def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
+    """The settings a game may be created with; a ServiceError names the first bad one."""
+
+    def bad(key: str, why: str) -> ServiceError:
+        return ServiceError(f"setting {key} = {stored[key]!r}: {why}")
+
+    conf = {**DEFAULTS, **stored}
+    for key in ("turn_hours", "setup_hours"):
+        if not isinstance(conf[key], int | float) or conf[key] <= 0:
+            raise bad(key, "a positive number of hours")
+    for key in ("grace_hours", "replacement_extra_hours"):
+        if not isinstance(conf[key], int | float) or conf[key] < 0:
+            raise bad(key, "a number of hours, 0 or more")
+    hours = conf["reminder_hours"]
+    if not isinstance(hours, list) or not all(isinstance(h, int | float) and h > 0 for h in hours):
+        raise bad("reminder_hours", "a list of positive hours before the deadline")
+    days = conf["allowed_days"]
+    if not isinstance(days, list) or not days or any(str(d).lower()[:3] not in DAYS for d in days):
+        raise bad("allowed_days", f"a list of days out of {', '.join(DAYS)}")
+    try:
+        ZoneInfo(str(conf["timezone"]))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise bad("timezone", "an IANA time zone such as Europe/Paris") from None
+    choices = {"adjudicate": ("orders", "deadline"), "on_removal": ("neutral", "bot")}
+    for key, allowed in choices.items():
+        if conf[key] not in allowed:
+            raise bad(key, f"one of {', '.join(allowed)}")
+    for key in ("remove_after_misses", "absence_days_per_year", "press_per_hour"):
+        if not isinstance(conf[key], int) or conf[key] < 0:
+            raise bad(key, "a whole number, 0 or more")
+    pair = conf["remove_after_of_last"]
+    if (
+        not isinstance(pair, list)
+        or len(pair) != 2
+        or not all(isinstance(x, int) and x >= 0 for x in pair)
+        or pair[0] > pair[1]
+    ):
+        raise bad("remove_after_of_last", "[N, M]: N misses among the last M turns, N <= M")
+    return conf
+
+
 def _aware(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=ZoneInfo("UTC"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def on_allowed_day(moment: datetime, conf: dict[str, Any]) -> datetime:
@@ -68,18 +124,39 @@ def on_allowed_day(moment: datetime, conf: dict[str, Any]) -> datetime:
     return moment
 
 
-def _absence_end(player: Player | None, deadline: datetime) -> datetime:
-    if player is None or player.absent_from is None or player.absent_to is None:
-        return deadline
-    start, end = _aware(player.absent_from), _aware(player.absent_to)
-    if start <= deadline <= end:  # type: ignore[operator]
-        return end  # type: ignore[return-value]
-    return deadline
+def period_key(game: Game) -> str:
+    """One deadline of one turn (or setup phase) of one game: what markers count."""
+    deadline = _aware(game.deadline)
+    stamp = deadline.isoformat() if deadline else "-"
+    return f"{game.id}:{game.turn}:{game.phase}:{stamp}"
 
 
-def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
+def _marked(session: Session, key: str) -> bool:
+    return session.exec(select(ServiceState).where(ServiceState.key == key)).first() is not None
+
+
+def _mark(session: Session, key: str) -> bool:
+    """True the first time a key is marked."""
+    if _marked(session, key):
+        return False
+    session.add(ServiceState(key=key, value="1"))
+    session.flush()
+    return True
+
+
+def _state_row(session: Session, key: str) -> ServiceState | None:
+    return session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+
+
+def bot_seats(game: Game) -> set[int]:
+    """Seats the greedy bot plays (their players were removed with on_removal = bot)."""
+    return {int(s) for s in settings(game).get("bot_seats", [])}
+
+
+# --------------------------------------------------------------- periods
+def start_period(session: Session, ctx, game: Game, state: GameState) -> None:  # noqa: ANN001
     """Set the deadline for whoever must act now (setup: everyone)."""
-    if state.phase == OVER or game.status != "running":
+    if state.phase == OVER or game.status == "finished":
         game.deadline = None
         session.add(game)
         return
@@ -89,79 +166,112 @@ def start_period(session: Session, ctx: Context, game: Game, state: GameState) -
         deadline = now + timedelta(hours=conf["setup_hours"])
     else:
         deadline = now + timedelta(hours=conf["turn_hours"])
+        deadline += _take_extra_hours(session, game, state.current)
         players = players_of(session, game)
         if 0 <= state.current < len(players):
-            deadline = _absence_end(players[state.current], deadline)
+            deadline = absence_end(session, game, players[state.current], deadline)
     game.deadline = on_allowed_day(deadline, conf)
     session.add(game)
 
 
-def _mark(session: Session, key: str) -> bool:
-    """True the first time a key is marked."""
-    if session.exec(select(ServiceState).where(ServiceState.key == key)).first() is not None:
-        return False
-    session.add(ServiceState(key=key, value="1"))
+def _extra_key(game: Game, seat: int) -> str:
+    return f"extra-hours:{game.id}:{seat}"
+
+
+def grant_extra_hours(session: Session, game: Game, seat: int, hours: float) -> None:
+    """The seat's next deadline comes ``hours`` later (a newcomer's first turn)."""
+    row = _state_row(session, _extra_key(game, seat)) or ServiceState(key=_extra_key(game, seat))
+    row.value = str(hours)
+    session.add(row)
     session.flush()
-    return True
+
+
+def _take_extra_hours(session: Session, game: Game, seat: int) -> timedelta:
+    row = _state_row(session, _extra_key(game, seat))
+    if row is None:
+        return timedelta(0)
+    session.delete(row)
+    session.flush()
+    return timedelta(hours=float(row.value))
 
 
 # ------------------------------------------------------------------ the run
-def run(engine: Engine, ctx: Context) -> list[str]:
+def run(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
     """Everything the clock causes: outage shift, reminders, late notices,
     deadline adjudication, missed turns. Returns one line per thing done."""
     done: list[str] = []
     done += _outage(engine, ctx)
     with session_scope(engine, write=False) as session:
-        ids = [
-            g.id
-            for g in session.exec(
-                select(Game).where(Game.status == "running", Game.phase.in_(("setup", "playing")))
+        rows = session.exec(
+            select(Game.id, Game.name).where(
+                Game.status == "running",
+                Game.phase.in_(("setup", "playing")),  # type: ignore[attr-defined]
             )
-        ]  # type: ignore[union-attr]
-    for game_id in ids:
-        with session_scope(engine) as session:
-            game = session.get(Game, game_id)
-            if game is not None and game.deadline is not None:
-                done += _game(session, ctx, game)
+        )
+        games = [(game_id, name) for game_id, name in rows]
+    for game_id, name in games:
+        try:
+            with session_scope(engine) as session:
+                game = lock_game(session, game_id)
+                if game.status == "running" and game.deadline is not None:
+                    done += _game(session, ctx, game)
+        except Exception as exc:  # one game's trouble must not hold up the others
+            log.exception("deadlines of game %s failed", name)
+            done.append(f"{name}: deadline handling failed ({exc}); nothing changed")
     return done
 
 
-def _outage(engine: Engine, ctx: Context) -> list[str]:
-    """After the poller was down for longer than a grace period, push every
-    deadline back by the downtime, so nobody is punished for it; tell the GM."""
+def _outage(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
+    """After the poller was down for longer than a game's grace period, every
+    deadline of that game that passed meanwhile moves back by the downtime,
+    so nobody is punished for it; the players and the GM are told.
+
+    Deadlines still ahead are left alone: they either lost nothing, or were
+    set by mail this very poll handled."""
     from pbem.service import notify
 
     now = ctx.clock.now()
+    out: list[str] = []
     with session_scope(engine) as session:
-        row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
+        row = _state_row(session, "last_poll")
         if row is None:
             return []
         last = _aware(datetime.fromisoformat(row.value))
-        downtime = now - last  # type: ignore[operator]
-        out = []
+        assert last is not None
+        downtime = now - last
         for game in session.exec(select(Game).where(Game.status == "running")):
+            deadline = _aware(game.deadline)
             conf = settings(game)
-            if game.deadline is None or downtime <= timedelta(hours=conf["grace_hours"]):
+            if deadline is None or deadline > now:
                 continue
-            game.deadline = _aware(game.deadline) + downtime  # type: ignore[operator]
+            if downtime <= timedelta(hours=conf["grace_hours"]):
+                continue
+            late_before = _marked(session, f"late:{period_key(game)}")
+            game.deadline = deadline + downtime
             session.add(game)
+            if late_before:  # the late notice went out already: not twice
+                _mark(session, f"late:{period_key(game)}")
             hours = downtime.total_seconds() / 3600
             out.append(f"{game.name}: deadline pushed back {hours:.1f} h after an outage")
-            notify.gm_note(
+            notify.announce(
                 session,
                 ctx,
                 game,
-                f"pbem did not poll for {hours:.1f} hours (since {last:%Y-%m-%d %H:%M} "
-                f"UTC). The deadline of {game.name} was pushed back by as much, to "
+                f"The game server did not run for {hours:.1f} hours (since "
+                f"{last:%Y-%m-%d %H:%M} UTC), past the deadline. So that nobody is "
+                f"punished for it, the deadline was pushed back by as much, to "
                 f"{game.deadline:%Y-%m-%d %H:%M} UTC.",
-                key=f"outage:{now.isoformat()}",
+                subject=f"Deadline pushed back after a server outage of {hours:.0f} hours",
             )
-        return out
+    return out
 
 
-def _game(session: Session, ctx: Context, game: Game) -> list[str]:
+def _game(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
     from pbem.service import notify
 
+    out = play_bot_turns(session, ctx, game)  # a bot seat to move never waits
+    if out or game.deadline is None:
+        return out
     conf = settings(game)
     now = ctx.clock.now()
     deadline = _aware(game.deadline)
@@ -169,33 +279,39 @@ def _game(session: Session, ctx: Context, game: Game) -> list[str]:
     loaded = load(session, game)
     state = loaded.state
     players = players_of(session, game)
-    must_act = _must_act(session, game, state, players)
-    phase_key = f"{game.id}:{game.turn}:{state.phase}:{deadline.isoformat()}"
-    out: list[str] = []
-    for hours in sorted(conf["reminder_hours"], reverse=True):
-        when = deadline - timedelta(hours=float(hours))
-        if now >= when and now < deadline and _mark(session, f"reminded:{phase_key}:{hours}"):
-            for player in must_act:
-                notify.reminder(session, ctx, game, state, player)
-            out.append(f"{game.name}: reminder {hours} h before the deadline")
-    if now >= deadline and _mark(session, f"late:{phase_key}"):
-        notify.late_notice(session, ctx, game, state, [p.name for p in must_act])
-        out.append(f"{game.name}: deadline passed")
-    if now >= deadline and conf["adjudicate"] == "deadline" and state.phase not in SETUP_PHASES:
-        held = _held_orders(session, game, state.current)
+    waiting = must_act(session, game, state, players)
+    period = period_key(game)
+    due = [h for h in conf["reminder_hours"] if deadline - timedelta(hours=float(h)) <= now]
+    fresh = [h for h in due if now < deadline and _mark(session, f"reminded:{period}:{h}")]
+    if fresh and waiting:  # several due at once (a short turn, an outage): one mail
+        for player in waiting:
+            notify.reminder(session, ctx, game, state, player)
+        hours = min(float(h) for h in fresh)
+        out.append(f"{game.name}: reminder {hours:g} h before the deadline to "
+                   + ", ".join(p.name for p in waiting))
+    if now < deadline:
+        return out
+    if conf["adjudicate"] == "deadline" and state.phase not in SETUP_PHASES:
+        held = held_orders(session, game, state.current)
         if held is not None:
-            out += _play_held(session, ctx, game, players[state.current], held)
-            return out
+            return out + _play_held(session, ctx, game, players[state.current], held)
+    if waiting and _mark(session, f"late:{period}"):
+        notify.late_notice(session, ctx, game, state, [p.name for p in waiting])
+        out.append(f"{game.name}: deadline passed, waiting for "
+                   + ", ".join(p.name for p in waiting))
     if now >= deadline + timedelta(hours=conf["grace_hours"]):
         out += play_missing(session, ctx, game, loaded)
     return out
 
 
-def _must_act(
+def must_act(
     session: Session, game: Game, state: GameState, players: list[Player]
 ) -> list[Player]:
+    """Who the game waits for: in setup, everyone who has not sent setup
+    orders; else the player to move (not a bot seat, not one whose orders
+    are held for the deadline)."""
     if state.phase in SETUP_PHASES:
-        waiting = {
+        sent = {
             p.seat
             for p in session.exec(
                 select(PendingOrders).where(
@@ -203,95 +319,117 @@ def _must_act(
                 )
             )
         }
-        return [players[s] for s in state.order if s not in waiting]
-    if 0 <= state.current < len(players):
-        return [players[state.current]]
-    return []
+        return [players[s] for s in state.order if s not in sent]
+    seat = state.current
+    if not 0 <= seat < len(players) or seat in bot_seats(game):
+        return []
+    if held_orders(session, game, seat) is not None:
+        return []
+    return [players[seat]]
 
 
-def _held_orders(session: Session, game: Game, seat: int) -> PendingOrders | None:
+def held_orders(session: Session, game: Game, seat: int) -> PendingOrders | None:
+    """Deadline mode: the orders kept for this seat's current turn, if any."""
     return session.exec(
         select(PendingOrders).where(
             PendingOrders.game_id == game.id,
             PendingOrders.turn == game.turn,
+            PendingOrders.turn > 0,
             PendingOrders.seat == seat,
         )
     ).first()
 
 
-def _play_held(
-    session: Session, ctx: Context, game: Game, player: Player, held: PendingOrders
-) -> list[str]:
+def _play_held(session: Session, ctx, game: Game, player: Player, held: PendingOrders) -> list[str]:  # noqa: ANN001
     """Deadline mode: the latest valid orders received are played now."""
     from pbem.service import notify
 
-    text = held.text
+    text, message_id = held.text, held.message_id
     session.delete(held)
-    outcome = submit(session, game, player, text, source="mail", message_id=held.message_id)
-    if not outcome.accepted:  # the game moved on under them (e.g. a GM fix): default instead
+    session.flush()
+    outcome = submit(session, game, player, text, source="mail", message_id=message_id)
+    if not outcome.accepted:  # the board changed under them (a GM's kick): default instead
+        log.warning("held orders of %s in %s no longer valid", player.name, game.name)
         return play_missing(session, ctx, game, load(session, game))
     notify.after_steps(session, ctx, game, outcome.steps)
-    return [f"{game.name}: turn {outcome.steps[-1].turn} played at the deadline"]
+    out = [f"{game.name}: turn {outcome.steps[-1].turn} played at the deadline"]
+    return out + play_bot_turns(session, ctx, game)
 
 
-def play_missing(session: Session, ctx: Context, game: Game, loaded: replay.Game) -> list[str]:
+def play_missing(
+    session: Session,
+    ctx,  # noqa: ANN001
+    game: Game,
+    loaded: replay.Game,
+    count_miss: bool = True,
+) -> list[str]:
     """Play the default for everyone who has not sent orders, and apply the
-    game's removal policy."""
+    game's removal policy (``count_miss``: the deadline is really missed, not
+    merely cut short by the GM)."""
     from pbem.service import notify
 
     state = loaded.state
     players = players_of(session, game)
     out: list[str] = []
     if state.phase in SETUP_PHASES:
-        for player in _must_act(session, game, state, players):
+        for player in must_act(session, game, state, players):
             text = render_orders(default_setup(state, player.seat), state.board)
             outcome = submit(session, game, player, text, source="default")
-            out.append(f"{game.name}: default setup for {player.name}")
+            out.append(f"{game.name}: default setup orders for {player.name}")
             if outcome.steps:
                 notify.after_steps(session, ctx, game, outcome.steps)
+        return out + play_bot_turns(session, ctx, game)
+    if state.phase == OVER:
         return out
     seat = state.current
     player = players[seat]
+    if seat in bot_seats(game):
+        return play_bot_turns(session, ctx, game)
     text = render_orders(default_turn(state), state.board)
     outcome = submit(session, game, player, text, source="default")
     out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
-    misses = record_turn(player, missed=True)
-    session.add(player)
-    removed = _removal_due(settings(game), misses)
-    notify.missed_turn(session, ctx, game, player, state.turn, removed)
+    removed = False
+    if count_miss:
+        misses = record_turn(player, missed=True)
+        session.add(player)
+        removed = removal_due(settings(game), misses)
+        notify.missed_turn(session, ctx, game, player, state.turn, removed)
     if removed:
         out += remove(session, ctx, game, player, outcome.steps)
     else:
         notify.after_steps(session, ctx, game, outcome.steps)
-    return out
+    return out + play_bot_turns(session, ctx, game)
 
 
-def _removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
-    in_row = conf["remove_after_misses"]
+def removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
+    """The removal policies: N misses in a row, or N among the last M turns
+    (``history``: the player's own turns, True for a miss, oldest first)."""
+    in_row = int(conf["remove_after_misses"])
     if in_row and len(history) >= in_row and all(history[-in_row:]):
         return True
-    n, m = conf["remove_after_of_last"]
+    n, m = (int(x) for x in conf["remove_after_of_last"])
     return bool(n and m and sum(history[-m:]) >= n)
 
 
 def remove(
     session: Session,
-    ctx: Context,
+    ctx,  # noqa: ANN001
     game: Game,
     player: Player,
     steps: list[replay.Step],
     reason: str = "missed turns",
 ) -> list[str]:
-    """Take a player out: territories to the neutral, or the seat to the bot."""
+    """Take a player out: territories to the neutral, or the seat to the bot
+    (``steps``: what was just played and not yet reported)."""
     from pbem.service import notify
 
     conf = settings(game)
     if conf["on_removal"] == "bot":
         player.status = "removed"
         session.add(player)
-        bots = set(conf.get("bot_seats", [])) | {player.seat}
         stored = json.loads(game.settings_json or "{}")
-        stored["bot_seats"] = sorted(bots)
+        stored["bot_seats"] = sorted(bot_seats(game) | {player.seat})
+        stored.setdefault("bot_since", {})[str(player.seat)] = game.turn
         game.settings_json = json.dumps(stored, sort_keys=True)
         session.add(game)
         notify.after_steps(session, ctx, game, steps)
@@ -300,6 +438,7 @@ def remove(
             ctx,
             game,
             f"{player.name} was removed ({reason}); the greedy bot plays the seat from now on.",
+            subject=f"{player.name} removed, the bot plays the seat",
         )
         return [f"{game.name}: {player.name} removed, seat to the bot"] + play_bot_turns(
             session, ctx, game
@@ -311,25 +450,29 @@ def remove(
         ctx,
         game,
         f"{player.name} was removed ({reason}); their territories are neutral now.",
+        subject=f"{player.name} removed, territories neutral",
     )
     return [f"{game.name}: {player.name} removed, territories neutral"]
 
 
-def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
+def play_bot_turns(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
     """Seats handed to the bot play at once, until a human seat is to move."""
     from pbem.service import notify
 
+    seats = bot_seats(game)
+    if not seats or game.status != "running":
+        return []
     out = []
-    seats = set(settings(game).get("bot_seats", []))
+    bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):
-        loaded = load(session, game)
-        state = loaded.state
+        state = load(session, game).state
         if state.phase in SETUP_PHASES or state.phase == OVER or state.current not in seats:
             break
-        bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
         text = render_orders(bot.plan_turn(state), state.board)
         player = players_of(session, game)[state.current]
         outcome = submit(session, game, player, text, source="bot", allow_inactive=True)
+        if not outcome.accepted:  # the bot's own plan refused: a bug, not a player's fault
+            raise ServiceError(f"the bot's orders for {player.name} were refused")
         notify.after_steps(session, ctx, game, outcome.steps)
         out.append(f"{game.name}: the bot played turn {state.turn} for {player.name}")
     return out
@@ -340,7 +483,7 @@ def hold(
 ) -> bool:
     """Deadline mode: keep the latest valid orders until the deadline. True
     when they replace earlier ones."""
-    row = _held_orders(session, game, player.seat)
+    row = held_orders(session, game, player.seat)
     replaced = row is not None
     row = row or PendingOrders(game_id=game.id, turn=game.turn, seat=player.seat, text="")
     row.text = canonical
@@ -350,34 +493,88 @@ def hold(
     return replaced
 
 
-def absence(
-    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
-) -> str:
-    """ABSENT FROM start TO end: deadlines of this player inside it move to its end,
-    within the game's allowance of days per year."""
+# ---------------------------------------------------------------- absences
+def _absence_key(game: Game, seat: int) -> str:
+    return f"absent:{game.id}:{seat}"
+
+
+def absences(session: Session, game: Game, seat: int) -> list[tuple[date, date]]:
+    """The seat holder's announced absences (first and last day, in the game's zone)."""
+    row = _state_row(session, _absence_key(game, seat))
+    pairs = json.loads(row.value) if row else []
+    return [(date.fromisoformat(a), date.fromisoformat(b)) for a, b in pairs]
+
+
+def clear_absences(session: Session, game: Game, player: Player) -> None:
+    row = _state_row(session, _absence_key(game, player.seat))
+    if row is not None:
+        session.delete(row)
+    player.absent_from = player.absent_to = None
+    player.absence_days_used = 0
+    session.add(player)
+
+
+def absence_end(session: Session, game: Game, player: Player, deadline: datetime) -> datetime:
+    """A deadline that falls inside one of the player's absences moves to its
+    end (midnight after its last day, in the game's zone)."""
+    zone = ZoneInfo(settings(game)["timezone"])
+    moved = True
+    while moved:
+        moved = False
+        for start, end in absences(session, game, player.seat):
+            begins = datetime.combine(start, time.min, zone)
+            ends = datetime.combine(end + timedelta(days=1), time.min, zone)
+            if begins <= deadline < ends:
+                deadline, moved = ends.astimezone(UTC), True
+    return deadline
+
+
+def absence(session: Session, ctx, game: Game, player: Player, start: date, end: date) -> str:  # noqa: ANN001
+    """ABSENT FROM start TO end: this player's deadlines inside it move to its
+    end, within the game's allowance of days per calendar year. Returns the
+    answer for the player."""
+    conf = settings(game)
+    zone = ZoneInfo(conf["timezone"])
+    today = ctx.clock.now().astimezone(zone).date()
     if end < start:
         return f"ABSENT: {end} is before {start}; nothing changed."
-    days = (end - start).days + 1
-    allowed = int(settings(game)["absence_days_per_year"])
-    if player.absence_days_used + days > allowed:
-        left = max(0, allowed - player.absence_days_used)
-        return (
-            f"ABSENT: {days} days asked, but only {left} of the {allowed} days a year "
-            "this game allows are left; nothing changed."
-        )
-    zone = ZoneInfo(settings(game)["timezone"])
-    player.absent_from = datetime.combine(start, time.min, zone).astimezone(ZoneInfo("UTC"))
-    player.absent_to = datetime.combine(end, time.max, zone).astimezone(ZoneInfo("UTC"))
-    player.absence_days_used += days
+    if end < today:
+        return f"ABSENT: that absence ended before today ({today}); nothing changed."
+    start = max(start, today)
+    taken = absences(session, game, player.seat)
+    covered = {a + timedelta(days=i) for a, b in taken for i in range((b - a).days + 1)}
+    asked = {start + timedelta(days=i) for i in range((end - start).days + 1)}
+    new = asked - covered
+    allowed = int(conf["absence_days_per_year"])
+    for year in sorted({d.year for d in new}):
+        used = sum(1 for d in covered if d.year == year)
+        wanted = sum(1 for d in new if d.year == year)
+        if used + wanted > allowed:
+            return (
+                f"ABSENT: {wanted} more days in {year} asked, but only {max(0, allowed - used)} "
+                f"of the {allowed} days a year this game allows are left; nothing changed."
+            )
+    row = _state_row(session, _absence_key(game, player.seat))
+    row = row or ServiceState(key=_absence_key(game, player.seat))
+    row.value = json.dumps([[a.isoformat(), b.isoformat()] for a, b in [*taken, (start, end)]])
+    session.add(row)
+    player.absent_from = datetime.combine(start, time.min, zone).astimezone(UTC)
+    player.absent_to = datetime.combine(end + timedelta(days=1), time.min, zone).astimezone(UTC)
+    player.absence_days_used += len(new)
     session.add(player)
+    session.flush()
+    moved = ""
     state = load(session, game).state
     if state.phase not in SETUP_PHASES and state.current == player.seat and game.deadline:
-        game.deadline = on_allowed_day(
-            _absence_end(player, _aware(game.deadline)),  # type: ignore[arg-type]
-            settings(game),
-        )
+        before = _aware(game.deadline)
+        assert before is not None
+        game.deadline = on_allowed_day(absence_end(session, game, player, before), conf)
         session.add(game)
+        if game.deadline != before:
+            local = game.deadline.astimezone(zone)
+            moved = f" Your current deadline moved to {local:%Y-%m-%d %H:%M} ({zone.key})."
+    left = allowed - sum(1 for d in covered | new if d.year == end.year)
     return (
         f"Absence noted from {start} to {end}: your deadlines falling inside it move "
-        f"to its end. ({allowed - player.absence_days_used} days left this year.)"
+        f"to its end.{moved} ({left} days of absence left in {end.year}.)"
     )

@@ -1,5 +1,6 @@
 """What the GM does to a running game: pause, extend, kick, replace, roll back,
-play the turn now. Each is one transaction and is announced to the players."""
+play the turn now. Each runs in the caller's one transaction, is announced
+to the players, and returns one line for the GM."""
 
 from __future__ import annotations
 
@@ -8,10 +9,14 @@ from datetime import datetime, timedelta
 
 from sqlmodel import Session, col, delete, select
 
+from pbem.rules.state import SETUP_PHASES
 from pbem.service import notify, replay
-from pbem.service.context import Context
 from pbem.service.deadlines import (
     _aware,
+    bot_seats,
+    clear_absences,
+    grant_extra_hours,
+    held_orders,
     on_allowed_day,
     play_bot_turns,
     play_missing,
@@ -21,24 +26,40 @@ from pbem.service.deadlines import (
 )
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
+    _sync,
+    definition_of,
     find_player,
     load,
     log_of,
     players_of,
     store_result,
+    submit,
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
-from pbem.store import Game, OrderEntry, PendingOrders, SeatHolder, ServiceState, TurnResult
+from pbem.store import (
+    Game,
+    OrderEntry,
+    PendingOrders,
+    SeatHolder,
+    ServiceState,
+    TurnResult,
+)
 
 
-def _running(game: Game) -> None:
-    if game.status == "finished":
+def _under_way(game: Game) -> None:
+    if game.status == "finished" or game.phase == "over":
         raise ServiceError(f"game {game.name} is over")
+    if game.phase == "open":
+        raise ServiceError(f"game {game.name} has not started: it waits for players to join")
 
 
-def pause(session: Session, ctx: Context, game: Game) -> str:
-    _running(game)
+def _when(moment: datetime | None) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment else "none"
+
+
+def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+    _under_way(game)
     if game.status == "paused":
         raise ServiceError(f"game {game.name} is paused already")
     game.status = "paused"
@@ -48,68 +69,86 @@ def pause(session: Session, ctx: Context, game: Game) -> str:
         session,
         ctx,
         game,
-        f"The GM has paused {game.name}. Deadlines are frozen until the game resumes.",
+        f"The GM has paused {game.name}. Deadlines are frozen until the game resumes; "
+        "orders sent meanwhile are refused.",
+        subject="The game is paused",
     )
     return f"{game.name} paused"
 
 
-def resume(session: Session, ctx: Context, game: Game) -> str:
+def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+    """The deadline moves by as long as the game was paused."""
     if game.status != "paused":
         raise ServiceError(f"game {game.name} is not paused")
     marker = session.exec(
         select(ServiceState).where(ServiceState.key == f"paused:{game.id}")
     ).first()
     game.status = "running"
+    paused_for = timedelta(0)
     if marker is not None:
-        paused_for = ctx.clock.now() - _aware(datetime.fromisoformat(marker.value))
-        if game.deadline is not None:
-            game.deadline = _aware(game.deadline) + paused_for
+        paused_for = ctx.clock.now() - _aware(datetime.fromisoformat(marker.value))  # type: ignore[operator]
         session.delete(marker)
+    if game.deadline is not None:
+        game.deadline = _aware(game.deadline) + paused_for  # type: ignore[operator]
     session.add(game)
-    when = f" The deadline is now {game.deadline:%Y-%m-%d %H:%M} UTC." if game.deadline else ""
-    notify.announce(session, ctx, game, f"The GM has resumed {game.name}.{when}")
-    return f"{game.name} resumed"
+    hours = paused_for.total_seconds() / 3600
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"The GM has resumed {game.name} after {hours:.1f} hours. The deadline moved "
+        f"by as much, to {_when(game.deadline)}.",
+        subject="The game resumes",
+    )
+    play_bot_turns(session, ctx, game)
+    return f"{game.name} resumed; deadline {_when(game.deadline)}"
 
 
-def extend(session: Session, ctx: Context, game: Game, hours: float) -> str:
-    _running(game)
+def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN001
+    _under_way(game)
     if game.deadline is None:
         raise ServiceError(f"game {game.name} has no deadline to extend")
     if hours <= 0:
         raise ServiceError("extend by a positive number of hours")
-    game.deadline = _aware(game.deadline) + timedelta(hours=hours)
+    game.deadline = _aware(game.deadline) + timedelta(hours=hours)  # type: ignore[operator]
     session.add(game)
     notify.announce(
         session,
         ctx,
         game,
-        f"The GM extended the deadline by {hours:g} hours, to {game.deadline:%Y-%m-%d %H:%M} UTC.",
+        f"The GM extended the deadline by {hours:g} hours, to {_when(game.deadline)}.",
+        subject=f"Deadline extended by {hours:g} hours",
     )
-    return f"deadline of {game.name} now {game.deadline.isoformat()}"
+    return f"deadline of {game.name} now {_when(game.deadline)}"
 
 
-def kick(session: Session, ctx: Context, game: Game, name: str) -> str:
-    _running(game)
+def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
+    """Remove a player now, by the game's on_removal policy."""
+    _under_way(game)
     player = find_player(session, game, name)
     if player.status != "active":
-        raise ServiceError(f"{player.name} is no longer playing")
+        raise ServiceError(f"{player.name} is no longer playing ({player.status})")
     if game.phase != "playing":
-        raise ServiceError("players can be removed once the game is under way")
+        raise ServiceError("players can be removed once the setup is over")
     lines = remove(session, ctx, game, player, [], reason="removed by the GM")
     return "; ".join(lines)
 
 
 def replace(
     session: Session,
-    ctx: Context,
+    ctx,  # noqa: ANN001
     game: Game,
     name: str,
     address: str,
     new_name: str | None = None,
 ) -> str:
-    """Give a seat to a new address: new password, extended first deadline; the
-    seat's history keeps who held it when."""
-    _running(game)
+    """Give a seat to a new address: a new password, an extended first
+    deadline; the seat's history (SeatHolder) keeps who held it when.
+
+    The seat keeps its name in the game (the name is part of the game's
+    state, and so of every state hash); ``new_name`` is the newcomer's own
+    name, kept in the seat's history and shown in the announcement."""
+    _under_way(game)
     player = find_player(session, game, name)
     state = load(session, game).state
     if not state.players[player.seat].alive:
@@ -118,60 +157,83 @@ def replace(
             "neutral); there is nothing to hand over"
         )
     address = address.strip().lower()
-    if "@" not in address:
+    local, _, domain = address.partition("@")
+    if not local or "." not in domain or any(c.isspace() for c in address):
         raise ServiceError(f"{address!r} is not a mail address")
-    holder = session.exec(
+    others = [p for p in players_of(session, game) if p.seat != player.seat]
+    if any(p.address == address for p in others):
+        raise ServiceError(f"{address} holds another seat of {game.name} already")
+    if address == player.address:
+        raise ServiceError(f"{address} holds {player.name}'s seat already")
+    holder_name = (new_name or player.name).strip()
+    if not holder_name.replace("-", "").replace("_", "").isalnum():
+        raise ServiceError(f"name {holder_name!r}: use letters, digits, - and _ only")
+
+    current = session.exec(
         select(SeatHolder).where(
             SeatHolder.game_id == game.id,
             SeatHolder.seat == player.seat,
-            SeatHolder.to_turn.is_(None),
+            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
         )
-    ).first()  # type: ignore[union-attr]
-    if holder is not None:
-        holder.to_turn = game.turn
-        session.add(holder)
-    old = player.name
-    if new_name:
-        player.name = new_name
+    ).first()
+    if current is not None:
+        current.to_turn = game.turn
+        session.add(current)
+    session.add(
+        SeatHolder(
+            game_id=game.id,
+            seat=player.seat,
+            name=holder_name,
+            address=address,
+            from_turn=game.turn,
+        )
+    )
+    old_address = player.address
     player.address = address
     password = new_password()
     player.secret_hash = hash_password(password)
     player.status = "active"
     player.missed_in_row = 0
     player.misses_json = "[]"
-    session.add(player)
-    session.add(
-        SeatHolder(
-            game_id=game.id,
-            seat=player.seat,
-            name=player.name,
-            address=address,
-            from_turn=game.turn,
-        )
-    )
-    stored = json.loads(game.settings_json or "{}")
-    if player.seat in stored.get("bot_seats", []):
-        stored["bot_seats"] = [s for s in stored["bot_seats"] if s != player.seat]
+    clear_absences(session, game, player)
+    if player.seat in bot_seats(game):
+        stored = json.loads(game.settings_json or "{}")
+        stored["bot_seats"] = sorted(bot_seats(game) - {player.seat})
+        stored.get("bot_since", {}).pop(str(player.seat), None)
         game.settings_json = json.dumps(stored, sort_keys=True)
-    if state.current == player.seat and game.deadline is not None:
-        extra = timedelta(hours=settings(game)["replacement_extra_hours"])
-        game.deadline = on_allowed_day(
-            ctx.clock.now() + timedelta(hours=settings(game)["turn_hours"]) + extra, settings(game)
-        )
+    conf = settings(game)
+    extra = float(conf["replacement_extra_hours"])
+    acting_now = state.phase in SETUP_PHASES or state.current == player.seat
+    if acting_now and game.deadline is not None:
+        hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
+        fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)
+        game.deadline = max(_aware(game.deadline), fresh)  # type: ignore[type-var]
+    elif extra:
+        grant_extra_hours(session, game, player.seat, extra)
     session.add(game)
+    session.add(player)
     session.flush()
     notify.game_start(session, ctx, game, {player.name: password}, only_seat=player.seat)
+    if acting_now:
+        notify.prompt_next(session, ctx, game, state)
     notify.announce(
         session,
         ctx,
         game,
-        f"{address} takes over the seat of {old} (now {player.name}) from turn {game.turn}.",
+        f"{holder_name} ({address}) takes over the seat of {player.name} from turn "
+        f"{game.turn} on; {old_address} no longer plays it.",
+        subject=f"A new player takes over {player.name}'s seat",
     )
-    return f"{player.name} ({address}) holds seat {player.seat}; password {password}"
+    return (
+        f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "
+        f"{game.turn}; password {password}; deadline {_when(game.deadline)}"
+    )
 
 
-def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
+def rollback(session: Session, ctx, game: Game, turn: int) -> str:  # noqa: ANN001
     """Undo every step from ``turn`` on: truncate the log, replay, announce."""
+    if game.phase == "open":
+        raise ServiceError(f"game {game.name} has not started")
     if turn < 1 or turn > game.turn:
         raise ServiceError(f"turn must be between 1 and {game.turn}")
     rows = log_of(session, game)
@@ -179,55 +241,54 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
     cut = len(rows) - len(keep)
     if cut == 0:
         raise ServiceError(f"nothing has been played from turn {turn} on")
+    if rows[: len(keep)] != keep:
+        raise ServiceError(f"the log of {game.name} is not in turn order; nothing changed")
     last_seq = keep[-1].seq if keep else 0
-    session.exec(
-        delete(OrderEntry).where(
-            OrderEntry.game_id == game.id,  # type: ignore[call-overload]
-            col(OrderEntry.seq) > last_seq,
+    definition = definition_of(session, game)
+    rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
+    state = rebuilt.state
+    for table in (OrderEntry, TurnResult):
+        session.exec(
+            delete(table).where(
+                table.game_id == game.id,  # type: ignore[call-overload]
+                col(table.seq) > last_seq,
+            )
         )
-    )
-    session.exec(
-        delete(TurnResult).where(
-            TurnResult.game_id == game.id,  # type: ignore[call-overload]
-            col(TurnResult.seq) > last_seq,
-        )
-    )
     session.exec(
         delete(PendingOrders).where(
             PendingOrders.game_id == game.id,  # type: ignore[call-overload]
-            PendingOrders.turn >= turn,
+            PendingOrders.turn > 0,
         )
     )
     session.flush()
-    definition = replay.GameDefinition(*_definition_args(session, game))
-    rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
-    state = rebuilt.state
     latest = session.exec(
         select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq).desc())
     ).first()
     if latest is None:
-        store_result(
-            session,
-            game,
-            replay.Step(state.turn, None, [], [], state, state.state_hash()),
-            seq=last_seq,
-        )
+        step = replay.Step(state.turn, None, [], [], state, state.state_hash())
+        store_result(session, game, step, seq=last_seq)
     elif latest.state_hash != state.state_hash():
         raise ServiceError(
             f"the log of {game.name} does not replay to its stored hash at entry "
             f"{latest.seq}; run `pbem replay {game.name}` before rolling back"
         )
-    game.status = "running"
+    if game.status == "finished":
+        game.status = "running"
     game.winner_seat = None
-    from pbem.service.games import _sync  # the row mirrors the rebuilt state
-
+    game.secret_revealed = False if game.phase == "over" else game.secret_revealed
     _sync(game, state)
+    stored = json.loads(game.settings_json or "{}")
+    stored["rollbacks"] = int(stored.get("rollbacks", 0)) + 1  # new Message-IDs for replays
+    since = stored.get("bot_since", {})
+    undone = sorted(int(s) for s, t in since.items() if t >= turn)
+    if undone:  # seats handed to the bot from the rolled back turns on are players' again
+        stored["bot_seats"] = [s for s in stored.get("bot_seats", []) if s not in undone]
+        stored["bot_since"] = {s: t for s, t in since.items() if int(s) not in undone}
+    game.settings_json = json.dumps(stored, sort_keys=True)
+    session.add(game)
     for player in players_of(session, game):
-        if (
-            player.seat < len(state.players)
-            and state.players[player.seat].alive
-            and player.status in ("eliminated", "resigned", "removed")
-        ):
+        playing = player.seat < len(state.players) and state.players[player.seat].alive
+        if playing and (player.status in ("eliminated", "resigned") or player.seat in undone):
             player.status = "active"
             session.add(player)
     start_period(session, ctx, game, state)
@@ -236,24 +297,40 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         ctx,
         game,
         f"The GM rolled {game.name} back to the start of turn "
-        f"{state.turn}: {cut} log entries were undone. The board is as it was then.",
+        f"{state.turn}: {cut} log entries were undone. The board is as it was then; "
+        f"the deadline is {_when(game.deadline)}.",
+        subject=f"Rolled back to turn {state.turn}",
     )
-    notify.prompt_next(session, ctx, game, state)
+    if state.phase != "over":
+        notify.prompt_next(session, ctx, game, state)
+    play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone)"
 
 
-def _definition_args(session: Session, game: Game) -> tuple:
-    from pbem.service.games import definition_of
-
-    d = definition_of(session, game)
-    return (d.name, d.board, d.options, d.players, d.secret)
-
-
-def process(session: Session, ctx: Context, game: Game) -> str:
-    """Play the current turn (or setup phase) now, defaults for the missing."""
-    _running(game)
+def process(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+    """Play the current turn (or setup phase) now: orders held for the
+    deadline if there are any, else the defaults for the missing. A miss
+    counts against a player only once their deadline has passed."""
+    _under_way(game)
     if game.status == "paused":
         raise ServiceError(f"game {game.name} is paused")
-    lines = play_missing(session, ctx, game, load(session, game))
+    loaded = load(session, game)
+    state = loaded.state
+    lines: list[str] = []
+    held = None if state.phase in SETUP_PHASES else held_orders(session, game, state.current)
+    if held is not None:
+        player = players_of(session, game)[state.current]
+        text, message_id = held.text, held.message_id
+        session.delete(held)
+        session.flush()
+        outcome = submit(session, game, player, text, source="mail", message_id=message_id)
+        if outcome.accepted:
+            notify.after_steps(session, ctx, game, outcome.steps)
+            lines.append(f"{game.name}: turn {state.turn} played with {player.name}'s orders")
+            loaded = load(session, game)
+    if not lines:
+        deadline = _aware(game.deadline)
+        overdue = deadline is not None and ctx.clock.now() >= deadline
+        lines += play_missing(session, ctx, game, loaded, count_miss=overdue)
     lines += play_bot_turns(session, ctx, game)
     return "; ".join(lines) or "nothing to play"
