@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
@@ -33,7 +33,7 @@ from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
-from pbem.service.mailflow import Context
+from pbem.service.context import Context
 from pbem.service.poll import PollReport, mail_settings, run_cycle, send_outbox
 from pbem.store import (
     Game,
@@ -65,6 +65,16 @@ class Mail:
 
     def __repr__(self) -> str:  # short, for assertion messages
         return f"<{self.kind}: {self.subject}>"
+
+    @property
+    def flat(self) -> str:
+        """The text with every run of blanks and line ends as one blank (wrapping aside)."""
+        return " ".join(self.text.split())
+
+    @property
+    def sent_at(self) -> datetime:
+        """The Date header: pbem's clock when the mail was queued."""
+        return self.msg["Date"].datetime
 
 
 def parse_mail(raw: bytes) -> Mail:
@@ -120,6 +130,16 @@ class World:
         self.polls.append(report)
         return report
 
+    def poll_until(self, when: datetime, every_hours: float = 6) -> PollReport:
+        """Polls every few hours (as cron would, so no outage) up to ``when``,
+        then one at ``when``; returns that last poll's report."""
+        step = timedelta(hours=every_hours)
+        while self.clock.now() + step < when:
+            self.clock.advance(hours=every_hours)
+            self.poll()
+        self.clock.set(when)
+        return self.poll()
+
     def flush(self) -> None:
         """Send the outbox now (what the CLI leaves for the next poll)."""
         from pbem.mail.settings import open_sender
@@ -157,8 +177,13 @@ class World:
         self.flush()
         return created.passwords
 
-    def open_game(self, name: str, seats: int, settings: dict[str, Any] | None = None,
-                  overrides: dict[str, str] | None = None) -> None:
+    def open_game(
+        self,
+        name: str,
+        seats: int,
+        settings: dict[str, Any] | None = None,
+        overrides: dict[str, str] | None = None,
+    ) -> None:
         with self.session() as session:
             create_game(
                 session,
@@ -265,6 +290,7 @@ class Seat:
     auto: bool = True
     address: str = ""
     received: list[Mail] = field(default_factory=list)
+    unanswered: list[Mail] = field(default_factory=list)  # mails that ask for orders
 
     def __post_init__(self) -> None:
         self.address = self.address or address_of(self.name)
@@ -276,18 +302,17 @@ class Seat:
             if mail.kind == "game_start" and (found := PASSWORD.search(mail.text)):
                 self.password = found.group(1)
         self.received += mails
+        self.unanswered += [m for m in mails if m.kind in ASKS_FOR_ORDERS]
         return mails
 
     def kinds(self) -> list[str]:
         return [m.kind for m in self.received]
 
-    def answer(self, mails: list[Mail]) -> int:
+    def answer(self) -> int:
         """The bot's orders to the latest mail that asks for them (one mail at most)."""
-        if not self.auto or self.bot is None:
+        if not self.auto or self.bot is None or not self.unanswered:
             return 0
-        asking = [m for m in mails if m.kind in ASKS_FOR_ORDERS]
-        if not asking:
-            return 0
+        asking, self.unanswered = self.unanswered, []
         state = self.world.state(self.game)
         seat = self.seat_no(state)
         if state.phase in SETUP_PHASES:
@@ -334,6 +359,16 @@ class Table:
     def __getitem__(self, name: str) -> Seat:
         return self.seats[name]
 
+    def mover(self) -> str:
+        """The name of the player whose turn it is."""
+        state = self.world.state(self.game)
+        return state.players[state.current].name
+
+    def silence(self, *names: str) -> None:
+        """These players stop answering (all of them when none are named)."""
+        for name in names or tuple(self.seats):
+            self.seats[name].auto = False
+
     def read_all(self) -> dict[str, list[Mail]]:
         new = {name: seat.read() for name, seat in self.seats.items()}
         self.gm += self.world.take(GM_ADDRESS)
@@ -341,8 +376,9 @@ class Table:
 
     def step(self) -> PollReport:
         """Everyone reads their mail and the bots answer; then one poll."""
-        for name, mails in self.read_all().items():
-            self.seats[name].answer(mails)
+        self.read_all()
+        for seat in self.seats.values():
+            seat.answer()
         return self.world.poll()
 
     def run(self, until: Callable[[], bool], limit: int = 60) -> None:
@@ -358,7 +394,7 @@ class Table:
         return [m for m in seat.received if kind is None or m.kind == kind]
 
     def clear(self) -> None:
-        """Forget the mail read so far (read first, so nothing pending is lost)."""
+        """Forget the mail read so far (mails asking for orders stay to be answered)."""
         self.read_all()
         for seat in self.seats.values():
             seat.received.clear()

@@ -17,7 +17,9 @@ import re
 import smtplib
 import subprocess
 import sys
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
@@ -25,6 +27,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
@@ -33,7 +36,7 @@ from pbem.config import Config, load_config
 from pbem.mail.devservers import HOST, MailServers
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.rules.state import SETUP_PHASES
+from pbem.rules.state import OVER, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
@@ -43,6 +46,7 @@ from pbem.service.poll import PollReport, mail_settings, poll_lock, run_cycle, s
 from pbem.mail.settings import open_sender
 from pbem.store import Game, InboundMessage, OrderEntry, Outbox, init_db, session_scope
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
 PROCESSED_FOLDER = "pbem-processed"
 REJECTED_FOLDER = "pbem-rejected"
@@ -174,7 +178,7 @@ class MailPlayer:
     def send(self, to: str, raw: bytes, envelope_from: str | None = None) -> str:
         """Hand one mail to the SMTP relay; returns its Message-ID."""
         with smtplib.SMTP(HOST, self.servers.smtp.port, timeout=10) as client:
-            client.sendmail(envelope_from or self.address, [to], raw)
+            client.sendmail(self.address if envelope_from is None else envelope_from, [to], raw)
         mid = str(parse(raw)["Message-ID"])
         self.sent.append(mid)
         return mid
@@ -204,13 +208,11 @@ class MailPlayer:
         for msg in self.new_mail():
             if kind(msg) == "game_start" and (found := PASSWORD_LINE.search(plain_text(msg))):
                 self.password = found.group(1)
-            if kind(msg) not in ("game_start", "setup_prompt", "your_turn"):
-                continue
             state = world.state(game_name)
             seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
-            if state.phase in SETUP_PHASES:
+            if kind(msg) in ("game_start", "setup_prompt") and state.phase in SETUP_PHASES:
                 body = f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-            elif state.phase != "over" and state.current == seat:
+            elif kind(msg) == "your_turn" and state.phase != OVER and state.current == seat:
                 body = self.bot.write_turn(state)
             else:
                 continue
@@ -263,17 +265,26 @@ class MailWorld:
         settings = mail_settings(self.config)
         return send_outbox(self.engine, open_sender(settings), self.clock, settings.from_address)
 
-    def pbem(self, *args: str, script: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def pbem(
+        self,
+        *args: str,
+        script: str | None = None,
+        config: Path | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
         """The real `pbem` command (``script``: a `python -c` wrapper instead) on this config."""
-        command = [sys.executable, "-c", script] if script else [sys.executable, "-m", "pbem"]
         return subprocess.run(
-            [*command, *args, "--config", str(self.config_path)],
+            self.command(*args, script=script, config=config),
             cwd=self.directory,
             env=self.env(),
             capture_output=True,
             text=True,
             timeout=timeout,
         )
+
+    def command(self, *args: str, script: str | None = None, config: Path | None = None) -> list[str]:
+        python = [sys.executable, "-c", script] if script else [sys.executable, "-m", "pbem"]
+        return [*python, *args, "--config", str(config or self.config_path)]
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
@@ -394,6 +405,18 @@ class MailWorld:
 
     def rejected(self) -> list[str]:
         return self.folder(REJECTED_FOLDER)
+
+
+def wait_until(condition: Callable[[], T], timeout: float = 30.0, what: str = "") -> T:
+    """Poll ``condition`` until it returns something true (a bound, not a speed test)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still waiting after {timeout:g} s: {what or condition}")
+        time.sleep(0.1)
 
 
 def message_ids(mails: list[EmailMessage]) -> Counter[str]:

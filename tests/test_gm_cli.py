@@ -16,7 +16,6 @@ import json
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from pbem.rules.state import GameState
 from pbem.service import replay
 from pbem.service.games import find_game, load, log_of
 from pbem.service.records import read_record
-from pbem.store import OrderEntry, TurnResult, head_revision, init_db, session_scope
+from pbem.store import TurnResult, current_revision, head_revision, init_db, session_scope
 
 SECRET = bytes([9]) * 32  # with these players and bots: a short game (35 turns when written)
 GAME = "world-1"
@@ -121,18 +120,24 @@ class Reference:
 
 @pytest.fixture(scope="module")
 def reference() -> Reference:
-    players = tuple((name, colour) for name, colour in zip(PLAYERS, ("red", "blue", "yellow")))
+    players = tuple(
+        (name, colour) for name, colour in zip(PLAYERS, ("red", "blue", "yellow"), strict=True)
+    )
     board = builtin_map("classic")
     definition = replay.GameDefinition(GAME, board, load_preset("classic"), players, SECRET)
     game, _ = replay.start(definition)
     bots = make_bots()
     hashes = []
     for seat in list(game.state.order):
-        step = replay.apply(game, replay.Entry("setup", seat, bots[seat].write_setup(game.state, seat)))
+        step = replay.apply(
+            game, replay.Entry("setup", seat, bots[seat].write_setup(game.state, seat))
+        )
     hashes.append(step.state_hash)
     while game.state.phase != "over":
         state = game.state
-        entry = replay.Entry("turn", state.current, bots[state.current].write_turn(state), state.turn)
+        entry = replay.Entry(
+            "turn", state.current, bots[state.current].write_turn(state), state.turn
+        )
         hashes.append(replay.apply(game, entry).state_hash)
     state = game.state
     assert state.turn >= 20, "pick a SECRET that gives a longer game: the tests tamper with turn 17"
@@ -154,7 +159,7 @@ class Played:
 
 
 @pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
     """A whole game played through `pbem adjudicate`, then exported."""
     folder = tmp_path_factory.mktemp("game")
     config = write_config(folder)
@@ -182,7 +187,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
     record = folder / "world-1.pgn"
     ok("export", GAME, "-o", record, "--config", config)
     assert midgame_state is not None
-    yield Played(
+    return Played(
         folder,
         config,
         record,
@@ -200,7 +205,9 @@ def test_new_prints_commitment_and_one_password_per_player(played: Played) -> No
     lines = played.new_output.splitlines()
     assert lines[0] == f"game {GAME} created: 3 players, preset classic, map classic"
     assert lines[1] == f"dice commitment: {hashlib.sha256(SECRET).hexdigest()}"
-    passwords = [re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]]
+    passwords = [
+        re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]
+    ]
     assert [m.group(1) for m in passwords if m] == PLAYERS
     assert len(lines) == 5
 
@@ -213,7 +220,9 @@ def test_setup_waits_for_every_player(played: Played) -> None:
         f"{second}: setup orders received; waiting for {third}",
         f"{third}: setup orders received; setup played",
     ]
-    for name, output, message in zip(played.setup_order, played.setup_outputs, expected):
+    for name, output, message in zip(
+        played.setup_order, played.setup_outputs, expected, strict=True
+    ):
         mail = (played.folder / f"setup-{PLAYERS.index(name)}.txt").read_text(encoding="utf-8")
         assert mail.startswith(f"GAME {GAME}\nPLACE ")
         canonical = mail.split("\n", 1)[1].rstrip("\n")  # the bot writes canonical orders
@@ -287,9 +296,7 @@ def test_verify_passes_with_the_revealed_secret(played: Played, reference: Refer
 
 def _turn_blocks(lines: list[str]) -> dict[int, int]:
     """Turn number -> index of its '=== turn' line."""
-    return {
-        int(line.split()[2]): i for i, line in enumerate(lines) if line.startswith("=== turn ")
-    }
+    return {int(line.split()[2]): i for i, line in enumerate(lines) if line.startswith("=== turn ")}
 
 
 def _state_before(played: Played, turn: int) -> GameState:
@@ -329,9 +336,7 @@ def test_verify_names_the_turn_whose_order_was_changed(played: Played) -> None:
     block = "\n".join(lines[head + 1 : _turn_blocks(lines)[turn + 1]])
     other = next(t for t in sorted(own) if t != where and t not in block)
     changed = f"PLACE {amount} {other}"
-    game = replay.Game(
-        replay.GameDefinition(GAME, board, state.options, (), SECRET), state.copy()
-    )
+    game = replay.Game(replay.GameDefinition(GAME, board, state.options, (), SECRET), state.copy())
     replay.parse_turn(game, state.current, block.replace(place, changed))  # still valid orders
     result = pbem("verify", _tampered(played, turn, changed), "--secret", SECRET.hex())
     assert result.exit_code == 1
@@ -444,7 +449,7 @@ def test_reveal_prints_the_secret_and_export_then_carries_it(started: Path, tmp_
     )
 
 
-def test_list_shows_each_game(started: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_list_shows_each_game(started: Path) -> None:
     ok("new", "world-2", *PLAYER_OPTIONS, "--preset", "european", "--config", started)
     text = ok("list", "--config", started).stdout.splitlines()
     assert [line.split() for line in text] == [
@@ -479,6 +484,15 @@ def test_orders_of_a_player_whose_turn_it_is_not(started: Path, tmp_path: Path) 
     result = pbem("adjudicate", GAME, "--orders", orders, "--as", other, "--config", started)
     assert result.exit_code == 1
     assert f"it is not your turn: {PLAYERS[state.current]} is to move" in result.stderr
+
+
+def test_init_creates_the_database_at_the_latest_revision(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    database = tmp_path / "pbem.db"
+    result = ok("init", "--config", config)
+    assert result.stdout == f"database sqlite:///{database} at revision {head_revision()}\n"
+    assert current_revision(init_db(f"sqlite:///{database}")) == head_revision()
+    assert ok("init", "--config", config).stdout == result.stdout  # again: nothing to do
 
 
 # ------------------------------------------------------------- user errors
@@ -539,7 +553,9 @@ def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -
 def test_too_many_players_for_the_preset(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     seven = [x for i in range(7) for x in ("-p", f"p{i}:p{i}@example.org")]
-    one_line_error(pbem("new", "g", *seven, "--config", config), "these rules need 2 to 6 players, not 7")
+    one_line_error(
+        pbem("new", "g", *seven, "--config", config), "these rules need 2 to 6 players, not 7"
+    )
     five = [x for i in range(5) for x in ("-p", f"p{i}:p{i}@example.org")]
     ok("new", "g", *five, "--preset", "2016", "--config", config)
     six = [x for i in range(6) for x in ("-p", f"p{i}:p{i}@example.org")]
@@ -552,8 +568,14 @@ def test_too_many_players_for_the_preset(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("player", "message"),
     [
-        ("aliceATexample.org", "--player 'aliceATexample.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
-        (":a@example.org", "--player ':a@example.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
+        (
+            "aliceATexample.org",
+            "--player 'aliceATexample.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)",
+        ),
+        (
+            ":a@example.org",
+            "--player ':a@example.org': expected NAME:ADDRESS (e.g. alice:alice@example.org)",
+        ),
         ("a:b:c:d@x", "--player 'a:b:c:d@x': expected NAME:ADDRESS (e.g. alice:alice@example.org)"),
         ("al ice:a@example.org", "player name 'al ice': use letters, digits, - and _ only"),
     ],
@@ -595,7 +617,9 @@ def test_verify_and_import_of_a_bad_record_file(tmp_path: Path) -> None:
     one_line_error(pbem("verify", bad, "--secret", "00"), message)
     one_line_error(pbem("import", bad, "--config", config), message)
     missing = tmp_path / "none.pgn"
-    one_line_error(pbem("verify", missing, "--secret", "00"), f"{missing}: No such file or directory")
+    one_line_error(
+        pbem("verify", missing, "--secret", "00"), f"{missing}: No such file or directory"
+    )
 
 
 def test_rules_of_neither_a_preset_nor_a_game(tmp_path: Path) -> None:

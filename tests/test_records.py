@@ -222,7 +222,9 @@ def test_an_embedded_map_changed_after_the_game_is_refused(tiny: Record) -> None
     text = write_record(tiny).replace("bonus = 2", "bonus = 5")
     with pytest.raises(RecordError) as refused:
         read_record(text, "tiny.pgn")
-    assert str(refused.value) == "tiny.pgn: the map 'tiny' differs from the one the game was played on"
+    assert (
+        str(refused.value) == "tiny.pgn: the map 'tiny' differs from the one the game was played on"
+    )
 
 
 def test_a_custom_map_that_is_not_embedded_is_refused(tiny: Record) -> None:
@@ -247,8 +249,16 @@ def _line_of(text: str, prefix: str) -> int:
 
 
 MALFORMED = {
-    "not a header": ('[Game "world-1"]', "Game world-1", 'line {n}: expected a header like [Game "name"]'),
-    "unquoted value": ('[Map "classic"]', "[Map classic]", "line {n}: header values are in double quotes"),
+    "not a header": (
+        '[Game "world-1"]',
+        "Game world-1",
+        'line {n}: expected a header like [Game "name"]',
+    ),
+    "unquoted value": (
+        '[Map "classic"]',
+        "[Map classic]",
+        "line {n}: header values are in double quotes",
+    ),
     "player out of order": (
         '[Player "1 bob blue"]',
         '[Player "2 bob blue"]',
@@ -264,7 +274,11 @@ MALFORMED = {
         "=== turn five bob gm",
         "line {n}: expected '=== KIND TURN PLAYER SOURCE'",
     ),
-    "unknown kind": ("=== turn 5 ", "=== move 5 bob gm", "line {n}: expected '=== KIND TURN PLAYER SOURCE'"),
+    "unknown kind": (
+        "=== turn 5 ",
+        "=== move 5 bob gm",
+        "line {n}: expected '=== KIND TURN PLAYER SOURCE'",
+    ),
     "short head": ("=== turn 5 ", "=== turn 5", "line {n}: expected '=== KIND TURN PLAYER SOURCE'"),
     "unknown player": ("=== turn 5 ", "=== turn 5 zed gm", "line {n}: no player 'zed'"),
     "unknown source": (

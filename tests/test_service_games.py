@@ -90,7 +90,9 @@ def play_setup(engine: Engine, writers: list[TextBot], name: str = "g", source: 
         with session_scope(engine) as session:
             game = find_game(session, name)
             text = writers[seat].write_setup(state, seat)
-            assert submit(session, game, players_of(session, game)[seat], text, source=source).accepted
+            assert submit(
+                session, game, players_of(session, game)[seat], text, source=source
+            ).accepted
 
 
 def play_turn(engine: Engine, writers: list[TextBot], name: str = "g") -> GameState:
@@ -113,7 +115,9 @@ def test_passwords_are_stored_only_as_scrypt_hashes(engine: Engine, tmp_path: Pa
     for row in rows:
         password = passwords[row.name]
         assert re.fullmatch(r"[a-z]+-[a-z]+-[a-z]+-\d\d", password)
-        match = re.fullmatch(r"scrypt\$16384\$8\$1\$([0-9a-f]{32})\$([0-9a-f]{64})", row.secret_hash)
+        match = re.fullmatch(
+            r"scrypt\$16384\$8\$1\$([0-9a-f]{32})\$([0-9a-f]{64})", row.secret_hash
+        )
         assert match, row.secret_hash
         salt, digest = bytes.fromhex(match.group(1)), match.group(2)
         expected = hashlib.scrypt(password.encode(), salt=salt, n=16384, r=8, p=1, dklen=32)
@@ -360,9 +364,12 @@ def test_load_from_the_latest_snapshot_equals_a_full_rebuild(engine: Engine) -> 
             loaded = load(session, game).state
             assert loaded.state_hash() == rebuilt_hash(session, game)
             assert loaded.state_hash() == stored_hashes(session, game)[-1]
-            assert loaded.canonical_json() == replay.rebuild(
-                definition_of(session, game), [to_entry(e) for e in log_of(session, game)]
-            ).state.canonical_json()
+            assert (
+                loaded.canonical_json()
+                == replay.rebuild(
+                    definition_of(session, game), [to_entry(e) for e in log_of(session, game)]
+                ).state.canonical_json()
+            )
         if loaded.phase == "over":
             break
         if steps == 8:
@@ -387,7 +394,9 @@ def test_load_plays_log_entries_after_the_latest_snapshot(engine: Engine) -> Non
         game = find_game(session, "g")
         expected = load(session, game).state.state_hash()
         latest = session.exec(
-            select(TurnResult).where(TurnResult.game_id == game.id).order_by(
+            select(TurnResult)
+            .where(TurnResult.game_id == game.id)
+            .order_by(
                 TurnResult.seq.desc()  # type: ignore[attr-defined]
             )
         ).first()

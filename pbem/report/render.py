@@ -9,6 +9,7 @@ they print; this module picks the recipient, the subject and the picture.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -156,7 +157,7 @@ def _picture(
 
 
 def _board_context(
-    game: GameInfo, state: GameState, to_move: int | None, changed: list[int] = ()
+    game: GameInfo, state: GameState, to_move: int | None, changed: Sequence[int] = ()
 ) -> dict[str, Any]:
     return {
         "blocks": views.board_blocks(game, state, changed),
@@ -165,7 +166,7 @@ def _board_context(
     }
 
 
-def _marks_key(state: GameState, changed: list[int]) -> str:
+def _marks_key(state: GameState, changed: Sequence[int]) -> str:
     keys = []
     if changed:
         keys.append("* changed hands this turn")
@@ -187,7 +188,7 @@ def _private(state: GameState, seat: int | None) -> dict[str, Any]:
 
 def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
     you = game.player(seat) if seat is not None else None
-    return {"you": you, "tz": game.timezone}
+    return {"you": you}
 
 
 # ---------------------------------------------------------------------- mails
@@ -382,7 +383,6 @@ def render_error_reply(reply: ErrorReply) -> RenderedMail:
     )
     context = {
         "you": reply.game.player(reply.seat) if reply.game and reply.seat is not None else None,
-        "tz": reply.game.timezone if reply.game else "UTC",
         "reply": reply,
         "problems": reply.problems,
         "count": count,
@@ -469,13 +469,13 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     subject = subjects.fit(
         [f"{subjects.tag(game.name if game else None)}GM alert: {alert.subject}"]
     )
-    return _mail("gm_alert", subject, address, {"alert": alert, "tz": "UTC"}, game)
+    return _mail("gm_alert", subject, address, {"alert": alert}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:
     game = help_.game
     subject = f"{subjects.tag(game.name if game else None)}Help: the order language"
-    return _mail("help", subject, help_.address, {"help": help_, "tz": "UTC"}, game)
+    return _mail("help", subject, help_.address, {"help": help_}, game)
 
 
 def render_press(press: Press, recipient: int) -> RenderedMail:

@@ -26,6 +26,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup, default_turn
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
+from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import command, load, players_of, record_turn, submit
 from pbem.store import (
@@ -154,7 +155,7 @@ def bot_seats(game: Game) -> set[int]:
 
 
 # --------------------------------------------------------------- periods
-def start_period(session: Session, ctx, game: Game, state: GameState) -> None:  # noqa: ANN001
+def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
     """Set the deadline for whoever must act now (setup: everyone)."""
     if state.phase == OVER or game.status == "finished":
         game.deadline = None
@@ -196,7 +197,7 @@ def _take_extra_hours(session: Session, game: Game, seat: int) -> timedelta:
 
 
 # ------------------------------------------------------------------ the run
-def run(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
+def run(engine: Engine, ctx: Context) -> list[str]:
     """Everything the clock causes: outage shift, reminders, late notices,
     deadline adjudication, missed turns. Returns one line per thing done."""
     done: list[str] = []
@@ -221,7 +222,7 @@ def run(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
     return done
 
 
-def _outage(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
+def _outage(engine: Engine, ctx: Context) -> list[str]:
     """After the poller was down for longer than a game's grace period, every
     deadline of that game that passed meanwhile moves back by the downtime,
     so nobody is punished for it; the players and the GM are told.
@@ -266,7 +267,7 @@ def _outage(engine: Engine, ctx) -> list[str]:  # noqa: ANN001
     return out
 
 
-def _game(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
+def _game(session: Session, ctx: Context, game: Game) -> list[str]:
     from pbem.service import notify
 
     out = play_bot_turns(session, ctx, game)  # a bot seat to move never waits
@@ -287,8 +288,10 @@ def _game(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
         for player in waiting:
             notify.reminder(session, ctx, game, state, player)
         hours = min(float(h) for h in fresh)
-        out.append(f"{game.name}: reminder {hours:g} h before the deadline to "
-                   + ", ".join(p.name for p in waiting))
+        out.append(
+            f"{game.name}: reminder {hours:g} h before the deadline to "
+            + ", ".join(p.name for p in waiting)
+        )
     if now < deadline:
         return out
     if conf["adjudicate"] == "deadline" and state.phase not in SETUP_PHASES:
@@ -297,16 +300,15 @@ def _game(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
             return out + _play_held(session, ctx, game, players[state.current], held)
     if waiting and _mark(session, f"late:{period}"):
         notify.late_notice(session, ctx, game, state, [p.name for p in waiting])
-        out.append(f"{game.name}: deadline passed, waiting for "
-                   + ", ".join(p.name for p in waiting))
+        out.append(
+            f"{game.name}: deadline passed, waiting for " + ", ".join(p.name for p in waiting)
+        )
     if now >= deadline + timedelta(hours=conf["grace_hours"]):
         out += play_missing(session, ctx, game, loaded)
     return out
 
 
-def must_act(
-    session: Session, game: Game, state: GameState, players: list[Player]
-) -> list[Player]:
+def must_act(session: Session, game: Game, state: GameState, players: list[Player]) -> list[Player]:
     """Who the game waits for: in setup, everyone who has not sent setup
     orders; else the player to move (not a bot seat, not one whose orders
     are held for the deadline)."""
@@ -340,7 +342,9 @@ def held_orders(session: Session, game: Game, seat: int) -> PendingOrders | None
     ).first()
 
 
-def _play_held(session: Session, ctx, game: Game, player: Player, held: PendingOrders) -> list[str]:  # noqa: ANN001
+def _play_held(
+    session: Session, ctx: Context, game: Game, player: Player, held: PendingOrders
+) -> list[str]:
     """Deadline mode: the latest valid orders received are played now."""
     from pbem.service import notify
 
@@ -358,7 +362,7 @@ def _play_held(session: Session, ctx, game: Game, player: Player, held: PendingO
 
 def play_missing(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     game: Game,
     loaded: replay.Game,
     count_miss: bool = True,
@@ -413,7 +417,7 @@ def removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
 
 def remove(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     game: Game,
     player: Player,
     steps: list[replay.Step],
@@ -455,7 +459,7 @@ def remove(
     return [f"{game.name}: {player.name} removed, territories neutral"]
 
 
-def play_bot_turns(session: Session, ctx, game: Game) -> list[str]:  # noqa: ANN001
+def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
     """Seats handed to the bot play at once, until a human seat is to move."""
     from pbem.service import notify
 
@@ -529,7 +533,9 @@ def absence_end(session: Session, game: Game, player: Player, deadline: datetime
     return deadline
 
 
-def absence(session: Session, ctx, game: Game, player: Player, start: date, end: date) -> str:  # noqa: ANN001
+def absence(
+    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
+) -> str:
     """ABSENT FROM start TO end: this player's deadlines inside it move to its
     end, within the game's allowance of days per calendar year. Returns the
     answer for the player."""

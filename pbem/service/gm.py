@@ -11,6 +11,7 @@ from sqlmodel import Session, col, delete, select
 
 from pbem.rules.state import SETUP_PHASES
 from pbem.service import notify, replay
+from pbem.service.context import Context
 from pbem.service.deadlines import (
     _aware,
     bot_seats,
@@ -58,7 +59,7 @@ def _when(moment: datetime | None) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC" if moment else "none"
 
 
-def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def pause(session: Session, ctx: Context, game: Game) -> str:
     _under_way(game)
     if game.status == "paused":
         raise ServiceError(f"game {game.name} is paused already")
@@ -76,7 +77,7 @@ def pause(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     return f"{game.name} paused"
 
 
-def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def resume(session: Session, ctx: Context, game: Game) -> str:
     """The deadline moves by as long as the game was paused."""
     if game.status != "paused":
         raise ServiceError(f"game {game.name} is not paused")
@@ -104,7 +105,7 @@ def resume(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
     return f"{game.name} resumed; deadline {_when(game.deadline)}"
 
 
-def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN001
+def extend(session: Session, ctx: Context, game: Game, hours: float) -> str:
     _under_way(game)
     if game.deadline is None:
         raise ServiceError(f"game {game.name} has no deadline to extend")
@@ -122,7 +123,7 @@ def extend(session: Session, ctx, game: Game, hours: float) -> str:  # noqa: ANN
     return f"deadline of {game.name} now {_when(game.deadline)}"
 
 
-def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
+def kick(session: Session, ctx: Context, game: Game, name: str) -> str:
     """Remove a player now, by the game's on_removal policy."""
     _under_way(game)
     player = find_player(session, game, name)
@@ -136,7 +137,7 @@ def kick(session: Session, ctx, game: Game, name: str) -> str:  # noqa: ANN001
 
 def replace(
     session: Session,
-    ctx,  # noqa: ANN001
+    ctx: Context,
     game: Game,
     name: str,
     address: str,
@@ -230,7 +231,7 @@ def replace(
     )
 
 
-def rollback(session: Session, ctx, game: Game, turn: int) -> str:  # noqa: ANN001
+def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
     """Undo every step from ``turn`` on: truncate the log, replay, announce."""
     if game.phase == "open":
         raise ServiceError(f"game {game.name} has not started")
@@ -307,7 +308,7 @@ def rollback(session: Session, ctx, game: Game, turn: int) -> str:  # noqa: ANN0
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone)"
 
 
-def process(session: Session, ctx, game: Game) -> str:  # noqa: ANN001
+def process(session: Session, ctx: Context, game: Game) -> str:
     """Play the current turn (or setup phase) now: orders held for the
     deadline if there are any, else the defaults for the missing. A miss
     counts against a player only once their deadline has passed."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
@@ -21,26 +21,30 @@ from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.passwords import hash_password, new_password
 from pbem.store import Game, JoinRequest
 
+MAX_NAME = 20
+
 
 def seats(game: Game) -> int:
     return int(json.loads(game.settings_json or "{}").get("seats", 0))
 
 
 def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, commands: list) -> str:
-    """JOIN and CONFIRM commands of a mail to an open game; one reply each."""
+    """JOIN and CONFIRM commands of a mail to an open game; one answer each."""
     done = []
-    for cmd in commands:
+    for index, cmd in enumerate(commands):
         if isinstance(cmd, Join):
-            done.append(_join(session, ctx, game, mail, cmd))
+            done.append(_join(session, ctx, game, mail, cmd, index))
         elif isinstance(cmd, Confirm):
-            done.append(_confirm(session, ctx, game, mail, cmd))
+            done.append(_confirm(session, ctx, game, mail, cmd, index))
     if not done:
         _tell(
             session,
             ctx,
             game,
             mail,
-            f"{game.name} is open for players: send JOIN {game.name} AS yourname to take a seat.",
+            f"{game.name} is open for players: send a mail with the line\n\n"
+            f"    JOIN {game.name} AS yourname\n\nto take a seat.",
+            "How to join",
         )
         return "no JOIN in a mail to an open game"
     return "; ".join(done)
@@ -52,37 +56,72 @@ def _tell(
     game: Game,
     mail: DecodedMail,
     text: str,
-    subject: str = "",
+    subject: str,
+    index: int = 0,
 ) -> None:
+    """One answer to the sender (the [game] tag in its subject brings the reply back)."""
     from pbem.report import context as rc
     from pbem.report import render
 
     rendered = render.render_gm_alert(
-        rc.GmAlert(subject or f"[{game.name}] Joining {game.name}", text, None, mail.sender)
+        rc.GmAlert(subject, text, notify.game_info(session, ctx, game), mail.sender)
     )
     notify.queue(
         session,
         ctx,
         rendered,
         recipient=mail.sender,
-        message_id=notify._message_id(ctx, "join", mail.message_id),
+        message_id=notify._message_id(ctx, "join", mail.message_id, index),
         game=None,
         in_reply_to=mail.message_id,
     )
 
 
-def _join(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join) -> str:
+def _name_problem(name: str) -> str | None:
+    if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
+        return f"the name {name!r} is not possible: use letters, digits, - and _ only"
+    if len(name) > MAX_NAME:
+        return f"the name {name!r} is too long: at most {MAX_NAME} characters"
+    if name.upper() in ("ALL", "NEUTRAL", "GM"):
+        return f"the name {name} is reserved; pick another"
+    return None
+
+
+def _join(
+    session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join, index: int
+) -> str:
     name = cmd.player
-    if cmd.game and cmd.game != game.name:
-        _tell(session, ctx, game, mail, f"JOIN {cmd.game}: this mail went to {game.name}.")
+    if cmd.game and cmd.game.lower() != game.name.lower():
+        _tell(
+            session,
+            ctx,
+            game,
+            mail,
+            f"JOIN {cmd.game}: this mail went to {game.name}.",
+            "Which game?",
+            index,
+        )
         return "join for another game"
     taken = players_of(session, game)
     if len(taken) >= seats(game):
-        _tell(session, ctx, game, mail, f"{game.name} is full.")
+        _tell(session, ctx, game, mail, f"{game.name} is full.", "The game is full", index)
         return "game full"
-    if any(p.name.lower() == name.lower() for p in taken):
-        _tell(session, ctx, game, mail, f"The name {name} is taken in {game.name}; pick another.")
-        return "name taken"
+    problem = _name_problem(name)
+    if problem is None and any(p.name.lower() == name.lower() for p in taken):
+        problem = f"the name {name} is taken in {game.name}; pick another"
+    if problem is None and any(p.address == mail.sender for p in taken):
+        problem = f"{mail.sender} has a seat in {game.name} already"
+    if problem is not None:
+        _tell(
+            session,
+            ctx,
+            game,
+            mail,
+            f"JOIN {game.name} AS {name}: {problem}.",
+            "Joining refused",
+            index,
+        )
+        return problem
     token = secrets.token_hex(4)
     session.add(
         JoinRequest(
@@ -96,18 +135,26 @@ def _join(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Jo
         mail,
         f"To join {game.name} as {name}, reply to this mail with the line\n\n"
         f"    CONFIRM {token}\n\nIf you did not ask to join, ignore this mail.",
-        subject=f"[{game.name}] Confirm joining as {name}",
+        f"Confirm joining as {name}",
+        index,
     )
     return f"join request from {mail.sender} as {name}"
 
 
-def _confirm(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Confirm) -> str:
+def _confirm(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    mail: DecodedMail,
+    cmd: Confirm,
+    index: int,
+) -> str:
     request = session.exec(
         select(JoinRequest).where(
             JoinRequest.game_id == game.id,
-            JoinRequest.token == cmd.token,
+            JoinRequest.token == cmd.token.lower(),
             JoinRequest.address == mail.sender,
-            col(JoinRequest.confirmed).is_(False),
+            JoinRequest.confirmed == False,  # noqa: E712
         )
     ).first()
     if request is None:
@@ -117,15 +164,25 @@ def _confirm(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd:
             game,
             mail,
             f"CONFIRM {cmd.token}: no pending request from {mail.sender} has that token.",
+            "Confirmation refused",
+            index,
         )
         return "bad confirmation"
     if len(players_of(session, game)) >= seats(game):
-        _tell(session, ctx, game, mail, f"{game.name} filled up before your confirmation.")
+        _tell(
+            session,
+            ctx,
+            game,
+            mail,
+            f"{game.name} filled up before your confirmation.",
+            "The game is full",
+            index,
+        )
         return "game full"
     try:
         seat_player(session, game, PlayerSpec(request.name, request.address))
     except ServiceError as exc:
-        _tell(session, ctx, game, mail, str(exc))
+        _tell(session, ctx, game, mail, f"{exc}.", "Joining refused", index)
         return str(exc)
     request.confirmed = True
     session.add(request)
@@ -139,7 +196,8 @@ def _confirm(session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd:
             f"You have seat {seated} of {seats(game)} in "
             f"{game.name} as {request.name}. The game starts when every seat is taken; "
             "your password comes with the first game mail.",
-            subject=f"[{game.name}] You are in, as {request.name}",
+            f"You are in, as {request.name}",
+            index,
         )
         return f"{request.name} joined ({seated}/{seats(game)})"
     start_game(session, game)

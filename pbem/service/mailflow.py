@@ -274,7 +274,11 @@ def _act(
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
     for press in parsed.press:
         if allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
-            summary.append(notify.relay_press(session, ctx, game, player, press))
+            try:
+                summary.append(notify.relay_press(session, ctx, game, player, press))
+            except ServiceError as exc:
+                reply.notes.append(f"Your press to {press.recipient} was not relayed: {exc}.")
+                continue
             reply.notes.append(f"Your press to {press.recipient} was relayed.")
         else:
             reply.notes.append(
@@ -328,6 +332,7 @@ def _orders(
         return "checked"
     if held and game.phase == "playing":
         replaced = deadlines.hold(session, game, player, outcome.canonical, mail.message_id)
+        reply.held = True
         reply.notes.append(
             "These orders replace the ones you sent earlier; they will be played at the deadline."
             if replaced

@@ -49,6 +49,7 @@ class Reply:
     notes: list[str] = field(default_factory=list)
     commands: list = field(default_factory=list)
     turn: int | None = None  # the turn the orders were played as, once played
+    held: bool = False  # deadline mode: kept until the deadline, not played yet
 
 
 # ----------------------------------------------------------------- helpers
@@ -59,6 +60,13 @@ def host_of(ctx: Context) -> str:
 
 def settings_of(game: Game) -> dict:
     return json.loads(game.settings_json or "{}")
+
+
+def _epoch(game: Game) -> tuple[int, ...]:
+    """Part of the Message-ID of every mail about a turn once the game has been
+    rolled back, so the turns played again are reported again."""
+    rollbacks = int(settings_of(game).get("rollbacks", 0))
+    return (rollbacks,) if rollbacks else ()
 
 
 def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
@@ -98,8 +106,10 @@ def queue(
     game: Game | None,
     seat: int | None = None,
     in_reply_to: str | None = None,
+    attachment: tuple[str, str] | None = None,
 ) -> None:
-    """Add one mail to the outbox (once: a stable Message-ID already queued is skipped)."""
+    """Add one mail to the outbox (once: a stable Message-ID already queued is
+    skipped). ``attachment`` is (file name, text), e.g. the game record."""
     if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
         return
     references = []
@@ -116,6 +126,9 @@ def queue(
         references=references,
         date=ctx.clock.now(),
     )
+    if attachment is not None:
+        filename, content = attachment
+        msg.add_attachment(content, subtype="plain", filename=filename)
     session.add(
         Outbox(
             message_id=message_id,
@@ -175,14 +188,18 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
         )
     elif reply.canonical or not reply.commands:
         check_only = "nothing applied" in " ".join(reply.notes)
+        orders_text = reply.canonical or "\n".join(reply.notes) or "(no orders)"
+        if reply.held and reply.canonical:  # what became of earlier orders, as comments
+            orders_text += "\n" + "\n".join(f"# {note}" for note in reply.notes)
         rendered = render.render_receipt(
             rc.Receipt(
                 game=info,
                 seat=player.seat,
                 turn=reply.turn or game.turn,
-                orders_text=reply.canonical or "\n".join(reply.notes) or "(no orders)",
+                orders_text=orders_text,
                 adjudicated=bool(reply.canonical)
                 and not check_only
+                and not reply.held
                 and "waiting" not in " ".join(reply.notes),
                 check_only=check_only,
             )
@@ -376,7 +393,7 @@ def auth_alert(
     )
     rendered = render.render_gm_alert(
         rc.GmAlert(
-            subject=f"[{game.name}] A mail in your name was refused",
+            subject="A mail in your name was refused",
             text=text,
             game=info,
             address=player.address,
@@ -395,7 +412,7 @@ def auth_alert(
     if gm:
         gm_mail = render.render_gm_alert(
             rc.GmAlert(
-                subject=f"[{game.name}] Authentication failed for {player.name}",
+                subject=f"Authentication failed for {player.name}",
                 text=f"A mail from {mail.sender} for {player.name} failed authentication "
                 f"({mail.message_id}). Nothing was applied; {player.address} was told.",
                 game=info,
@@ -414,14 +431,21 @@ def auth_alert(
 
 def relay_press(session: Session, ctx: Context, game: Game, sender: Player, press) -> str:
     """PRESS TO name|ALL: relayed with the sender's name (or anonymously if the
-    game allows it), a copy to the GM by option."""
+    game allows it), a copy to the GM by option. Only players still in the
+    game receive it; a ServiceError when nobody by that name does."""
+    from pbem.service.errors import ServiceError
+
     info = game_info(session, ctx, game)
     settings = settings_of(game)
-    players = [p for p in players_of(session, game) if p.seat != sender.seat]
+    players = [
+        p for p in players_of(session, game) if p.seat != sender.seat and p.status == "active"
+    ]
     to_all = press.to_all
     targets = (
         players if to_all else [p for p in players if p.name.lower() == press.recipient.lower()]
     )
+    if not targets:
+        raise ServiceError(f"no other player named {press.recipient} is in {game.name}")
     anonymous = bool(settings.get("press_anonymous"))
     seats = tuple(p.seat for p in targets)
     body = press.body
@@ -441,7 +465,7 @@ def relay_press(session: Session, ctx: Context, game: Game, sender: Player, pres
         )
     if settings.get("press_copy_gm") and info.gm_address:
         rendered = render.render_gm_alert(
-            rc.GmAlert(f"[{game.name}] Press from {sender.name} to {press.recipient}", body, info)
+            rc.GmAlert(f"Press from {sender.name} to {press.recipient}", body, info)
         )
         queue(
             session,
@@ -490,7 +514,9 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
                 ctx,
                 rendered,
                 recipient=p.address,
-                message_id=_message_id(ctx, "report", game.name, step.state_hash, p.seat),
+                message_id=_message_id(
+                    ctx, "report", game.name, step.state_hash, p.seat, *_epoch(game)
+                ),
                 game=game,
                 seat=p.seat,
             )
@@ -501,21 +527,27 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
                 ctx,
                 rendered,
                 recipient=info.gm_address,
-                message_id=_message_id(ctx, "report", game.name, step.state_hash, "gm"),
+                message_id=_message_id(
+                    ctx, "report", game.name, step.state_hash, "gm", *_epoch(game)
+                ),
                 game=game,
             )
     state = last.state
     if state.phase == OVER:
+        from pbem.service.archive import export_record
+
         over = rc.GameOver(game_info(session, ctx, game), state)
+        record = (f"{game.name}.pgn", export_record(session, game))
         for p in players:
             queue(
                 session,
                 ctx,
                 render.render_game_over(over, p.seat),
                 recipient=p.address,
-                message_id=_message_id(ctx, "over", game.name, p.seat),
+                message_id=_message_id(ctx, "over", game.name, p.seat, *_epoch(game)),
                 game=game,
                 seat=p.seat,
+                attachment=record,
             )
         return
     prompt_next(session, ctx, game, state, info)
@@ -545,6 +577,8 @@ def prompt_next(
             )
         return
     seat = state.current
+    if seat in settings_of(game).get("bot_seats", []):  # the bot moves at once
+        return
     player = players[seat]
     token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
     notice = rc.YourTurn(info, state, seat, token, game.deadline)
@@ -553,7 +587,9 @@ def prompt_next(
         ctx,
         render.render_your_turn(notice),
         recipient=player.address,
-        message_id=_message_id(ctx, "turn", game.name, state.turn, seat, player.address),
+        message_id=_message_id(
+            ctx, "turn", game.name, state.turn, seat, player.address, *_epoch(game)
+        ),
         game=game,
         seat=seat,
     )
@@ -635,7 +671,7 @@ def reminder(session: Session, ctx: Context, game: Game, state: GameState, playe
 def announce(session: Session, ctx: Context, game: Game, text: str, subject: str = "") -> None:
     """A note from the GM to every player of the game (and the GM)."""
     info = game_info(session, ctx, game)
-    subject = subject or f"[{game.name}] {text.split(';')[0].split('.')[0][:60]}"
+    subject = subject or text.split(";")[0].split(".")[0][:60]
     stamp = ctx.clock.now().isoformat()
     for p in players_of(session, game):
         rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, p.address))
@@ -657,7 +693,7 @@ def gm_note(
     info = game_info(session, ctx, game)
     if not info.gm_address:
         return
-    subject = subject or f"[{game.name}] Note for the GM"
+    subject = subject or "Note for the GM"
     rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, info.gm_address))
     queue(
         session,
@@ -676,13 +712,14 @@ def late_notice(
 
     grace = settings(game)["grace_hours"]
     who = ", ".join(names) or "nobody"
+    what = "for setup orders" if state.phase in SETUP_PHASES else f"of turn {state.turn}"
     announce(
         session,
         ctx,
         game,
-        f"The deadline of turn {state.turn} has passed; still waiting for {who}. "
+        f"The deadline {what} has passed; still waiting for {who}. "
         f"After {grace:g} more hours the default orders are played.",
-        subject=f"[{game.name}] Deadline passed, waiting for {who}",
+        subject=f"Deadline passed, waiting for {who}",
     )
 
 
@@ -707,14 +744,14 @@ def missed_turn(
     if removed:
         text += "\n\nBy the rules of this game you are now removed from it."
     rendered = render.render_gm_alert(
-        rc.GmAlert(f"[{game.name}] You missed turn {turn}", text, info, player.address)
+        rc.GmAlert(f"You missed turn {turn}", text, info, player.address)
     )
     queue(
         session,
         ctx,
         rendered,
         recipient=player.address,
-        message_id=_message_id(ctx, "missed", game.name, turn, player.seat),
+        message_id=_message_id(ctx, "missed", game.name, turn, player.seat, *_epoch(game)),
         game=game,
         seat=player.seat,
     )

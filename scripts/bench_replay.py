@@ -1,0 +1,228 @@
+"""Benchmark `pbem verify`: replay with verification of an exported long game.
+
+    python scripts/bench_replay.py                # longest of seeds 1..20, 4 greedy bots
+    python scripts/bench_replay.py --seed 8 --repeat 20 --profile
+
+The game: 4 greedy bots on the classic map, full classic rules. The longest
+of the simulated games of seeds 1..N is picked (``--seed`` picks one), then
+played again through the service layer (TextBot mails -> parse -> validate ->
+log -> adjudicate -> snapshot) into a temporary SQLite database, checked
+against the engine-only simulation of the same seed (same final state hash),
+and exported as a record file (its secret is in it: the game is over).
+
+Timed: read the record file, parse it (``read_record``), and verify it
+(``verify_record``: the commitment, then every step replayed through the
+order parser, the validator and the engine, its state hash computed and
+compared with the one in the record). Prints player-turns per second (best
+and median of ``--repeat`` runs), the game length and the time, and a
+breakdown of where the time goes; ``--profile`` adds the top functions by
+cProfile. Exits 1 if the record does not verify or the games disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pbem.orders import TextBot, parse_orders, turn_actions  # noqa: E402
+from pbem.rules.bots import make_bot  # noqa: E402
+from pbem.rules.maps import builtin_map  # noqa: E402
+from pbem.rules.options import load_preset  # noqa: E402
+from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
+from pbem.rules.turnplan import play_turn  # noqa: E402
+from pbem.service import replay  # noqa: E402
+from pbem.service.archive import export_record  # noqa: E402
+from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of, submit  # noqa: E402
+from pbem.service.records import definition_of, read_record, verify_record  # noqa: E402
+from pbem.store import init_db, session_scope  # noqa: E402
+
+PLAYERS = 4
+TARGET = 10_000  # player-turns per second
+
+
+def longest_seed(first: int, count: int) -> tuple[int, int, str]:
+    """(seed, turns, final hash) of the longest engine-only game among the seeds."""
+    board, options = builtin_map("classic"), load_preset("classic")
+    games = [play_game(board, options, PLAYERS, s, "greedy") for s in range(first, first + count)]
+    if any(g.capped for g in games):
+        raise SystemExit("FAIL: a simulated game was capped without a winner")
+    best = max(games, key=lambda g: (g.turns, -g.seed))
+    return best.seed, best.turns, best.final_hash
+
+
+def play_through_service(seed: int, folder: Path) -> tuple[str, int, str, float]:
+    """The simulated game of ``seed`` played again as mail text through the service.
+
+    Returns the exported record, the turns played, the final state hash and the seconds."""
+    engine = init_db(f"sqlite:///{folder / 'bench.db'}")
+    name = f"sim-{seed}"
+    colours = list(builtin_map("classic").colours or COLOURS)
+    specs = [PlayerSpec(f"p{i + 1}", f"p{i + 1}@example.org", colours[i]) for i in range(PLAYERS)]
+    with session_scope(engine) as session:
+        create_game(session, name, specs, secret=game_secret(seed))
+    writers = [TextBot(make_bot("greedy", seed * 10 + seat)) for seat in range(PLAYERS)]
+    turns = 0
+    started = time.perf_counter()
+    while True:
+        with session_scope(engine) as session:
+            game = find_game(session, name)
+            state = load(session, game).state
+            players = players_of(session, game)
+            if game.phase == "over":
+                break
+            if game.phase == "setup":
+                for seat in state.order:
+                    outcome = submit(
+                        session, game, players[seat], writers[seat].write_setup(state, seat)
+                    )
+                    assert outcome.accepted, outcome.problems
+            else:
+                text = writers[state.current].write_turn(state)
+                outcome = submit(session, game, players[state.current], text)
+                assert outcome.accepted, outcome.problems
+                turns += 1
+    seconds = time.perf_counter() - started
+    with session_scope(engine, write=False) as session:
+        record = export_record(session, find_game(session, name))
+    engine.dispose()
+    return record, turns, state.state_hash(), seconds
+
+
+def time_verify(path: Path, secret_hex: str, steps: int) -> float:
+    """One timed run: file -> parser -> engine -> hashes compared. Returns seconds."""
+    started = time.perf_counter()
+    record = read_record(path.read_text(encoding="utf-8"), str(path))
+    report = verify_record(record, secret_hex)
+    seconds = time.perf_counter() - started
+    if not report.ok or report.steps != steps:
+        raise SystemExit(f"FAIL: the record does not verify: {report.message}")
+    return seconds
+
+
+def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
+    """Seconds spent in each stage of one verification, measured stage by stage."""
+    text = path.read_text(encoding="utf-8")
+    t0 = time.perf_counter()
+    record = read_record(text)
+    t1 = time.perf_counter()
+    definition = definition_of(record, bytes.fromhex(secret_hex))
+    t2 = time.perf_counter()
+    game, _ = replay.start(definition)
+    parse = validate = engine = hashing = 0.0
+    for entry in record.entries:
+        if entry.kind != "turn":
+            replay.apply(game, entry)
+            continue
+        state = game.state
+        a = time.perf_counter()
+        parsed = parse_orders(entry.text, state.board)
+        b = time.perf_counter()
+        replay.parse_turn(game, entry.seat, entry.text)  # parse + validate
+        c = time.perf_counter()
+        actions = turn_actions(state, parsed.orders)
+        play_turn(state, actions, replay.turn_stream(definition, state.turn))
+        d = time.perf_counter()
+        state.state_hash()
+        e = time.perf_counter()
+        parse += b - a
+        validate += (c - b) - (b - a)
+        engine += d - c
+        hashing += e - d
+    return {
+        "read_record (headers, entries)": t1 - t0,
+        "parse the map": t2 - t1,
+        "parse the orders": parse,
+        "validate the orders": validate,
+        "engine (play_turn, dice)": engine,
+        "state hash (canonical JSON + SHA-256)": hashing,
+    }
+
+
+def profile(path: Path, secret_hex: str, steps: int, top: int) -> str:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    time_verify(path, secret_hex, steps)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs()
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, help="play this seed (default: the longest game)")
+    parser.add_argument("--seeds", type=int, default=20, help="seeds 1..N to pick the longest from")
+    parser.add_argument("--repeat", type=int, default=10, help="timed verifications")
+    parser.add_argument("--profile", action="store_true", help="cProfile one verification")
+    parser.add_argument("--top", type=int, default=25, help="functions shown by --profile")
+    parser.add_argument("--keep", type=Path, help="also write the record to this file")
+    args = parser.parse_args()
+
+    if args.seed is None:
+        seed, turns, final_hash = longest_seed(1, args.seeds)
+        print(f"game: seed {seed}, the longest of seeds 1..{args.seeds}: {turns} player-turns")
+    else:
+        seed = args.seed
+        result = play_game(builtin_map("classic"), load_preset("classic"), PLAYERS, seed, "greedy")
+        turns, final_hash = result.turns, result.final_hash
+        print(f"game: seed {seed}: {turns} player-turns")
+
+    with tempfile.TemporaryDirectory(prefix="pbem-bench-") as tmp:
+        folder = Path(tmp)
+        text, played, service_hash, seconds = play_through_service(seed, folder)
+        print(
+            f"played through the service (SQLite): {played} turns in {seconds:.2f} s, "
+            f"{played / seconds:,.0f} turns/s"
+        )
+        if (played, service_hash) != (turns, final_hash):
+            print("FAIL: the service game differs from the engine-only simulation of the seed")
+            return 1
+        path = folder / f"sim-{seed}.pgn"
+        path.write_text(text, encoding="utf-8")
+        if args.keep:
+            args.keep.write_text(text, encoding="utf-8")
+        record = read_record(text)
+        secret_hex = record.secret_hex
+        assert secret_hex is not None, "a finished game's record carries its secret"
+        steps = sum(1 for h in record.hashes if h)
+        print(
+            f"record: {path.stat().st_size:,} bytes, {len(record.entries)} log entries, "
+            f"{steps} steps with a hash (the setup, then {turns} turns)"
+        )
+
+        time_verify(path, secret_hex, steps)  # warm-up: imports, caches
+        runs = [time_verify(path, secret_hex, steps) for _ in range(args.repeat)]
+        best, median = min(runs), statistics.median(runs)
+        print(
+            f"replay with verification, file -> parser -> engine -> hashes compared, "
+            f"{args.repeat} runs:"
+        )
+        print(f"  best   {best * 1000:8.1f} ms  {turns / best:10,.0f} turns/s")
+        print(f"  median {median * 1000:8.1f} ms  {turns / median:10,.0f} turns/s")
+        print(f"  game length {turns} player-turns ({steps} steps)")
+        verdict = "met" if turns / median >= TARGET else "NOT met"
+        print(f"  target {TARGET:,} turns/s: {verdict}")
+
+        parts = breakdown(path, secret_hex)
+        total = sum(parts.values())
+        print("where the time goes (one run, stage by stage):")
+        for label, part in parts.items():
+            print(f"  {label:<40}{part * 1000:8.1f} ms  {100 * part / total:5.1f} %")
+        if args.profile:
+            print(profile(path, secret_hex, steps, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
