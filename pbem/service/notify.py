@@ -505,7 +505,7 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             step.state_hash,
             game.deadline,
             step.state.current if step.state.phase != OVER else None,
-            missed=any(e.source == "default" for e in step.entries),
+            missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
         )
         for p in players:
             rendered = render.render_turn_report(report, p.seat)
