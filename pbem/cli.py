@@ -444,7 +444,7 @@ def adjudicate(
         if not outcome.accepted:
             typer.echo(format_problems(outcome.problems, text), err=True)
             raise typer.Exit(1)
-        typer.echo(outcome.canonical)
+        typer.echo(outcome.canonical.rstrip("\n"))
         typer.echo(f"{who.name}: {outcome.message}")
         if row.phase == "over" and row.winner_seat is not None:
             typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")

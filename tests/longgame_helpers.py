@@ -32,8 +32,8 @@ from pbem.rules.bots import make_bot
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service import notify
 from pbem.service.clock import ManualClock
-from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
 from pbem.service.context import Context
+from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
 from pbem.service.poll import PollReport, mail_settings, run_cycle, send_outbox
 from pbem.store import (
     Game,

@@ -64,7 +64,10 @@ def test_reminders_go_once_each_to_the_player_who_must_move(tmp_path) -> None:
 
     reminders = table.mails(mover)
     assert [m.kind for m in reminders] == ["reminder", "reminder"]
-    assert [m.sent_at for m in reminders] == [START + timedelta(hours=24), START + timedelta(hours=42)]
+    assert [m.sent_at for m in reminders] == [
+        START + timedelta(hours=24),
+        START + timedelta(hours=42),
+    ]
     assert all(f"(token {token})" in m.subject for m in reminders)
     assert all("Wed 6 Mar 12:00" in m.subject for m in reminders)
     for other in PLAYERS:
@@ -138,7 +141,11 @@ def test_removed_after_misses_in_a_row_territories_neutral(tmp_path) -> None:
     assert cat.status == "removed"
     log = world.log("row")
     cats = [(e.kind, e.source, e.text) for e in log if e.seat == cat.seat]
-    assert [k[:2] for k in cats] == [("turn", "default"), ("turn", "default"), ("command", "default")]
+    assert [k[:2] for k in cats] == [
+        ("turn", "default"),
+        ("turn", "default"),
+        ("command", "default"),
+    ]
     assert cats[-1][2] == "REMOVE"
     state = world.state("row")
     assert not state.players[cat.seat].alive
@@ -165,8 +172,11 @@ def test_removed_after_n_of_the_last_m_turns(tmp_path) -> None:
     wait_for_turn(table, "cat")
     miss_turn(table, "cat")
     table["cat"].auto = True  # cat plays its next turn
-    table.run(lambda: any(e.seat == seat_of(table, "cat") and e.source == "mail"
-                          for e in world.log("ofm")))
+    table.run(
+        lambda: any(
+            e.seat == seat_of(table, "cat") and e.source == "mail" for e in world.log("ofm")
+        )
+    )
     table.silence("cat")
     wait_for_turn(table, "cat")
     assert world.player("ofm", "cat").status == "active"

@@ -17,6 +17,7 @@ from pbem.service.games import (
     log_of,
     players_of,
     store_result,
+    sync_row,
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
@@ -182,6 +183,7 @@ def import_record(
             store_result(session, game, step, seq)
     if loaded.state.phase == OVER:
         game.secret_revealed = True
+    sync_row(game, loaded.state)  # the row shows the replayed phase, turn, winner
     session.add(game)
     return game, passwords
 

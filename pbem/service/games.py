@@ -9,6 +9,7 @@ state hash and a snapshot after each step, as a cache and a check.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -137,12 +138,16 @@ def create_game(
     session.flush()
     if open_seats:
         return Created(row, {}, [])
-    passwords = {spec.name: seat_player(session, row, spec) for spec in players}
+    asked = {spec.colour for spec in players if spec.colour}
+    passwords = {spec.name: seat_player(session, row, spec, asked) for spec in players}
     return Created(row, passwords, start_game(session, row))
 
 
-def seat_player(session: Session, game: Game, spec: PlayerSpec) -> str:
-    """Add a player in the next seat; returns their password (shown once)."""
+def seat_player(
+    session: Session, game: Game, spec: PlayerSpec, reserved: Collection[str] = ()
+) -> str:
+    """Add a player in the next seat; returns their password (shown once).
+    ``reserved``: colours that players seated later asked for."""
     players = players_of(session, game)
     if any(p.name.lower() == spec.name.lower() for p in players):
         raise ServiceError(f"game {game.name} has a player named {spec.name} already")
@@ -150,7 +155,7 @@ def seat_player(session: Session, game: Game, spec: PlayerSpec) -> str:
         raise ServiceError(f"{spec.address} plays in {game.name} already")
     palette = list(parse_map(game.map_text, game.map_name).colours or COLOURS)
     taken = [p.colour for p in players]
-    colour = spec.colour or next(c for c in palette if c not in taken)
+    colour = spec.colour or next(c for c in palette if c not in taken and c not in reserved)
     if colour in taken:
         raise ServiceError(f"two players have the colour {colour}")
     password = new_password()
@@ -177,7 +182,7 @@ def start_game(session: Session, game: Game) -> list[Event]:
     definition = definition_of(session, game)
     definition.options.check_players(len(definition.players))
     game_state, events = replay.start(definition)
-    _sync(game, game_state.state)
+    sync_row(game, game_state.state)
     session.add(game)
     if game_state.state.phase not in SETUP_PHASES:
         step = replay.Step(0, None, [], events, game_state.state, game_state.state.state_hash())
@@ -247,7 +252,7 @@ def load(session: Session, game: Game) -> replay.Game:
     return loaded
 
 
-def _sync(row: Game, state: GameState) -> None:
+def sync_row(row: Game, state: GameState) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
@@ -298,7 +303,7 @@ def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> N
             snapshot_json=step.state.canonical_json(),
         )
     )
-    _sync(game, step.state)
+    sync_row(game, step.state)
     session.add(game)
     _sync_players(session, game, step.state)
 
@@ -397,6 +402,7 @@ def _accept_setup(
     if pending is None:
         pending = PendingOrders(game_id=game.id, turn=0, seat=player.seat, text=canonical)
     pending.text = canonical
+    pending.source = source
     pending.message_id = message_id
     pending.received_at = utcnow()
     session.add(pending)
@@ -420,7 +426,7 @@ def _accept_setup(
     steps = []
     for seat in loaded.state.order:
         row = by_seat[seat]
-        entry = replay.Entry("setup", seat, row.text, 0, source if seat == player.seat else "mail")
+        entry = replay.Entry("setup", seat, row.text, 0, row.source)
         seq = append_entry(session, game, entry, row.message_id)
         step = replay.apply(loaded, entry, keep_before=True)
         session.delete(row)
@@ -429,7 +435,7 @@ def _accept_setup(
             if step.state.phase not in SETUP_PHASES:
                 store_result(session, game, step, seq)
             else:
-                _sync(game, step.state)
+                sync_row(game, step.state)
                 session.add(game)
     return Outcome(True, canonical=canonical, steps=steps, message=f"{note}; setup played")
 
@@ -445,9 +451,12 @@ def command(
     """RESIGN (by the player) or REMOVE (by the GM): logged and applied."""
     loaded = load(session, game)
     entry = replay.Entry("command", player.seat, word, loaded.state.turn, source)
-    seq = append_entry(session, game, entry, message_id)
-    step = replay.apply(loaded, entry, keep_before=True)
+    try:
+        step = replay.apply(loaded, entry, keep_before=True)
+    except replay.ReplayError as exc:
+        raise ServiceError(f"{player.name} cannot {word.lower()} now: {exc}") from None
     assert step is not None
+    seq = append_entry(session, game, entry, message_id)
     store_result(session, game, step, seq)
     player.status = "resigned" if word == "RESIGN" else "removed"
     session.add(player)

@@ -27,7 +27,6 @@ from pbem.service.deadlines import (
 )
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
-    _sync,
     definition_of,
     find_player,
     load,
@@ -35,6 +34,7 @@ from pbem.service.games import (
     players_of,
     store_result,
     submit,
+    sync_row,
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
@@ -217,6 +217,7 @@ def replace(
     notify.game_start(session, ctx, game, {player.name: password}, only_seat=player.seat)
     if acting_now:
         notify.prompt_next(session, ctx, game, state)
+    _farewell(session, ctx, game, player.name, old_address)
     notify.announce(
         session,
         ctx,
@@ -228,6 +229,26 @@ def replace(
     return (
         f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "
         f"{game.turn}; password {password}; deadline {_when(game.deadline)}"
+    )
+
+
+def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, address: str) -> None:
+    """The seat's former holder is told once that they no longer play it."""
+    from pbem.report import context as rc
+    from pbem.report import render
+
+    info = notify.game_info(session, ctx, game)
+    text = (
+        f"The GM has given the seat of {seat_name} in {game.name} to another player. "
+        "Mail from this address is no longer read for it. Thank you for playing."
+    )
+    notify.queue(
+        session,
+        ctx,
+        render.render_gm_alert(rc.GmAlert("You no longer play in this game", text, info, address)),
+        recipient=address,
+        message_id=notify._message_id(ctx, "farewell", game.name, seat_name, address, game.turn),
+        game=game,
     )
 
 
@@ -277,7 +298,7 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         game.status = "running"
     game.winner_seat = None
     game.secret_revealed = False if game.phase == "over" else game.secret_revealed
-    _sync(game, state)
+    sync_row(game, state)
     stored = json.loads(game.settings_json or "{}")
     stored["rollbacks"] = int(stored.get("rollbacks", 0)) + 1  # new Message-IDs for replays
     since = stored.get("bot_since", {})

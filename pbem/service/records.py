@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 
 from pbem.rules.dice import DICE_VERSION, commitment
-from pbem.rules.errors import MapError
+from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.maps import map_names, parse_map
 from pbem.rules.options import Options
 from pbem.service.replay import Entry, GameDefinition, ReplayError, replay
@@ -176,6 +176,8 @@ def read_record(text: str, source: str = "record") -> Record:
         )
     try:
         options = Options.from_dict(json.loads(headers["Options"]), source=f"{source}: Options")
+    except OptionsError as exc:
+        raise RecordError(str(exc)) from None
     except (ValueError, TypeError) as exc:
         raise RecordError(f"{source}: Options: {exc}") from None
     return Record(
@@ -204,6 +206,10 @@ def _entry(head: list[str], text: str, names: list[str], source: str, line: int)
     if len(head) < 4 or head[0] not in ("setup", "turn", "command") or not head[1].isdigit():
         raise RecordError(f"{source}: line {line}: expected '=== KIND TURN PLAYER SOURCE'")
     kind, turn, who, origin = head[0], int(head[1]), head[2], head[3]
+    if origin not in ("mail", "gm", "default", "bot"):
+        raise RecordError(
+            f"{source}: line {line}: unknown source {origin!r} (mail, gm, default or bot)"
+        )
     if who == "-":
         seat = None
     elif who in names:
@@ -250,8 +256,11 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
             # the hash stands on the last entry of the step
             index += len(step.entries)
             wanted = expected[index - 1]
+            where = f"turn {step.turn}" if step.turn else "the setup"
+            if wanted is None and step.turn:
+                message = f"{where} has no state hash in the record: it cannot be checked"
+                return VerifyReport(False, steps, message, step.turn)
             if wanted is not None and wanted != step.state_hash:
-                where = f"turn {step.turn}" if step.turn else "the setup"
                 return VerifyReport(
                     False,
                     steps,
@@ -261,4 +270,12 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
                 )
     except ReplayError as exc:
         return VerifyReport(False, steps, f"the orders do not replay: {exc}", exc.turn)
+    if record.result and steps:
+        final = step.state
+        winner = final.players[final.winner].name if final.winner is not None else ""
+        if winner != record.result:
+            message = (
+                f"the record says {record.result} won; the orders give {winner or 'no winner'}"
+            )
+            return VerifyReport(False, steps, message)
     return VerifyReport(True, steps, f"all {steps} steps verified; every roll matches the secret")

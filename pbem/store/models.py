@@ -198,6 +198,7 @@ class PendingOrders(SQLModel, table=True):
     turn: int
     seat: int
     text: str = Field(sa_type=Text)
+    source: str = "mail"
     message_id: str | None = None
     received_at: datetime = _when(default_factory=utcnow)
 

@@ -181,6 +181,7 @@ def upgrade() -> None:
         sa.Column("turn", sa.Integer(), nullable=False),
         sa.Column("seat", sa.Integer(), nullable=False),
         sa.Column("text", sa.Text(), nullable=False),
+        sa.Column("source", sa.String(), nullable=False),
         sa.Column("message_id", sa.String(), nullable=True),
         sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(

@@ -1,0 +1,352 @@
+"""Benchmark of the mail loop (issue 5): order mails for running games through `pbem poll`.
+
+    python scripts/bench_mail.py                    # 100 games x 4 players, 10 rounds
+    python scripts/bench_mail.py --games 20 --rounds 3
+    python scripts/bench_mail.py --profile poll.prof  # also cProfile one round in-process
+
+It starts Dovecot (IMAP + LMTP) and the SMTP relay on 127.0.0.1 (as the
+tests do), creates the games (auto placement: setup done) with a mailbox
+per player and sends their start mails. Then, round by round, the player
+to move in every game reads their "your turn" notice over IMAP and answers
+it with the greedy bot's orders (the token in the subject); the answers go
+straight into Dovecot over LMTP, and one `pbem poll` (a subprocess, timed
+alone, its peak RSS read with wait4) fetches, decodes, authenticates,
+adjudicates, commits, moves them and sends every report through the relay.
+A round must wait for the one before: a game's next orders depend on the
+turn just adjudicated.
+
+Afterwards the bare mail work is timed with the same transports and nothing
+else: fetching the same mails over IMAP (BODY.PEEK) and sending the same
+number of reports (the very bytes pbem sent) over SMTP. The ratio of the two
+is pbem's own cost above the mail servers. Everything stays on loopback and
+every server is stopped at the end. Exits 1 when a mail was not processed
+as a played turn or a report was not sent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import re
+import smtplib
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sqlmodel import col, select  # noqa: E402
+
+from pbem.config import load_config  # noqa: E402
+from pbem.mail.devservers import HOST, MailServers  # noqa: E402
+from pbem.mail.imap import ImapInbox  # noqa: E402
+from pbem.mail.settings import open_sender  # noqa: E402
+from pbem.mail.smtp import SmtpSender  # noqa: E402
+from pbem.mail.transport import OutgoingMail  # noqa: E402
+from pbem.orders import TextBot  # noqa: E402
+from pbem.rules.bots import make_bot  # noqa: E402
+from pbem.service import notify  # noqa: E402
+from pbem.service.clock import SystemClock  # noqa: E402
+from pbem.service.context import Context  # noqa: E402
+from pbem.service.games import PlayerSpec, create_game, find_game, load  # noqa: E402
+from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
+from pbem.store import Outbox, init_db, session_scope  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+PROCESSED = "pbem-processed"
+SUMMARY = re.compile(r"^(\d+) mails; (\d+) sent, (\d+) deferred, (\d+) failed$", re.MULTILINE)
+PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
+SEND_BATCH = 200  # as the outbox sender does
+
+
+@dataclass
+class PollRun:
+    seconds: float
+    peak_rss_mb: float
+    mails: int
+    played: int
+    sent: int
+    deferred: int
+    failed: int
+
+
+@dataclass
+class Bench:
+    servers: MailServers
+    directory: Path
+    games: int
+    players: int
+    game_address: str = ""
+    config_path: Path = Path()
+    runs: list[PollRun] = field(default_factory=list)
+    bots: dict[str, TextBot] = field(default_factory=dict)
+    delivered: int = 0
+
+    # --- set-up ---------------------------------------------------------------
+
+    def setup(self) -> None:
+        self.game_address = self.servers.new_user("game")
+        gm = self.servers.new_user("gm")
+        self.config_path = self.directory / "pbem.toml"
+        self.config_path.write_text(
+            f"""state_dir = "."
+database_url = "sqlite:///pbem.db"
+[mail]
+transport = "imap"
+game_address = "{self.game_address}"
+gm_address = "{gm}"
+reply_budget_per_hour = 1000
+[mail.imap]
+host = "{HOST}"
+port = {self.servers.dovecot.imap_port}
+user = "{self.game_address}"
+password = "secret"
+tls = "none"
+processed_folder = "{PROCESSED}"
+[mail.smtp]
+host = "{HOST}"
+port = {self.servers.smtp.port}
+tls = "none"
+""",
+            encoding="utf-8",
+        )
+        self.config = load_config(self.config_path, env={})
+        self.engine = init_db(self.config.database_url)
+        ctx = Context(self.config, SystemClock(), mail_settings(self.config).own_addresses)
+        for g in range(self.games):
+            specs = []
+            for s in range(self.players):
+                name = f"p{s}"
+                specs.append(PlayerSpec(name, self.servers.new_user(f"g{g}-{name}")))
+                self.bots[specs[-1].address] = TextBot(make_bot("greedy", g * 10 + s))
+            with session_scope(self.engine) as session:
+                created = create_game(
+                    session,
+                    f"bench-{g}",
+                    specs,
+                    overrides={"placement": "auto"},
+                    settings={"timezone": "UTC"},
+                )
+                notify.game_start(session, ctx, created.game, created.passwords)
+        settings = mail_settings(self.config)
+        report = send_outbox(self.engine, open_sender(settings), SystemClock(), settings.from_address)
+        if report.deferred or report.failed:
+            raise SystemExit(f"the start mails were not all sent: {report}")
+
+    # --- one round --------------------------------------------------------------
+
+    def deliver_round(self) -> int:
+        """Every game's player to move answers the notice; straight into Dovecot (LMTP)."""
+        answers: list[tuple[str, bytes]] = []
+        for g in range(self.games):
+            with session_scope(self.engine, write=False) as session:
+                game = find_game(session, f"bench-{g}")
+                if game.phase != "playing":
+                    continue
+                state = load(session, game).state
+                address = next(
+                    p.address for p in notify.players_of(session, game) if p.seat == state.current
+                )
+            notice = self._latest_notice(address)
+            body = self.bots[address].write_turn(state)
+            answers.append((address, _answer(address, self.game_address, notice, body)))
+        with smtplib.LMTP(HOST, self.servers.dovecot.lmtp_port, timeout=30) as lmtp:
+            for address, raw in answers:
+                lmtp.sendmail(address, [self.game_address], raw)
+        self.delivered += len(answers)
+        return len(answers)
+
+    def _latest_notice(self, address: str) -> bytes:
+        client = self.servers.dovecot.imap(address)
+        try:
+            client.select_folder("INBOX", readonly=True)
+            uids = client.search(["HEADER", "X-Pbem-Kind", "your_turn"])
+            return client.fetch([max(uids)], ["BODY.PEEK[HEADER]"])[max(uids)][b"BODY[HEADER]"]
+        finally:
+            client.logout()
+
+    def poll(self) -> PollRun:
+        """One `pbem poll` in a subprocess: wall time and its own peak RSS (wait4)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
+        env["PYTHONPATH"] = str(REPO)
+        command = [sys.executable, "-m", "pbem", "poll", "--config", str(self.config_path)]
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=self.directory, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        assert process.stdout is not None
+        stdout = process.stdout.read().decode()  # until the child closes it at exit
+        process.stdout.close()
+        _, status, usage = os.wait4(process.pid, 0)  # reaps it, with its own rusage
+        process.returncode = code = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - started
+        found = SUMMARY.search(stdout)
+        if code != 0 or found is None:
+            raise SystemExit(f"pbem poll failed (exit code {code}):\n{stdout}")
+        mails, sent, deferred, failed = map(int, found.groups())
+        run = PollRun(
+            seconds, usage.ru_maxrss / 1024, mails, len(PLAYED.findall(stdout)), sent, deferred, failed
+        )
+        self.runs.append(run)
+        return run
+
+    # --- the bare mail work -------------------------------------------------------
+
+    def bare_fetch(self) -> tuple[float, int]:
+        """Fetch every processed mail again over IMAP (BODY.PEEK), with pbem's inbox."""
+        inbox = ImapInbox(
+            HOST,
+            self.servers.dovecot.imap_port,
+            self.game_address,
+            "secret",
+            tls="none",
+            inbox=PROCESSED,
+            processed_folder=PROCESSED,
+            rejected_folder="pbem-rejected",
+        )
+        started = time.perf_counter()
+        with inbox:
+            mails, _ = inbox.fetch_new(None)
+        return time.perf_counter() - started, len(mails)
+
+    def bare_send(self) -> tuple[float, int]:
+        """Send the reports pbem sent (same bytes, same recipients), in the outbox's batches."""
+        with session_scope(self.engine, write=False) as session:
+            rows = session.exec(
+                select(Outbox.id, Outbox.recipient, Outbox.raw)
+                .where(Outbox.status == "sent")
+                .order_by(col(Outbox.id))
+            ).all()
+            first_report = self._first_report_id(session)
+        mails = [
+            OutgoingMail(str(i), self.game_address, [to], raw)
+            for i, to, raw in rows
+            if i >= first_report
+        ]
+        sender = SmtpSender(HOST, self.servers.smtp.port, tls="none")
+        started = time.perf_counter()
+        sent = 0
+        for start in range(0, len(mails), SEND_BATCH):
+            sent += sum(r.ok for r in sender.send(mails[start : start + SEND_BATCH]))
+        return time.perf_counter() - started, sent
+
+    def _first_report_id(self, session) -> int:  # noqa: ANN001
+        """The first outbox row made by a poll (the start mails came before)."""
+        return self.start_mails_last_id + 1
+
+    def count_start_mails(self) -> None:
+        with session_scope(self.engine, write=False) as session:
+            ids = session.exec(select(Outbox.id)).all()
+        self.start_mails_last_id = max(ids, default=0)
+
+    # --- profile ------------------------------------------------------------------
+
+    def profile_round(self, path: str) -> None:
+        """One more round, polled in this process under cProfile (not timed)."""
+        self.deliver_round()
+        profiler = cProfile.Profile()
+        profiler.enable()
+        report = run_cycle(self.engine, self.config, SystemClock())
+        profiler.disable()
+        profiler.dump_stats(path)
+        print(f"\nprofile of one in-process poll ({len(report.mails)} mails, {report.sent} sent):")
+        stats = pstats.Stats(profiler).sort_stats("cumulative")
+        stats.print_stats(40)
+
+
+def _answer(address: str, game_address: str, notice_header: bytes, body: str) -> bytes:
+    from email import policy
+    from email.message import EmailMessage
+    from email.parser import BytesParser
+    from email.utils import make_msgid
+
+    notice = BytesParser(policy=policy.default).parsebytes(notice_header, headersonly=True)
+    reply = EmailMessage(policy=policy.SMTP)
+    reply["From"] = address
+    reply["To"] = game_address
+    reply["Subject"] = f"Re: {notice['Subject']}"
+    reply["Message-ID"] = make_msgid("bench", "players.test")
+    reply["In-Reply-To"] = str(notice["Message-ID"])
+    reply.set_content(body)
+    return bytes(reply)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--profile", metavar="FILE", help="also cProfile one round in-process")
+    args = parser.parse_args()
+
+    servers = MailServers.start()
+    try:
+        with tempfile.TemporaryDirectory(prefix="pbem-bench-") as tmp:
+            return run(Bench(servers, Path(tmp), args.games, args.players), args)
+    finally:
+        servers.stop()
+
+
+def run(bench: Bench, args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    bench.setup()
+    bench.count_start_mails()
+    print(
+        f"set-up: {args.games} games x {args.players} players, start mails sent "
+        f"({time.perf_counter() - started:.1f} s, not counted)"
+    )
+    empty = bench.poll()
+    print(
+        f"an empty `pbem poll` (start-up, connect, nothing to do): {empty.seconds:.2f} s, "
+        f"peak RSS {empty.peak_rss_mb:.0f} MB"
+    )
+    bench.runs.clear()
+    for r in range(args.rounds):
+        delivered = bench.deliver_round()
+        run_ = bench.poll()
+        print(
+            f"round {r + 1:>2}: {delivered} mails delivered; poll {run_.seconds:6.2f} s, "
+            f"{run_.played} turns played, {run_.sent} sent, peak RSS {run_.peak_rss_mb:.0f} MB"
+        )
+    runs = bench.runs
+    total = sum(r.seconds for r in runs)
+    mails = sum(r.mails for r in runs)
+    played = sum(r.played for r in runs)
+    sent = sum(r.sent for r in runs)
+    peak = max(r.peak_rss_mb for r in runs)
+    fetch_s, fetched = bench.bare_fetch()
+    send_s, resent = bench.bare_send()
+    bare = fetch_s + send_s
+    print()
+    print(f"order mails delivered        {bench.delivered}")
+    print(f"processed by pbem poll       {mails} ({played} turns played)")
+    print(f"total poll time              {total:.1f} s   (target < 60 s)")
+    print(f"  without process start-up   {total - len(runs) * empty.seconds:.1f} s")
+    print(f"mails per second             {mails / total:.1f}")
+    print(f"peak RSS of one poll         {peak:.0f} MB   (target < 150 MB)")
+    print(f"reports sent                 {sent}  (deferred {sum(r.deferred for r in runs)}, "
+          f"failed {sum(r.failed for r in runs)})")
+    print(f"bare IMAP fetch              {fetch_s:.1f} s for {fetched} mails (BODY.PEEK)")
+    print(f"bare SMTP send               {send_s:.1f} s for {resent} mails")
+    print(f"bare mail work               {bare:.1f} s")
+    print(f"ratio poll / bare            {total / bare:.1f}x   (goal <= 2x)")
+    ok = (
+        played == mails == bench.delivered
+        and all(r.deferred == r.failed == 0 for r in runs)
+        and fetched == mails
+        and resent == sent
+    )
+    if not ok:
+        print("error: not every mail was played or not every report was sent", file=sys.stderr)
+    if args.profile:
+        bench.profile_round(args.profile)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
