@@ -130,7 +130,7 @@ class World:
         self.polls.append(report)
         return report
 
-    def poll_until(self, when: datetime, every_hours: float = 6) -> PollReport:
+    def poll_until(self, when: datetime, every_hours: float = 12) -> PollReport:
         """Polls every few hours (as cron would, so no outage) up to ``when``,
         then one at ``when``; returns that last poll's report."""
         step = timedelta(hours=every_hours)

@@ -8,6 +8,7 @@ words, so the lexer never decides where a name ends: the parser does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 WORD = "word"
@@ -59,11 +60,10 @@ def strip_comment(line: str) -> str:
     return line if cut < 0 else line[:cut]
 
 
-def _arrow_at(line: str, i: int) -> str | None:
-    for arrow in ARROWS:
-        if line.startswith(arrow, i):
-            return arrow
-    return None
+# One pass over a line: an arrow, a comma, or a word (a run of anything but
+# blanks, commas and arrows). Replays read thousands of lines, so this is one
+# compiled pattern rather than a loop over characters.
+_TOKEN = re.compile(r"(->|\u2192)|(,)|((?:(?!->|\u2192)[^\s,])+)")
 
 
 def tokenize(line: str) -> list[Token]:
@@ -73,26 +73,14 @@ def tokenize(line: str) -> list[Token]:
     and ``North-Africa`` both read as a person means them.
     """
     tokens: list[Token] = []
-    i, n = 0, len(line)
-    while i < n:
-        c = line[i]
-        if c.isspace():
-            i += 1
-            continue
-        arrow = _arrow_at(line, i)
+    for match in _TOKEN.finditer(line):
+        arrow, comma, word = match.groups()
+        start, end = match.start() + 1, match.end() + 1
         if arrow is not None:
-            tokens.append(Token(ARROW, arrow, i + 1, i + 1 + len(arrow)))
-            i += len(arrow)
-            continue
-        if c == ",":
-            tokens.append(Token(COMMA, c, i + 1, i + 2))
-            i += 1
-            continue
-        j = i
-        while j < n and not line[j].isspace() and line[j] != "," and _arrow_at(line, j) is None:
-            j += 1
-        word = line[i:j]
-        kind = NUMBER if word.isascii() and word.isdigit() else WORD
-        tokens.append(Token(kind, word, i + 1, j + 1))
-        i = j
+            tokens.append(Token(ARROW, arrow, start, end))
+        elif comma is not None:
+            tokens.append(Token(COMMA, comma, start, end))
+        else:
+            kind = NUMBER if word.isascii() and word.isdigit() else WORD
+            tokens.append(Token(kind, word, start, end))
     return tokens

@@ -568,7 +568,7 @@ assert set(_HANDLERS) == set(g.KEYWORDS), "every order of the grammar table has 
 def orders_start(lines: list[str]) -> int:
     """Index of the first line to read: after a line ORDERS, else the first line."""
     for i, line in enumerate(lines):
-        if is_quoted(line):
+        if is_quoted(line) or "orders" not in line.lower():
             continue
         tokens = tokenize(strip_comment(line))
         if len(tokens) == 1 and tokens[0].upper == g.ORDERS:
@@ -576,11 +576,26 @@ def orders_start(lines: list[str]) -> int:
     return 0
 
 
+_NAMES: dict[int, tuple[Board, dict[str, str], int]] = {}
+
+
+def _names_of(board: Board) -> tuple[dict[str, str], int]:
+    """The board's folded names and aliases, and the most words in one; kept
+    per board (the board is kept too, so its id stays its own)."""
+    cached = _NAMES.get(id(board))
+    if cached is None or cached[0] is not board:
+        names = territory_candidates(board)
+        cached = (board, names, max(len(name.split()) for name in names))
+        if len(_NAMES) > 64:
+            _NAMES.clear()
+        _NAMES[id(board)] = cached
+    return cached[1], cached[2]
+
+
 class _MailReader:
     def __init__(self, board: Board) -> None:
         self.board = board
-        self.names = territory_candidates(board)
-        self.longest_name = max(len(name.split()) for name in self.names)
+        self.names, self.longest_name = _names_of(board)
         self.mail = ParsedMail()
         self.problems: list[OrderProblem] = []
         self.header_lines: dict[str, int] = {}
