@@ -169,7 +169,7 @@ def test_absence_moves_the_current_deadline_within_the_allowance(tmp_path) -> No
 
     # reminders before the moved deadline, no late notice; then the usual course
     table.clear()
-    world.poll_until(datetime(2024, 3, 9, 23, 59, tzinfo=UTC))
+    world.poll_until(datetime(2024, 3, 9, 23, 59, tzinfo=UTC), every_hours=6)
     table.read_all()
     reminders = table.mails(mover)
     assert [m.kind for m in reminders] == ["reminder", "reminder"]

@@ -603,36 +603,34 @@ def game_start(
     only_seat: int | None = None,
 ) -> None:
     """The first mail to each player (or to the new holder of one seat): rules,
-    map, turn order, their own password, the dice commitment."""
+    map, turn order, their own password, the dice commitment. The first one
+    to a seat is the root of that player's thread for the game."""
     from pbem.service import deadlines
 
     state = load(session, game).state
+    if only_seat is None:
+        deadlines.start_period(session, ctx, game, state)
     info = game_info(session, ctx, game)
-    if only_seat is not None:
-        p = players_of(session, game)[only_seat]
-        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
-        queue(
-            session,
-            ctx,
-            render.render_game_start(start),
-            recipient=p.address,
-            message_id=_message_id(ctx, "start", game.name, p.seat, p.address, game.turn),
-            game=game,
-            seat=p.seat,
-        )
-        return
-    deadlines.start_period(session, ctx, game, state)
     for p in players_of(session, game):
+        if only_seat is not None and p.seat != only_seat:
+            continue
         start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        if only_seat is None:
+            message_id, thread = thread_root_id(game.name, p.seat, host_of(ctx)), None
+        else:
+            message_id = _message_id(ctx, "start", game.name, p.seat, p.address, game.turn)
+            thread = game
         queue(
             session,
             ctx,
             render.render_game_start(start),
             recipient=p.address,
-            message_id=thread_root_id(game.name, p.seat, host_of(ctx)),
-            game=None,
+            message_id=message_id,
+            game=thread,
             seat=p.seat,
         )
+    if only_seat is not None:
+        return
     if state.phase not in SETUP_PHASES and state.phase != OVER:
         prompt_next(session, ctx, game, state, info)
 
