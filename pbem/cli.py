@@ -226,6 +226,15 @@ def new(
     adjudicate_at: Annotated[
         str | None, typer.Option("--adjudicate", help="'orders' (default) or 'deadline'.")
     ] = None,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--setting",
+            "-s",
+            help="K=V timing or policy setting (e.g. timezone=Europe/Paris, "
+            "remove_after_misses=2, on_removal=bot, reminder_hours=[24,6]).",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
@@ -251,6 +260,7 @@ def new(
             "reminder_hours": list(cfg.defaults.reminder_hours),
             "adjudicate": adjudicate_at or cfg.defaults.adjudicate,
         }
+        settings.update(_settings(setting or []))
         specs = [parse_player(p) for p in player or []]
         created = create_game(
             session,
@@ -277,6 +287,25 @@ def new(
         typer.echo(f"dice commitment: {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
+
+
+def _settings(items: list[str]) -> dict[str, Any]:
+    """--setting K=V: V read as JSON when it is (numbers, lists, true/false), else text."""
+    from pbem.service.deadlines import DEFAULTS
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            fail(f"--setting {item!r}: expected K=V")
+        if key not in DEFAULTS:
+            fail(f"--setting {key}: no such setting (known: {', '.join(sorted(DEFAULTS))})")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value
+    return out
 
 
 def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
+
 from pbem.orders import render_orders
 from pbem.rules.defaults import default_turn
 from pbem.service import gm
-from tests.longgame_helpers import GM_ADDRESS, START, Mail, Table, World, new_table
+from pbem.service.deadlines import check_settings
+from pbem.service.errors import ServiceError
+from tests.longgame_helpers import GM_ADDRESS, START, Mail, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
 TIMING = {"turn_hours": 48, "grace_hours": 24, "reminder_hours": [24, 6]}
@@ -165,6 +169,14 @@ def test_removed_after_misses_in_a_row_territories_neutral(tmp_path) -> None:
         assert "cat was removed (missed turns); their territories are neutral now." in news[0].flat
     assert len(alerts(table.gm, "cat removed")) == 1
 
+    # the GM undoes it: back to the start of cat's second missed turn
+    second_miss = [e.turn for e in log if e.seat == cat.seat][1]
+    world.gm(gm.rollback, "row", second_miss)
+    cat = world.player("row", "cat")
+    assert (cat.status, cat.missed_in_row) == ("active", 1)
+    assert world.state("row").players[cat.seat].alive
+    assert [e.source for e in world.log("row") if e.seat == cat.seat] == ["default"]
+
 
 def test_removed_after_n_of_the_last_m_turns(tmp_path) -> None:
     world = World(tmp_path)
@@ -220,6 +232,18 @@ def test_removal_hands_the_seat_to_the_bot(tmp_path) -> None:
     assert world.state("bot").players[cat.seat].alive
     assert table.mails("cat", "your_turn") == []
     assert len(table.mails("cat", "turn_report")) >= 2  # still reads the reports
+
+    # the GM gives the seat to a newcomer: the bot stops, the newcomer is asked
+    world.gm(gm.replace, "bot", "cat", "gus@players.test", "gus")
+    assert world.player("bot", "cat").status == "active"
+    gus = Seat(world, "bot", "cat", address="gus@players.test", auto=False)
+    table.seats["gus"] = gus
+    bot_turns = len([e for e in world.log("bot") if e.source == "bot"])
+    table.run(lambda: table.mover() == "cat")
+    table.read_all()
+    assert [m.kind for m in gus.received][:2] == ["game_start", "gm_alert"]
+    assert gus.received[-1].kind == "your_turn"
+    assert len([e for e in world.log("bot") if e.source == "bot"]) == bot_turns
 
 
 # ------------------------------------------------------------------ outage
@@ -365,3 +389,33 @@ def test_process_plays_the_turn_now_without_counting_a_miss(tmp_path) -> None:
     assert alerts(table.mails(mover), "You missed") == []
     assert GM_ADDRESS  # the GM's copy of the report
     assert [m.kind for m in table.gm] == ["turn_report"]
+
+
+def test_process_plays_orders_held_for_the_deadline(tmp_path) -> None:
+    world = World(tmp_path)
+    table = new_table(world, "proc2", PLAYERS, settings={**TIMING, "adjudicate": "deadline"})
+    table.silence()
+    table.step()
+    mover = table[table.mover()]
+    orders = mover.bot.write_turn(world.state("proc2"))
+    held = mover.reply(mover.latest("your_turn"), orders)
+    world.poll()
+    assert world.log("proc2") == []
+    line = world.gm(gm.process, "proc2")
+    assert line == f"proc2: turn 1 played with {mover.name}'s orders"
+    assert [(e.turn, e.source, e.message_id) for e in world.log("proc2")] == [(1, "mail", held)]
+
+
+def test_settings_are_checked() -> None:
+    assert check_settings({"turn_hours": 24})["grace_hours"] == 24.0
+    bad = [
+        ({"turn_hours": 0}, "turn_hours"),
+        ({"adjudicate": "sometimes"}, "adjudicate"),
+        ({"timezone": "Mars/Olympus"}, "timezone"),
+        ({"remove_after_of_last": [4, 3]}, "remove_after_of_last"),
+        ({"allowed_days": ["mon", "funday"]}, "allowed_days"),
+        ({"on_removal": "delete"}, "on_removal"),
+    ]
+    for stored, key in bad:
+        with pytest.raises(ServiceError, match=f"^setting {key} = "):
+            check_settings(stored)

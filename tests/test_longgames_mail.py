@@ -63,8 +63,10 @@ def test_deadline_mode_plays_the_latest_orders_at_the_deadline(tmp_path) -> None
     mover.read()
     receipt = mover.received[-1]
     assert f"PLACE {due} {second}" in receipt.flat
-    assert "# These orders replace the ones you sent earlier; they will be played at the " \
+    assert (
+        "# These orders replace the ones you sent earlier; they will be played at the "
         "deadline." in receipt.flat
+    )
 
     # no reminder to a player whose orders are in; at the deadline the latest are played
     world.poll_until(START + timedelta(hours=47, minutes=59))
@@ -148,15 +150,22 @@ def test_join_fills_a_game_and_the_setup_begins_by_mail(tmp_path) -> None:
         seats[name] = seat
     assert world.state("j1").phase == "place"
 
-    # the setup orders come by mail (with the password of the game-start mail)
-    for seat in seats.values():
-        assert seat.answer() == 1
+    # the setup orders come by mail (with the password of the game-start mail);
+    # cat sends none, and gets the default setup once the setup deadline and grace pass
+    for name in ("bob", "ann"):
+        assert seats[name].answer() == 1
     world.poll()
+    assert world.log("j1") == [] and world.state("j1").phase == "place"
+    world.poll_until(START + timedelta(hours=72))
+    late = [m for m in world.take("ann@players.test") if m.kind == "gm_alert"]
+    assert [m.subject for m in late] == ["[j1] GM alert: Deadline passed, waiting for cat"]
+    assert "The deadline for setup orders has passed; still waiting for cat." in late[0].flat
+    world.poll_until(START + timedelta(hours=96))
     log = world.log("j1")
-    assert sorted((e.kind, e.seat, e.source) for e in log) == [
+    assert [(e.kind, e.seat, e.source) for e in log] == [
         ("setup", 0, "mail"),
         ("setup", 1, "mail"),
-        ("setup", 2, "mail"),
+        ("setup", 2, "default"),
     ]
     state = world.state("j1")
     assert state.phase not in ("place", "claim")
@@ -175,8 +184,17 @@ def test_pbem_new_open_then_join_starts_with_automatic_setup(tmp_path) -> None:
     world = World(tmp_path)
     result = CliRunner().invoke(
         app,
-        ["new", "j2", "--open", "--seats", "2", "--option", "placement=auto",
-         "--config", str(world.config_path)],
+        [
+            "new",
+            "j2",
+            "--open",
+            "--seats",
+            "2",
+            "--option",
+            "placement=auto",
+            "--config",
+            str(world.config_path),
+        ],
     )
     assert result.exit_code == 0, result.stdout
     assert "game j2 open for 2 players" in result.stdout
@@ -244,10 +262,12 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     world.poll()
     table.read_all()
     notes = [m.flat for m in table.mails("ann")]
-    assert any("Your press to nobody was not relayed: no other player named nobody" in n
-               for n in notes)
-    assert any("Your press to cat was not relayed: too many press messages this hour" in n
-               for n in notes)
+    assert any(
+        "Your press to nobody was not relayed: no other player named nobody" in n for n in notes
+    )
+    assert any(
+        "Your press to cat was not relayed: too many press messages this hour" in n for n in notes
+    )
     assert table.mails("cat", "press") == []
     table.clear()
 

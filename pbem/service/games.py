@@ -12,6 +12,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from sqlmodel import Session, col, func, select
 
@@ -117,7 +118,10 @@ def create_game(
     options.check_players(open_seats or len(players))
     map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
+    from pbem.service.deadlines import check_settings
+
     stored = dict(settings or {})
+    check_settings(stored)
     if open_seats:
         stored["seats"] = open_seats
     row = Game(
@@ -209,8 +213,14 @@ def find_player(session: Session, game: Game, name: str) -> Player:
     raise NoSuchPlayer(game.name, name)
 
 
+@lru_cache(maxsize=32)
+def board_of(map_text: str, label: str) -> Board:
+    """A stored map, parsed once per process (boards are immutable)."""
+    return parse_map(map_text, label)
+
+
 def definition_of(session: Session, game: Game) -> replay.GameDefinition:
-    board = parse_map(game.map_text, f"{game.map_name} (stored with game {game.name})")
+    board = board_of(game.map_text, f"{game.map_name} (stored with game {game.name})")
     options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
     players = tuple((p.name, p.colour) for p in players_of(session, game))
     return replay.GameDefinition(game.name, board, options, players, bytes.fromhex(game.secret))

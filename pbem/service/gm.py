@@ -42,6 +42,7 @@ from pbem.store import (
     Game,
     OrderEntry,
     PendingOrders,
+    Player,
     SeatHolder,
     ServiceState,
     TurnResult,
@@ -308,11 +309,13 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         stored["bot_since"] = {s: t for s, t in since.items() if int(s) not in undone}
     game.settings_json = json.dumps(stored, sort_keys=True)
     session.add(game)
+    bots = {int(s) for s in stored.get("bot_seats", [])}
     for player in players_of(session, game):
         playing = player.seat < len(state.players) and state.players[player.seat].alive
-        if playing and (player.status in ("eliminated", "resigned") or player.seat in undone):
+        if playing and player.status != "active" and player.seat not in bots:
             player.status = "active"
-            session.add(player)
+        _recount_misses(session, game, player, keep)
+        session.add(player)
     start_period(session, ctx, game, state)
     notify.announce(
         session,
@@ -327,6 +330,34 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone)"
+
+
+def _recount_misses(session: Session, game: Game, player: Player, log: list[OrderEntry]) -> None:
+    """The player's record of played and missed turns, as the kept log tells it
+    (since they took the seat; a default counts as a miss)."""
+    since = session.exec(
+        select(SeatHolder.from_turn).where(
+            SeatHolder.game_id == game.id,
+            SeatHolder.seat == player.seat,
+            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
+        )
+    ).first()
+    history = [
+        e.source == "default"
+        for e in log
+        if e.kind == "turn"
+        and e.seat == player.seat
+        and e.turn >= (since or 0)
+        and e.source in ("mail", "gm", "default")
+    ]
+    player.misses_json = json.dumps(history[-100:])
+    player.missed_total = sum(history)
+    row = 0
+    for missed in reversed(history):
+        if not missed:
+            break
+        row += 1
+    player.missed_in_row = row
 
 
 def process(session: Session, ctx: Context, game: Game) -> str:

@@ -33,10 +33,11 @@ from pbem.orders import (
     Resign,
     parse_orders,
 )
+from pbem.rules.board import Board
 from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.games import command, find_player, load, players_of, submit
+from pbem.service.games import board_of, command, find_player, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, InboundMessage, Player, session_scope
@@ -179,10 +180,8 @@ def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
         )
 
 
-def _board_of(game: Game):
-    from pbem.rules.maps import parse_map
-
-    return parse_map(game.map_text, game.map_name)
+def _board_of(game: Game) -> Board:
+    return board_of(game.map_text, f"{game.map_name} (stored with game {game.name})")
 
 
 def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:

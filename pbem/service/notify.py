@@ -495,6 +495,9 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
     for step in steps:
         if step.seat is None or step.before is None:
             continue
+        if step.entries and step.entries[-1].kind == "command":
+            _announce_command(session, ctx, game, step)
+            continue
         report = rc.TurnReport(
             info,
             step.turn,
@@ -551,6 +554,16 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             )
         return
     prompt_next(session, ctx, game, state, info)
+
+
+def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:
+    """A resignation is news for everyone, but no turn: an announcement, not a
+    turn report (a removal is announced by whoever removed the player)."""
+    entry = step.entries[-1]
+    if entry.text.strip().upper() != "RESIGN" or entry.seat is None:
+        return
+    name = step.state.players[entry.seat].name
+    announce(session, ctx, game, f"{name} has resigned; their territories are neutral now.")
 
 
 def prompt_next(
@@ -732,13 +745,18 @@ def missed_turn(
     from pbem.service.deadlines import settings
 
     info = game_info(session, ctx, game)
-    limit = settings(game)["remove_after_misses"]
+    conf = settings(game)
+    limit = conf["remove_after_misses"]
     text = (
         f"No valid orders from you arrived for turn {turn} by the end of the grace "
         f"period, so the default orders were played for you (forced trades, armies "
         f"spread on your borders, no attacks).\n\nTurns missed in a row: "
         f"{player.missed_in_row}" + (f" of {limit} allowed." if limit else ".")
     )
+    n, m = conf["remove_after_of_last"]
+    if n and m:
+        recent = sum(json.loads(player.misses_json or "[]")[-m:])
+        text += f"\nTurns missed among your last {m}: {recent} (removal at {n})."
     if removed:
         text += "\n\nBy the rules of this game you are now removed from it."
     rendered = render.render_gm_alert(
