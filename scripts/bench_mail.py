@@ -10,7 +10,7 @@ per player and sends their start mails. Then, round by round, the player
 to move in every game reads their "your turn" notice over IMAP and answers
 it with the greedy bot's orders (the token in the subject); the answers go
 straight into Dovecot over LMTP, and one `pbem poll` (a subprocess, timed
-alone, its peak RSS read with wait4) fetches, decodes, authenticates,
+alone, its peak RSS taken by GNU time) fetches, decodes, authenticates,
 adjudicates, commits, moves them and sends every report through the relay.
 A round must wait for the one before: a game's next orders depend on the
 turn just adjudicated.
@@ -36,6 +36,10 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from email.utils import make_msgid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -53,7 +57,13 @@ from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.service import notify  # noqa: E402
 from pbem.service.clock import SystemClock  # noqa: E402
 from pbem.service.context import Context  # noqa: E402
-from pbem.service.games import PlayerSpec, create_game, find_game, load  # noqa: E402
+from pbem.service.games import (  # noqa: E402
+    PlayerSpec,
+    create_game,
+    find_game,
+    load,
+    players_of,
+)
 from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
 
@@ -61,7 +71,9 @@ REPO = Path(__file__).resolve().parents[1]
 PROCESSED = "pbem-processed"
 SUMMARY = re.compile(r"^(\d+) mails; (\d+) sent, (\d+) deferred, (\d+) failed$", re.MULTILINE)
 PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
+PEAK_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 SEND_BATCH = 200  # as the outbox sender does
+TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
 
 
 @dataclass
@@ -86,6 +98,7 @@ class Bench:
     runs: list[PollRun] = field(default_factory=list)
     bots: dict[str, TextBot] = field(default_factory=dict)
     delivered: int = 0
+    start_mails: int = 0  # outbox rows up to this id are the start mails
 
     # --- set-up ---------------------------------------------------------------
 
@@ -134,9 +147,13 @@ tls = "none"
                 )
                 notify.game_start(session, ctx, created.game, created.passwords)
         settings = mail_settings(self.config)
-        report = send_outbox(self.engine, open_sender(settings), SystemClock(), settings.from_address)
+        report = send_outbox(
+            self.engine, open_sender(settings), SystemClock(), settings.from_address
+        )
         if report.deferred or report.failed:
             raise SystemExit(f"the start mails were not all sent: {report}")
+        with session_scope(self.engine, write=False) as session:
+            self.start_mails = max(session.exec(select(Outbox.id)).all(), default=0)
 
     # --- one round --------------------------------------------------------------
 
@@ -149,9 +166,7 @@ tls = "none"
                 if game.phase != "playing":
                     continue
                 state = load(session, game).state
-                address = next(
-                    p.address for p in notify.players_of(session, game) if p.seat == state.current
-                )
+                address = players_of(session, game)[state.current].address
             notice = self._latest_notice(address)
             body = self.bots[address].write_turn(state)
             answers.append((address, _answer(address, self.game_address, notice, body)))
@@ -171,27 +186,33 @@ tls = "none"
             client.logout()
 
     def poll(self) -> PollRun:
-        """One `pbem poll` in a subprocess: wall time and its own peak RSS (wait4)."""
+        """One `pbem poll` in a subprocess, under GNU time for its own peak RSS.
+
+        Not wait4/RUSAGE_CHILDREN: Linux starts a child's ru_maxrss at the RSS
+        of the parent it was forked from (here this process, with the SMTP
+        relay in it), so those figures would be this script's, not pbem's."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
         env["PYTHONPATH"] = str(REPO)
-        command = [sys.executable, "-m", "pbem", "poll", "--config", str(self.config_path)]
+        command = [
+            TIME,
+            "-v",
+            sys.executable,
+            "-m",
+            "pbem",
+            "poll",
+            "--config",
+            str(self.config_path),
+        ]
         started = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=self.directory, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-        )
-        assert process.stdout is not None
-        stdout = process.stdout.read().decode()  # until the child closes it at exit
-        process.stdout.close()
-        _, status, usage = os.wait4(process.pid, 0)  # reaps it, with its own rusage
-        process.returncode = code = os.waitstatus_to_exitcode(status)
+        done = subprocess.run(command, cwd=self.directory, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - started
-        found = SUMMARY.search(stdout)
-        if code != 0 or found is None:
-            raise SystemExit(f"pbem poll failed (exit code {code}):\n{stdout}")
+        found = SUMMARY.search(done.stdout)
+        peak = PEAK_RSS.search(done.stderr)
+        if done.returncode != 0 or found is None or peak is None:
+            raise SystemExit(f"pbem poll failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         mails, sent, deferred, failed = map(int, found.groups())
-        run = PollRun(
-            seconds, usage.ru_maxrss / 1024, mails, len(PLAYED.findall(stdout)), sent, deferred, failed
-        )
+        played = len(PLAYED.findall(done.stdout))
+        run = PollRun(seconds, int(peak.group(1)) / 1024, mails, played, sent, deferred, failed)
         self.runs.append(run)
         return run
 
@@ -219,30 +240,16 @@ tls = "none"
         with session_scope(self.engine, write=False) as session:
             rows = session.exec(
                 select(Outbox.id, Outbox.recipient, Outbox.raw)
-                .where(Outbox.status == "sent")
+                .where(Outbox.status == "sent", Outbox.id > self.start_mails)  # not the start mails
                 .order_by(col(Outbox.id))
             ).all()
-            first_report = self._first_report_id(session)
-        mails = [
-            OutgoingMail(str(i), self.game_address, [to], raw)
-            for i, to, raw in rows
-            if i >= first_report
-        ]
+        mails = [OutgoingMail(str(i), self.game_address, [to], raw) for i, to, raw in rows]
         sender = SmtpSender(HOST, self.servers.smtp.port, tls="none")
         started = time.perf_counter()
         sent = 0
         for start in range(0, len(mails), SEND_BATCH):
             sent += sum(r.ok for r in sender.send(mails[start : start + SEND_BATCH]))
         return time.perf_counter() - started, sent
-
-    def _first_report_id(self, session) -> int:  # noqa: ANN001
-        """The first outbox row made by a poll (the start mails came before)."""
-        return self.start_mails_last_id + 1
-
-    def count_start_mails(self) -> None:
-        with session_scope(self.engine, write=False) as session:
-            ids = session.exec(select(Outbox.id)).all()
-        self.start_mails_last_id = max(ids, default=0)
 
     # --- profile ------------------------------------------------------------------
 
@@ -260,11 +267,7 @@ tls = "none"
 
 
 def _answer(address: str, game_address: str, notice_header: bytes, body: str) -> bytes:
-    from email import policy
-    from email.message import EmailMessage
-    from email.parser import BytesParser
-    from email.utils import make_msgid
-
+    """The player's answer to the notice: "Re:" its subject, so the token goes back."""
     notice = BytesParser(policy=policy.default).parsebytes(notice_header, headersonly=True)
     reply = EmailMessage(policy=policy.SMTP)
     reply["From"] = address
@@ -284,6 +287,9 @@ def main() -> int:
     parser.add_argument("--profile", metavar="FILE", help="also cProfile one round in-process")
     args = parser.parse_args()
 
+    if not Path(TIME).is_file():
+        print(f"bench_mail needs GNU time at {TIME} (apt-get install time)", file=sys.stderr)
+        return 2
     servers = MailServers.start()
     try:
         with tempfile.TemporaryDirectory(prefix="pbem-bench-") as tmp:
@@ -295,7 +301,6 @@ def main() -> int:
 def run(bench: Bench, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     bench.setup()
-    bench.count_start_mails()
     print(
         f"set-up: {args.games} games x {args.players} players, start mails sent "
         f"({time.perf_counter() - started:.1f} s, not counted)"
@@ -329,8 +334,10 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     print(f"  without process start-up   {total - len(runs) * empty.seconds:.1f} s")
     print(f"mails per second             {mails / total:.1f}")
     print(f"peak RSS of one poll         {peak:.0f} MB   (target < 150 MB)")
-    print(f"reports sent                 {sent}  (deferred {sum(r.deferred for r in runs)}, "
-          f"failed {sum(r.failed for r in runs)})")
+    print(
+        f"reports sent                 {sent}  (deferred {sum(r.deferred for r in runs)}, "
+        f"failed {sum(r.failed for r in runs)})"
+    )
     print(f"bare IMAP fetch              {fetch_s:.1f} s for {fetched} mails (BODY.PEEK)")
     print(f"bare SMTP send               {send_s:.1f} s for {resent} mails")
     print(f"bare mail work               {bare:.1f} s")

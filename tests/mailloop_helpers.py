@@ -34,6 +34,7 @@ from sqlmodel import col, select
 
 from pbem.config import Config, load_config
 from pbem.mail.devservers import HOST, MailServers
+from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import OVER, SETUP_PHASES
@@ -41,9 +42,7 @@ from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.passwords import turn_token
 from pbem.service.poll import PollReport, mail_settings, poll_lock, run_cycle, send_outbox
-from pbem.mail.settings import open_sender
 from pbem.store import Game, InboundMessage, OrderEntry, Outbox, init_db, session_scope
 
 T = TypeVar("T")
@@ -246,9 +245,7 @@ class MailWorld:
         # The manual clock starts at the real time, so mail queued here and mail
         # queued by a `pbem` subprocess (on the system clock) are due alike.
         clock = ManualClock(datetime.now(UTC).replace(microsecond=0))
-        return cls(
-            servers, directory, path, config, engine, clock, game_address, gm_address
-        )
+        return cls(servers, directory, path, config, engine, clock, game_address, gm_address)
 
     @property
     def ctx(self) -> Context:
@@ -282,7 +279,9 @@ class MailWorld:
             timeout=timeout,
         )
 
-    def command(self, *args: str, script: str | None = None, config: Path | None = None) -> list[str]:
+    def command(
+        self, *args: str, script: str | None = None, config: Path | None = None
+    ) -> list[str]:
         python = [sys.executable, "-c", script] if script else [sys.executable, "-m", "pbem"]
         return [*python, *args, "--config", str(config or self.config_path)]
 
@@ -332,12 +331,6 @@ class MailWorld:
     def _in_setup(self, name: str) -> bool:
         return self.state(name).phase in SETUP_PHASES
 
-    def play_setup(self, name: str, players: dict[str, MailPlayer]) -> None:
-        """Every player mails setup orders (bots) or auto placement has done it."""
-        for player in players.values():
-            player.answer(self, name)
-        self.poll()
-
     def play(self, name: str, players: dict[str, MailPlayer], turns: int) -> None:
         """The bots answer their mail and pbem polls until ``turns`` more turns are played."""
         target = self.game(name).turn + turns
@@ -368,12 +361,6 @@ class MailWorld:
         with session_scope(self.engine, write=False) as session:
             return find_game(session, name)
 
-    def token(self, name: str) -> str:
-        """The live turn token of the player to move (what the notice carries)."""
-        game = self.game(name)
-        assert game.current_seat is not None
-        return turn_token(bytes.fromhex(game.secret), game.name, game.current_seat, game.turn)
-
     def order_log(self, name: str) -> list[OrderEntry]:
         with session_scope(self.engine, write=False) as session:
             game = find_game(session, name)
@@ -392,12 +379,7 @@ class MailWorld:
 
     def folder(self, folder: str = "INBOX") -> list[str]:
         """Message-IDs of the game inbox's folder (INBOX, processed or rejected)."""
-        try:
-            stored = self.servers.read_mailbox(self.game_address, folder)
-        except Exception as exc:  # the folder does not exist before the first poll
-            if "doesn't exist" in str(exc) or "NONEXISTENT" in str(exc):
-                return []
-            raise
+        stored = self.servers.read_mailbox(self.game_address, folder)
         return [str(parse(m.raw)["Message-ID"]) for m in stored]
 
     def processed(self) -> list[str]:

@@ -18,7 +18,15 @@ from sqlmodel import select
 from pbem.mail.devservers import MailServers, free_port
 from pbem.service.poll import poll_lock
 from pbem.store import ServiceState, session_scope
-from tests.mailloop_helpers import MailWorld, kind, replies_to, wait_until, write_config
+from tests.mailloop_helpers import (
+    MailWorld,
+    kind,
+    order_mail,
+    parse,
+    replies_to,
+    wait_until,
+    write_config,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -109,11 +117,75 @@ def test_daemon_takes_mail_while_it_waits_and_stops_on_sigterm(
             daemon.wait()
     assert daemon.returncode == 0, output
     logged = lines(output)
-    assert any(line.endswith(f"{mid} game=idle processed: turn 1 played") for line in logged)
+    [mail_line] = [line for line in logged if mid in line]  # one log line per mail
+    assert mail_line.endswith(f" {mid} game=idle processed: turn 1 played")
     assert any(line.endswith("signal 15: stopping after this cycle") for line in logged)
     assert "stopped after" in logged[-1]
     assert [e.message_id for e in world.order_log("idle")] == [mid]
     assert world.processed() == [mid]
+
+
+# `pbem daemon` whose first cycle, right after it has fetched and handled a
+# mail, sees one more mail arrive (delivered into Dovecot over LMTP).
+DELIVER_DURING_CYCLE = """
+import os, smtplib, sys
+import pbem.service.poll as poll
+handled = poll.process_mail
+def handle_then_deliver(engine, ctx, mail):
+    outcome = handled(engine, ctx, mail)
+    late = os.environ.pop("LATE_MAIL", None)
+    if late:
+        with smtplib.LMTP("127.0.0.1", int(os.environ["LMTP_PORT"])) as lmtp:
+            lmtp.sendmail(os.environ["LATE_FROM"], [os.environ["LATE_TO"]], open(late, "rb").read())
+    return outcome
+poll.process_mail = handle_then_deliver
+from pbem.cli import app
+app(sys.argv[1:], prog_name="pbem")
+"""
+
+
+def test_daemon_takes_mail_that_arrived_during_its_cycle_without_waiting_the_interval(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    world = MailWorld.create(mail_servers, tmp_path)
+    players = world.new_game("busy", NAMES, overrides=AUTO, bots=True)
+    mover, raw = world.turn_mail("busy", players)
+    first = mover.send(world.game_address, raw)
+    late = order_mail(
+        mover.address, world.game_address, "[busy] status", f"PASSWORD {mover.password}\nSTATUS"
+    )
+    (tmp_path / "late.eml").write_bytes(late)
+    env = world.env() | {
+        "LATE_MAIL": str(tmp_path / "late.eml"),
+        "LMTP_PORT": str(mail_servers.dovecot.lmtp_port),
+        "LATE_FROM": mover.address,
+        "LATE_TO": world.game_address,
+    }
+    # An hour between cycles: only IDLE (or noticing the mail at once) can start
+    # the second cycle; the daemon stops by itself after it.
+    command = world.command(
+        "daemon", "--interval", "3600", "--cycles", "2", script=DELIVER_DURING_CYCLE
+    )
+    daemon = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    try:
+        output, _ = daemon.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(
+            "the daemon sat out its interval while a mail that came during its cycle waited"
+        )
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    assert daemon.returncode == 0, output
+    late_id = str(parse(late)["Message-ID"])
+    logged = lines(output)
+    assert any(line.endswith(f"{first} game=busy processed: turn 1 played") for line in logged)
+    assert any(line.endswith(f"{late_id} game=busy processed: status") for line in logged)
+    assert logged[-1].endswith("stopped after 2 cycles")
+    assert world.processed() == [first, late_id]
 
 
 def last_poll(world: MailWorld) -> str | None:

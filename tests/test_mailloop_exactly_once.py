@@ -2,8 +2,10 @@
 
 A mail delivered twice is adjudicated once and answered once; a poll killed
 between its commit and the move is finished by the next one without a
-second adjudication; reports that cannot be sent while the SMTP server is
-down wait in the outbox (with backoff) and each arrives once when it is back.
+second adjudication; each poll reads on from the (UIDVALIDITY, last UID)
+checkpoint the one before stored; reports that cannot be sent while the SMTP
+server is down wait in the outbox (with backoff) and each arrives once when
+it is back.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 import pytest
 
 from pbem.mail.devservers import MailServers
+from pbem.mail.imap import ImapInbox
+from pbem.mail.transport import Checkpoint, FetchedMail
 from tests.mailloop_helpers import (
     CRASH_AFTER_COMMIT,
     MailPlayer,
@@ -38,7 +42,9 @@ MAILS_PER_TURN = 6
 def mailboxes(world: MailWorld, players: dict[str, MailPlayer]) -> dict[str, Counter[str]]:
     """Message-ID counts in every mailbox pbem writes to."""
     boxes = {p.address: message_ids(p.mailbox()) for p in players.values()}
-    boxes[world.gm_address] = message_ids([parse(m.raw) for m in world.servers.read_mailbox(world.gm_address)])
+    boxes[world.gm_address] = message_ids(
+        [parse(m.raw) for m in world.servers.read_mailbox(world.gm_address)]
+    )
     return boxes
 
 
@@ -115,6 +121,30 @@ def test_a_poll_killed_after_the_commit_is_finished_by_the_next_one(
     assert_each_arrived_once(world, players)
 
 
+def test_each_poll_starts_from_the_checkpoint_the_last_one_stored(
+    mail_servers: MailServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = MailWorld.create(mail_servers, tmp_path)
+    players = world.new_game("mark", NAMES, overrides=AUTO, bots=True)
+    calls: list[tuple[Checkpoint | None, Checkpoint | None]] = []
+    fetch = ImapInbox.fetch_new
+
+    def spy(
+        inbox: ImapInbox, checkpoint: Checkpoint | None, limit: int | None = None
+    ) -> tuple[list[FetchedMail], Checkpoint | None]:
+        mails, new = fetch(inbox, checkpoint, limit)
+        calls.append((checkpoint, new))
+        return mails, new
+
+    monkeypatch.setattr(ImapInbox, "fetch_new", spy)
+    world.play("mark", players, 2)  # two polls, one order mail each
+    (first_asked, first_got), (second_asked, second_got) = calls
+    assert first_asked is None  # nothing stored before the first poll
+    assert first_got is not None and first_got.last_uid == 1
+    assert second_asked == first_got  # read back from the database
+    assert second_got == Checkpoint("INBOX", first_got.uidvalidity, 2)
+
+
 def test_reports_wait_while_smtp_is_down_and_each_arrives_once(
     mail_servers: MailServers, tmp_path: Path
 ) -> None:
@@ -137,9 +167,9 @@ def test_reports_wait_while_smtp_is_down_and_each_arrives_once(
         world.clock.advance(seconds=60)  # due again, still down: the backoff doubles
         report = world.poll()
         assert (report.sent, report.deferred) == (0, MAILS_PER_TURN)
-        assert {(r.attempts, r.next_attempt_at) for r in world.outbox() if r.status == "pending"} == {
-            (2, start + timedelta(seconds=60 + 120))
-        }
+        assert {
+            (r.attempts, r.next_attempt_at) for r in world.outbox() if r.status == "pending"
+        } == {(2, start + timedelta(seconds=60 + 120))}
 
     report = world.poll()  # the server is back, but the backoff is not over yet
     assert (report.sent, report.deferred) == (0, 0)
@@ -172,6 +202,9 @@ def test_pbem_poll_with_smtp_down_exits_2_and_outbox_retry_sends_every_mail(
         assert all("cannot connect" in r["last_error"] for r in rows)
     retried = world.pbem("outbox", "--retry")
     assert retried.returncode == 0, retried.stderr
-    assert retried.stdout.splitlines() == [f"{MAILS_PER_TURN} sent, 0 deferred, 0 failed", "the outbox is empty"]
+    assert retried.stdout.splitlines() == [
+        f"{MAILS_PER_TURN} sent, 0 deferred, 0 failed",
+        "the outbox is empty",
+    ]
     assert world.pbem("outbox", "--retry").stdout.splitlines()[0] == "0 sent, 0 deferred, 0 failed"
     assert_each_arrived_once(world, players)

@@ -24,7 +24,7 @@ ROUNDS = 4  # max_turns counts rounds: 3 players x 4 rounds = 12 turns, then the
 def test_a_whole_game_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_path: Path) -> None:
     world = MailWorld.create(mail_servers, tmp_path)
     players = world.new_game(GAME, BOTS, overrides={"max_turns": str(ROUNDS)}, bots=True)
-    for cycle in range(3 * ROUNDS + 5):
+    for _cycle in range(3 * ROUNDS + 5):
         wrote = sum(p.answer(world, GAME) for p in players.values())
         report = world.poll()
         assert report.deferred == report.failed == 0
@@ -38,9 +38,9 @@ def test_a_whole_game_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_
 
     # The order log: the three setup mails, then one mail per turn, every one by mail.
     log = world.order_log(GAME)
-    assert [(e.kind, e.source) for e in log] == [("setup", "mail")] * 3 + [
-        ("turn", "mail")
-    ] * (3 * ROUNDS)
+    assert [(e.kind, e.source) for e in log] == [("setup", "mail")] * 3 + [("turn", "mail")] * (
+        3 * ROUNDS
+    )
     assert [e.turn for e in log[3:]] == list(range(1, 3 * ROUNDS + 1))
     sent = [mid for p in players.values() for mid in p.sent]
     assert sorted(e.message_id for e in log) == sorted(sent)

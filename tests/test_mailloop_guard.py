@@ -34,64 +34,72 @@ def test_forged_from_wrong_password_and_old_token_change_nothing_and_alert_the_p
     world = MailWorld.create(mail_servers, tmp_path)
     players = world.new_game("auth", NAMES, overrides=AUTO, bots=True)
     world.play("auth", players, 3)  # a whole round: the first player moves again, turn 4
-    ada = world.to_move("auth", players)
+    mover = world.to_move("auth", players)
     assert world.game("auth").turn == 4
     mallory = MailPlayer("mallory", mail_servers.new_user("mallory"), mail_servers)
-    old_notice, live_notice = [m for m in ada.mailbox() if kind(m) == "your_turn"]
+    old_notice, live_notice = [m for m in mover.mailbox() if kind(m) == "your_turn"]
     assert "Your turn 1 (token " in str(old_notice["Subject"])
-    orders = ada.bot.write_turn(world.state("auth"))  # type: ignore[union-attr]
+    orders = mover.bot.write_turn(world.state("auth"))  # type: ignore[union-attr]
     before = (world.state("auth").state_hash(), len(world.order_log("auth")))
     boxes_before = counts(world, *players.values(), mallory)
 
-    forged = order_mail(  # mallory writes in ada's name, answers going to mallory
-        ada.address,
+    # mallory writes in the name of the player to move; answers would go to mallory
+    forged = order_mail(
+        mover.address,
         world.game_address,
         "[auth] orders",
         orders,
         headers={"Reply-To": mallory.address},
     )
     forged_id = mallory.send(world.game_address, forged, envelope_from=mallory.address)
-    wrong_id = ada.send(
+    wrong_id = mover.send(
         world.game_address,
         order_mail(
-            ada.address, world.game_address, "[auth] orders", "PASSWORD wrong-wrong-wrong-00\n" + orders
+            mover.address,
+            world.game_address,
+            "[auth] orders",
+            "PASSWORD wrong-wrong-wrong-00\n" + orders,
         ),
     )
-    stale_id = ada.send(world.game_address, ada.reply_mail(world.game_address, old_notice, orders))
+    stale_id = mover.send(
+        world.game_address, mover.reply_mail(world.game_address, old_notice, orders)
+    )
 
     report = world.poll()
     assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
-        (mid, "rejected", f"authentication failed for {ada.name}")
+        (mid, "rejected", f"authentication failed for {mover.name}")
         for mid in (forged_id, wrong_id, stale_id)
     ]
     assert (world.state("auth").state_hash(), len(world.order_log("auth"))) == before
     assert world.rejected() == [forged_id, wrong_id, stale_id]
 
-    # One alert per mail to ada's registered address and to the GM; nothing to anyone else.
+    # One alert per mail to the registered address and to the GM; nothing to anyone else.
     after = counts(world, *players.values(), mallory)
-    expected = [3 if p is ada else 0 for p in players.values()] + [0, 3]
-    assert [a - b for a, b in zip(after, boxes_before)] == expected
-    alerts = ada.mailbox()[-3:]
+    expected = [3 if p is mover else 0 for p in players.values()] + [0, 3]
+    assert [a - b for a, b in zip(after, boxes_before, strict=True)] == expected
+    alerts = mover.mailbox()[-3:]
     assert [kind(m) for m in alerts] == ["gm_alert"] * 3
-    for alert, mid in zip(alerts, (forged_id, wrong_id, stale_id)):
+    for alert, mid in zip(alerts, (forged_id, wrong_id, stale_id), strict=True):
         assert "A mail in your name was refused" in str(alert["Subject"])
         assert f"Message-ID: {mid}" in plain_text(alert)
-        assert alert["To"].addresses[0].addr_spec == ada.address
+        assert alert["To"].addresses[0].addr_spec == mover.address
 
     # The alerts are rate limited per address (5 an hour): three more forgeries, two alerts.
     for n in range(3):
         mallory.send(
             world.game_address,
-            order_mail(ada.address, world.game_address, f"[auth] orders {n}", orders),
+            order_mail(mover.address, world.game_address, f"[auth] orders {n}", orders),
         )
     assert [m.status for m in world.poll().mails] == ["rejected"] * 3
-    assert [len(world.servers.read_mailbox(a)) for a in (ada.address, mallory.address)] == [
-        boxes_before[list(players.values()).index(ada)] + 5,
+    assert [len(world.servers.read_mailbox(a)) for a in (mover.address, mallory.address)] == [
+        boxes_before[list(players.values()).index(mover)] + 5,
         0,
     ]
 
     # The same orders, answering the live notice, are played: only the proof was wrong.
-    good_id = ada.send(world.game_address, ada.reply_mail(world.game_address, live_notice, orders))
+    good_id = mover.send(
+        world.game_address, mover.reply_mail(world.game_address, live_notice, orders)
+    )
     assert [(m.message_id, m.status) for m in world.poll().mails] == [(good_id, "processed")]
     assert [e.message_id for e in world.order_log("auth")][-1] == good_id
     assert world.game("auth").turn == 5
@@ -134,26 +142,30 @@ Your turn.
 def test_auto_replies_and_bounces_get_no_answer(mail_servers: MailServers, tmp_path: Path) -> None:
     world = MailWorld.create(mail_servers, tmp_path)
     players = world.new_game("guard", NAMES, overrides=AUTO, bots=True)
-    ada = world.to_move("guard", players)
-    notice = ada.latest("your_turn")
+    mover = world.to_move("guard", players)
+    notice = mover.latest("your_turn")
     rows_before = len(world.outbox())
     boxes_before = counts(world, *players.values())
 
     vacation = order_mail(  # an out-of-office answer to the notice, token and all
-        ada.address,
+        mover.address,
         world.game_address,
         f"Automatic reply: {notice['Subject']}",
         "I am away until Monday and will read your mail then.",
         in_reply_to=str(notice["Message-ID"]),
         headers={"Auto-Submitted": "auto-replied"},
     )
-    vacation_id = ada.send(world.game_address, vacation)
-    bounce = BOUNCE.format(game=world.game_address, player=ada.address).encode()
-    ada.send(world.game_address, bounce.replace(b"\n", b"\r\n"), envelope_from="")
+    vacation_id = mover.send(world.game_address, vacation)
+    bounce = BOUNCE.format(game=world.game_address, player=mover.address).encode()
+    mover.send(world.game_address, bounce.replace(b"\n", b"\r\n"), envelope_from="")
 
     report = world.poll()
     assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
-        (vacation_id, "rejected", "not answered (an automatic mail (Auto-Submitted: auto-replied))"),
+        (
+            vacation_id,
+            "rejected",
+            "not answered (an automatic mail (Auto-Submitted: auto-replied))",
+        ),
         ("<bounce-1@players.test>", "rejected", "not answered (a bounce (empty Return-Path))"),
     ]
     assert report.sent == 0
@@ -164,7 +176,7 @@ def test_auto_replies_and_bounces_get_no_answer(mail_servers: MailServers, tmp_p
 
     # The guard does not depend on the empty envelope: a MAILER-DAEMON From alone is enough.
     relayed = bounce.replace(b"Message-ID: <bounce-1@", b"Message-ID: <bounce-2@")
-    ada.send(world.game_address, relayed.replace(b"\n", b"\r\n"))
+    mover.send(world.game_address, relayed.replace(b"\n", b"\r\n"))
     assert [m.outcome for m in world.poll().mails] == [
         "not answered (a delivery or read report (multipart/report))"
     ]
@@ -179,16 +191,17 @@ def test_unknown_senders_get_no_answer_and_their_mail_is_kept(
     players = world.new_game("known", NAMES, overrides=AUTO, bots=True)
     stranger = MailPlayer("stranger", mail_servers.new_user("stranger"), mail_servers)
     rows_before = len(world.outbox())
-    ada = world.to_move("known", players)
-    orders = ada.bot.write_turn(world.state("known"))  # type: ignore[union-attr]
+    mover = world.to_move("known", players)
+    orders = mover.bot.write_turn(world.state("known"))  # type: ignore[union-attr]
 
     lost_id = stranger.send(
         world.game_address,
         order_mail(stranger.address, world.game_address, "my orders", "PLACE 3 Alaska"),
     )
-    # Even with the live token of ada's notice (leaked or forwarded), a stranger moves nothing.
+    # Even with the live token of the notice (leaked or forwarded), a stranger moves nothing.
     token_id = stranger.send(
-        world.game_address, stranger.reply_mail(world.game_address, ada.latest("your_turn"), orders)
+        world.game_address,
+        stranger.reply_mail(world.game_address, mover.latest("your_turn"), orders),
     )
     report = world.poll()
     assert [(m.status, m.outcome) for m in report.mails] == [

@@ -17,7 +17,14 @@ from sqlalchemy.engine import Engine
 from pbem.config import Config
 from pbem.mail.settings import open_inbox
 from pbem.service.clock import Clock
-from pbem.service.poll import PollBusy, ServerUnreachable, mail_settings, poll_lock, run_cycle
+from pbem.service.poll import (
+    PollBusy,
+    ServerUnreachable,
+    load_checkpoint,
+    mail_settings,
+    poll_lock,
+    run_cycle,
+)
 
 log = logging.getLogger("pbem.daemon")
 
@@ -38,9 +45,7 @@ def run_daemon(
         while not stop.is_set():
             try:
                 with poll_lock(config.state_dir):
-                    report = run_cycle(engine, config, clock)
-                for mail in report.mails:
-                    log.info(mail.log_line())
+                    report = run_cycle(engine, config, clock)  # logs one line per mail
                 if report.errors:
                     log.warning("sending: %s", report.errors[0])
             except PollBusy:
@@ -50,7 +55,7 @@ def run_daemon(
             done += 1
             if cycles and done >= cycles:
                 break
-            _wait(config, interval, stop)
+            _wait(engine, config, interval, stop)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -58,11 +63,16 @@ def run_daemon(
     return done
 
 
-def _wait(config: Config, interval: float, stop: threading.Event) -> None:
+def _wait(engine: Engine, config: Config, interval: float, stop: threading.Event) -> None:
     """Wait for new mail (IDLE) or the interval, whichever comes first, in
     slices short enough to notice a stop signal."""
+    settings = mail_settings(config)
     try:
-        with open_inbox(mail_settings(config)) as inbox:
+        with open_inbox(settings) as inbox:
+            # A fetch of nothing from the stored checkpoint: mail that arrived
+            # after the cycle's fetch (or between two slices) ends the wait at
+            # once, instead of an IDLE that never hears of it.
+            inbox.fetch_new(load_checkpoint(engine, settings.imap_inbox), limit=0)
             waited = 0.0
             while waited < interval and not stop.is_set():
                 step = min(5.0, interval - waited)

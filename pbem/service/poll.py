@@ -99,7 +99,8 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
         handle.close()
 
 
-def _load_checkpoint(engine: Engine, mailbox: str) -> Checkpoint | None:
+def load_checkpoint(engine: Engine, mailbox: str) -> Checkpoint | None:
+    """The stored (UIDVALIDITY, last UID) of a mailbox, None before its first poll."""
     with session_scope(engine, write=False) as session:
         row = session.exec(
             select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == mailbox)
@@ -132,7 +133,8 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     except OSError as exc:
         raise ServerUnreachable(f"cannot reach the inbox: {exc}") from exc
     try:
-        _take_mail(engine, ctx, inbox, settings.inbox, batch, report)
+        # Checkpoints are stored under the folder name the inbox puts in them.
+        _take_mail(engine, ctx, inbox, settings.imap_inbox, batch, report)
     finally:
         inbox.close()
     report.deadline_events = deadlines.run(engine, ctx)
@@ -149,7 +151,7 @@ def _take_mail(
 ) -> None:
     """Every new mail: processed (one transaction each), then moved; the
     checkpoint is saved after the moves, so a crash re-reads, never skips."""
-    checkpoint = _load_checkpoint(engine, mailbox)
+    checkpoint = load_checkpoint(engine, mailbox)
     while True:
         try:
             fetched, new_checkpoint = inbox.fetch_new(checkpoint, batch)
