@@ -628,6 +628,7 @@ def poll(config: ConfigOption = None) -> None:
     from pbem.store import init_db
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
         engine = init_db(cfg.database_url)
@@ -664,6 +665,7 @@ def daemon(
     from pbem.store import init_db
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
         engine = init_db(cfg.database_url)

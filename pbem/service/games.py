@@ -214,13 +214,14 @@ def find_player(session: Session, game: Game, name: str) -> Player:
 
 
 @lru_cache(maxsize=32)
-def board_of(map_text: str, label: str) -> Board:
-    """A stored map, parsed once per process (boards are immutable)."""
-    return parse_map(map_text, label)
+def board_of(map_text: str, map_name: str) -> Board:
+    """A stored map, parsed once per process (boards are immutable). Keyed by
+    the map's text, not the game: a hundred games on one map share one board."""
+    return parse_map(map_text, f"{map_name} (stored with the game)")
 
 
 def definition_of(session: Session, game: Game) -> replay.GameDefinition:
-    board = board_of(game.map_text, f"{game.map_name} (stored with game {game.name})")
+    board = board_of(game.map_text, game.map_name)
     options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
     players = tuple((p.name, p.colour) for p in players_of(session, game))
     return replay.GameDefinition(game.name, board, options, players, bytes.fromhex(game.secret))

@@ -79,6 +79,34 @@ def process_mail(engine: Engine, ctx: Context, mail: FetchedMail) -> MailOutcome
         return _process(session, ctx, mail)
 
 
+def record_failure(
+    engine: Engine, ctx: Context, mail: FetchedMail, error: Exception
+) -> MailOutcome:
+    """Keep a mail whose processing failed: stored raw as rejected with the
+    error (so the GM can look at it and feed it again), the GM alerted."""
+    mid, sender, subject = _headers_only(mail.raw)
+    why = f"internal error: {type(error).__name__}: {error}"[:500]
+    try:
+        with session_scope(engine) as session:
+            row = session.exec(
+                select(InboundMessage).where(InboundMessage.message_id == mid)
+            ).first()
+            if row is None:
+                row = InboundMessage(
+                    message_id=mid, checksum=hashlib.sha256(mail.raw).hexdigest(),
+                    mailbox=mail.mailbox, uid=mail.uid, raw=mail.raw, sender=sender,
+                    subject=subject[:500], received_at=ctx.clock.now(),
+                )
+            row.status = "rejected"
+            row.outcome = why
+            row.processed_at = ctx.clock.now()
+            session.add(row)
+            notify.internal_error(session, ctx, mid, sender, subject, why)
+    except Exception:  # noqa: BLE001 - the database itself is failing: the mail stays put
+        log.exception("could not record the failure of %s", mid)
+    return MailOutcome(mid, None, "rejected", why, REJECTED)
+
+
 def _process(session: Session, ctx: Context, mail: FetchedMail) -> MailOutcome:
     mid, sender, subject = _headers_only(mail.raw)
     seen = session.exec(select(InboundMessage).where(InboundMessage.message_id == mid)).first()
@@ -181,7 +209,7 @@ def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
 
 
 def _board_of(game: Game) -> Board:
-    return board_of(game.map_text, f"{game.map_name} (stored with game {game.name})")
+    return board_of(game.map_text, game.map_name)
 
 
 def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:

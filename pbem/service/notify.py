@@ -377,6 +377,23 @@ def unknown_sender(session: Session, ctx: Context, mail: DecodedMail) -> None:
     )
 
 
+def internal_error(
+    session: Session, ctx: Context, message_id: str, sender: str, subject: str, why: str
+) -> None:
+    """Tell the GM about a mail pbem could not handle (kept in the rejected folder)."""
+    gm = ctx.config.mail.gm_address
+    if not gm:
+        return
+    text = (
+        f"pbem could not process a mail; nothing of it was applied. The raw mail is kept "
+        f"in the database and in the rejected folder.\n\nFrom: {sender}\nSubject: {subject}\n"
+        f"Message-ID: {message_id}\n\n{why}"
+    )
+    rendered = render.render_gm_alert(rc.GmAlert("A mail could not be processed", text, None, gm))
+    queue(session, ctx, rendered, recipient=gm,
+          message_id=_message_id(ctx, "internal-error", message_id), game=None)
+
+
 def auth_alert(
     session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail
 ) -> None:

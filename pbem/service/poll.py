@@ -23,10 +23,10 @@ from pbem.config import Config
 from pbem.mail.errors import MessageGone
 from pbem.mail.retry import backoff_delay
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
-from pbem.mail.transport import Checkpoint, Inbox, OutgoingMail, Sender
+from pbem.mail.transport import Checkpoint, FetchedMail, Inbox, OutgoingMail, Sender
 from pbem.service.clock import Clock
 from pbem.service.context import Context
-from pbem.service.mailflow import MailOutcome, process_mail
+from pbem.service.mailflow import MailOutcome, process_mail, record_failure
 from pbem.store import MailboxCheckpoint, Outbox, ServiceState, session_scope
 
 log = logging.getLogger("pbem.poll")
@@ -158,17 +158,30 @@ def _take_mail(
         except OSError as exc:
             raise ServerUnreachable(f"cannot fetch mail: {exc}") from exc
         for mail in fetched:
-            outcome = process_mail(engine, ctx, mail)
+            outcome = _process_safely(engine, ctx, mail)
             try:
                 inbox.move(mail.key, outcome.folder)
             except MessageGone as exc:  # moved by another client meanwhile: stored anyway
                 log.warning("%s: %s", mail.key, exc)
+            except OSError as exc:
+                raise ServerUnreachable(f"cannot move mail {mail.key}: {exc}") from exc
             log.info(outcome.log_line())
             report.mails.append(outcome)
         _save_checkpoint(engine, new_checkpoint)
         checkpoint = new_checkpoint
         if batch is None or len(fetched) < batch:
             return
+
+
+def _process_safely(engine: Engine, ctx: Context, mail: FetchedMail) -> MailOutcome:
+    """Process one mail; a mail that trips a bug in pbem must neither stop the
+    poll nor be lost: its transaction is rolled back, the raw mail is kept
+    (database and rejected folder) with the error, and the GM is told."""
+    try:
+        return process_mail(engine, ctx, mail)
+    except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
+        log.exception("mail %s could not be processed", mail.key)
+        return record_failure(engine, ctx, mail, exc)
 
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
