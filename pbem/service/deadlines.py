@@ -277,6 +277,9 @@ def _game(session: Session, ctx: Context, game: Game) -> list[str]:
     now = ctx.clock.now()
     deadline = _aware(game.deadline)
     assert deadline is not None
+    earliest = max((float(h) for h in conf["reminder_hours"]), default=0.0)
+    if now < deadline - timedelta(hours=earliest):
+        return out  # nothing is due before the first reminder: no need to load the game
     loaded = load(session, game)
     state = loaded.state
     players = players_of(session, game)
