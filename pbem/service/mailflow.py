@@ -93,9 +93,14 @@ def record_failure(
             ).first()
             if row is None:
                 row = InboundMessage(
-                    message_id=mid, checksum=hashlib.sha256(mail.raw).hexdigest(),
-                    mailbox=mail.mailbox, uid=mail.uid, raw=mail.raw, sender=sender,
-                    subject=subject[:500], received_at=ctx.clock.now(),
+                    message_id=mid,
+                    checksum=hashlib.sha256(mail.raw).hexdigest(),
+                    mailbox=mail.mailbox,
+                    uid=mail.uid,
+                    raw=mail.raw,
+                    sender=sender,
+                    subject=subject[:500],
+                    received_at=ctx.clock.now(),
                 )
             row.status = "rejected"
             row.outcome = why
@@ -355,6 +360,7 @@ def _orders(
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
     if parsed.check:
+        reply.check_only = True
         reply.notes.append("CHECK: valid, nothing applied")
         return "checked"
     if held and game.phase == "playing":
@@ -372,6 +378,7 @@ def _orders(
             session, game, player, mail.text, source="mail", message_id=mail.message_id
         )
     reply.notes.append(outcome.message)
+    reply.waiting = bool(outcome.waiting_for)
     reply.turn = next((st.turn for st in outcome.steps if st.seat is not None), None)
     notify.after_steps(session, ctx, game, outcome.steps)
     deadlines.play_bot_turns(session, ctx, game)

@@ -50,6 +50,8 @@ class Reply:
     commands: list = field(default_factory=list)
     turn: int | None = None  # the turn the orders were played as, once played
     held: bool = False  # deadline mode: kept until the deadline, not played yet
+    check_only: bool = False  # CHECK: validated, nothing applied
+    waiting: bool = False  # setup orders kept until every player has sent theirs
 
 
 # ----------------------------------------------------------------- helpers
@@ -162,6 +164,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     game, player, mail = reply.game, reply.player, reply.mail
     info = game_info(session, ctx, game)
     mid = _message_id(ctx, "reply", mail.message_id)
+    rendered = None
     if reply.problems or reply.problems_text:
         problems = _problems(reply.problems, reply.text)
         if reply.problems_text:
@@ -176,34 +179,22 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 turn=game.turn,
             )
         )
-        queue(
-            session,
-            ctx,
-            rendered,
-            recipient=player.address,
-            message_id=mid,
-            game=game,
-            seat=player.seat,
-            in_reply_to=mail.message_id,
-        )
     elif reply.canonical or not reply.commands:
-        check_only = "nothing applied" in " ".join(reply.notes)
         orders_text = reply.canonical or "\n".join(reply.notes) or "(no orders)"
         if reply.held and reply.canonical:  # what became of earlier orders, as comments
             orders_text += "\n" + "\n".join(f"# {note}" for note in reply.notes)
+        played = bool(reply.canonical) and not (reply.check_only or reply.held or reply.waiting)
         rendered = render.render_receipt(
             rc.Receipt(
                 game=info,
                 seat=player.seat,
                 turn=reply.turn or game.turn,
                 orders_text=orders_text,
-                adjudicated=bool(reply.canonical)
-                and not check_only
-                and not reply.held
-                and "waiting" not in " ".join(reply.notes),
-                check_only=check_only,
+                adjudicated=played,
+                check_only=reply.check_only,
             )
         )
+    if rendered is not None:
         queue(
             session,
             ctx,
@@ -390,8 +381,14 @@ def internal_error(
         f"Message-ID: {message_id}\n\n{why}"
     )
     rendered = render.render_gm_alert(rc.GmAlert("A mail could not be processed", text, None, gm))
-    queue(session, ctx, rendered, recipient=gm,
-          message_id=_message_id(ctx, "internal-error", message_id), game=None)
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=gm,
+        message_id=_message_id(ctx, "internal-error", message_id),
+        game=None,
+    )
 
 
 def auth_alert(
