@@ -84,14 +84,26 @@ def options_for(preset: str, overrides: dict[str, str]) -> Options:
     return options.with_overrides(typed, source="--option")
 
 
-def map_text_of(map_name: str) -> tuple[str, Board]:
+def map_text_of(map_name: str) -> tuple[str, str, Board]:
+    """(name, text, board) of a shipped map, or of a map file given by path
+    (e.g. one made by `pbem maps import`). The game stores the text, so it
+    never depends on the file again."""
+    from pathlib import Path
+
     from pbem.paths import maps_dir
     from pbem.rules.maps import map_names
 
+    if map_name.endswith(".toml"):
+        path = Path(map_name)
+        if not path.is_file():
+            raise ServiceError(f"{map_name}: no such map file")
+        text = path.read_text(encoding="utf-8")
+        board = parse_map(text, str(path))
+        return board.name, text, board
     if map_name not in map_names():
         raise ServiceError(f"no map {map_name!r} (known: {', '.join(map_names())})")
     text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
-    return text, builtin_map(map_name)
+    return map_name, text, builtin_map(map_name)
 
 
 def create_game(
@@ -116,7 +128,7 @@ def create_game(
         raise ServiceError(f"a game named {name!r} exists already")
     options = options_for(preset, overrides or {})
     options.check_players(open_seats or len(players))
-    map_text, _ = map_text_of(map_name)
+    map_name, map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
     from pbem.service.deadlines import check_settings
 
