@@ -29,13 +29,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pbem.mail.transport import TLS_MODES
+
 ENV_CONFIG = "PBEM_CONFIG"
 ENV_DATABASE_URL = "PBEM_DATABASE_URL"
 ENV_IMAP_PASSWORD = "PBEM_IMAP_PASSWORD"
 ENV_SMTP_PASSWORD = "PBEM_SMTP_PASSWORD"
 
 TRANSPORTS = ("maildir", "imap")
-TLS_MODES = ("implicit", "starttls", "none")
+
 ADJUDICATE_MODES = ("orders", "deadline")
 
 # The port used when a file gives none, by TLS mode.

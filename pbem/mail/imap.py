@@ -23,7 +23,14 @@ from imapclient.exceptions import LoginError
 from imapclient.imapclient import SocketTimeout
 
 from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportError
-from pbem.mail.transport import PROCESSED, REJECTED, Checkpoint, FetchedMail, check_folder_role
+from pbem.mail.transport import (
+    PROCESSED,
+    REJECTED,
+    Checkpoint,
+    FetchedMail,
+    check_folder_role,
+    check_tls,
+)
 
 _FETCH_BATCH = 50
 
@@ -51,8 +58,7 @@ class ImapInbox:
         ca_file: str | None = None,
         use_move: bool = True,
     ) -> None:
-        if tls not in ("implicit", "starttls", "none"):
-            raise ValueError(f'tls must be "implicit", "starttls" or "none" (got {tls!r})')
+        check_tls(tls)
         self.host = host
         self.port = port
         self.user = user

@@ -12,10 +12,9 @@ from pathlib import Path
 
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
-from pbem.mail.transport import Inbox, Sender
+from pbem.mail.transport import TLS_MODES, Inbox, Sender
 
 TRANSPORTS = ("maildir", "imap")
-TLS_MODES = ("implicit", "starttls", "none")
 _IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
 _SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
 

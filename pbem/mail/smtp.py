@@ -23,7 +23,7 @@ from aiosmtplib import (
 
 from pbem.mail.errors import TlsUnavailable, TransportError
 from pbem.mail.retry import is_permanent
-from pbem.mail.transport import OutgoingMail, SendResult, combine_recipient_failures
+from pbem.mail.transport import OutgoingMail, SendResult, check_tls, combine_recipient_failures
 
 _CONNECTION_ERRORS = (SMTPException, OSError, asyncio.TimeoutError)
 
@@ -43,8 +43,7 @@ class SmtpSender:
         ca_file: str | None = None,
         local_hostname: str | None = None,
     ) -> None:
-        if tls not in ("implicit", "starttls", "none"):
-            raise ValueError(f'tls must be "implicit", "starttls" or "none" (got {tls!r})')
+        check_tls(tls)
         self.host = host
         self.port = port
         self.user = user

@@ -34,6 +34,17 @@ __all__ = [
 # roles; each transport maps it to a folder name (IMAP: from the settings).
 PROCESSED = "processed"
 REJECTED = "rejected"
+
+TLS_MODES = ("implicit", "starttls", "none")
+
+
+def check_tls(tls: str) -> str:
+    """The TLS mode itself, or a ValueError naming the three that exist."""
+    if tls not in TLS_MODES:
+        raise ValueError(f'tls must be "implicit", "starttls" or "none" (got {tls!r})')
+    return tls
+
+
 FOLDER_ROLES = (PROCESSED, REJECTED)
 
 
