@@ -196,13 +196,19 @@ def _session(config: Path | None) -> Iterator[Any]:
 
 @app.command()
 def init(config: ConfigOption = None) -> None:
-    """Create the database (or bring it to the latest schema)."""
+    """Create the database (or bring it to the latest schema), and with the
+    local Maildir transport the game's inbox with its folders."""
     from pbem.store import current_revision, init_db, safe_url
 
     with user_errors():
         cfg = _config(config)
         engine = init_db(cfg.database_url)
         typer.echo(f"database {safe_url(engine)} at revision {current_revision(engine)}")
+        if cfg.mail.transport == "maildir":
+            from pbem.mail.maildir import create_inbox
+
+            path = create_inbox(cfg.mail.maildir_root, cfg.mail.game_address)
+            typer.echo(f"inbox {path} (a Maildir: players' mail is dropped into {path}/new)")
 
 
 @app.command()
@@ -619,12 +625,13 @@ def rules(
 def poll(config: ConfigOption = None) -> None:
     """One cycle: fetch new mail, process it, run deadlines, send the outbox.
 
-    Overlapping runs (cron) exit quietly; exit code 2 when a server cannot be reached.
+    Overlapping runs (cron) exit quietly; exit code 2 when a server or the
+    database could not be used (each problem on one line; the other stages ran).
     """
     import logging
 
     from pbem.service.clock import SystemClock
-    from pbem.service.poll import PollBusy, ServerUnreachable, poll_lock, run_cycle
+    from pbem.service.poll import PollBusy, poll_lock, run_cycle
     from pbem.store import init_db
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
@@ -637,17 +644,17 @@ def poll(config: ConfigOption = None) -> None:
                 report = run_cycle(engine, cfg, SystemClock())
         except PollBusy:
             return
-        except ServerUnreachable as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
     for line in report.deadline_events:
         typer.echo(line)
     typer.echo(
         f"{len(report.mails)} mails; {report.sent} sent, {report.deferred} deferred, "
         f"{report.failed} failed"
+        + (f"; {report.retrying} to try again" if report.retrying else "")
+        + (f"; {report.held} held for the GM" if report.held else "")
     )
+    for error in report.errors:
+        typer.echo(f"error: {error}", err=True)
     if report.errors:
-        typer.echo(f"error: sending: {report.errors[0]}", err=True)
         raise typer.Exit(2)
 
 
@@ -683,7 +690,7 @@ def outbox(
 
     from pbem.mail.settings import open_sender
     from pbem.service.clock import SystemClock
-    from pbem.service.poll import mail_settings, send_outbox
+    from pbem.service.poll import mail_settings, outbox_lease, send_outbox
     from pbem.store import Outbox, init_db, session_scope
 
     with user_errors():
@@ -692,7 +699,12 @@ def outbox(
         if retry:
             settings = mail_settings(cfg)
             report = send_outbox(
-                engine, open_sender(settings), SystemClock(), settings.from_address, retry_all=True
+                engine,
+                open_sender(settings),
+                SystemClock(),
+                settings.from_address,
+                retry_all=True,
+                lease=outbox_lease(cfg),
             )
             typer.echo(f"{report.sent} sent, {report.deferred} deferred, {report.failed} failed")
         with session_scope(engine, write=False) as session:

@@ -68,6 +68,7 @@ class ImapConfig:
     mailbox: str = "INBOX"
     processed_folder: str = "pbem-processed"
     rejected_folder: str = "pbem-rejected"
+    held_folder: str = "pbem-held"
 
 
 @dataclass(frozen=True)
@@ -109,11 +110,24 @@ class GameDefaults:
 
 
 @dataclass(frozen=True)
+class PollConfig:
+    """How the poll retries, divides work among workers, keeps mail and raises alarms."""
+
+    claim_lease_seconds: float = 600.0  # a dead worker's claims are free again after this
+    max_attempts: int = 5  # failed tries of one mail before it is held for the GM
+    retry_base_seconds: float = 60.0  # backoff doubles from here (mail in and out)
+    outage_alert_minutes: float = 30.0  # a server out this long: the GM is told, once
+    retention_days: float = 14.0  # sent mail is pruned to its headers after this
+    worker_id: str = ""  # "" for host:pid
+
+
+@dataclass(frozen=True)
 class Config:
     database_url: str = field(repr=False)  # may hold a password
     state_dir: Path
     mail: MailConfig
     defaults: GameDefaults = field(default_factory=GameDefaults)
+    poll: PollConfig = field(default_factory=PollConfig)
     path: Path | None = None  # the file read; None for the embedded defaults
 
 
@@ -164,7 +178,7 @@ def _read_toml(file: Path) -> dict[str, Any]:
 
 
 def _build(data: dict[str, Any], base: Path, source: str, file: Path | None) -> Config:
-    top = _Table(data, "", source, base, ("database_url", "state_dir", "mail", "defaults"))
+    top = _Table(data, "", source, base, ("database_url", "state_dir", "mail", "defaults", "poll"))
     state_dir = top.path("state_dir", Path("var"))
     database_url = top.database_url("database_url", f"sqlite:///{state_dir / 'pbem.db'}")
     return Config(
@@ -172,6 +186,7 @@ def _build(data: dict[str, Any], base: Path, source: str, file: Path | None) -> 
         state_dir=state_dir,
         mail=_mail(top.table("mail"), state_dir),
         defaults=_defaults(top.table("defaults")),
+        poll=_poll(top.table("poll")),
         path=file,
     )
 
@@ -219,6 +234,7 @@ def _imap(t: _Table) -> ImapConfig:
         "mailbox",
         "processed_folder",
         "rejected_folder",
+        "held_folder",
     )
     d = ImapConfig()
     tls = t.choice("tls", TLS_MODES, d.tls)
@@ -232,6 +248,7 @@ def _imap(t: _Table) -> ImapConfig:
         mailbox=t.string("mailbox", d.mailbox, empty=False),
         processed_folder=t.string("processed_folder", d.processed_folder, empty=False),
         rejected_folder=t.string("rejected_folder", d.rejected_folder, empty=False),
+        held_folder=t.string("held_folder", d.held_folder, empty=False),
     )
 
 
@@ -246,6 +263,26 @@ def _smtp(t: _Table) -> SmtpConfig:
         password=t.string("password", d.password),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
+    )
+
+
+def _poll(t: _Table) -> PollConfig:
+    t.known(
+        "claim_lease_seconds",
+        "max_attempts",
+        "retry_base_seconds",
+        "outage_alert_minutes",
+        "retention_days",
+        "worker_id",
+    )
+    d = PollConfig()
+    return PollConfig(
+        claim_lease_seconds=t.number("claim_lease_seconds", d.claim_lease_seconds, positive=True),
+        max_attempts=t.integer("max_attempts", d.max_attempts, minimum=1),
+        retry_base_seconds=t.number("retry_base_seconds", d.retry_base_seconds),
+        outage_alert_minutes=t.number("outage_alert_minutes", d.outage_alert_minutes),
+        retention_days=t.number("retention_days", d.retention_days, positive=True),
+        worker_id=t.string("worker_id", d.worker_id),
     )
 
 

@@ -57,8 +57,8 @@ CRASH_AFTER_COMMIT = """
 import os, sys
 import pbem.service.poll as poll
 committed = poll.process_mail
-def process_then_die(engine, ctx, mail):
-    committed(engine, ctx, mail)  # the mail's one transaction has committed here
+def process_then_die(engine, ctx, mail, held=None):
+    committed(engine, ctx, mail, held)  # the mail's one transaction has committed here
     os._exit(9)
 poll.process_mail = process_then_die
 from pbem.cli import app

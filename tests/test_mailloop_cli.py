@@ -70,10 +70,12 @@ def test_pbem_poll_exit_codes_log_lines_and_the_lock(
     )
     unreachable = world.pbem("poll", config=closed)
     assert unreachable.returncode == 2
-    assert lines(unreachable.stdout) == []
+    # The other stages still ran (nothing was due); one line names the server and its setting.
+    assert lines(unreachable.stdout) == ["0 mails; 0 sent, 0 deferred, 0 failed"]
     assert unreachable.stderr.startswith(
-        "error: cannot reach the inbox: cannot connect to IMAP server 127.0.0.1:"
+        "error: cannot read the inbox: cannot connect to IMAP server 127.0.0.1:"
     )
+    assert len(unreachable.stderr.splitlines()) == 1
 
     # Another poll holds the lock (cron started the next run too early): a quiet exit.
     mover, raw = world.turn_mail("cron", players)
@@ -131,8 +133,8 @@ DELIVER_DURING_CYCLE = """
 import os, smtplib, sys
 import pbem.service.poll as poll
 handled = poll.process_mail
-def handle_then_deliver(engine, ctx, mail):
-    outcome = handled(engine, ctx, mail)
+def handle_then_deliver(engine, ctx, mail, held=None):
+    outcome = handled(engine, ctx, mail, held)
     late = os.environ.pop("LATE_MAIL", None)
     if late:
         with smtplib.LMTP("127.0.0.1", int(os.environ["LMTP_PORT"])) as lmtp:

@@ -142,7 +142,12 @@ def test_each_poll_starts_from_the_checkpoint_the_last_one_stored(
     assert first_asked is None  # nothing stored before the first poll
     assert first_got is not None and first_got.last_uid == 1
     assert second_asked == first_got  # read back from the database
-    assert second_got == Checkpoint("INBOX", first_got.uidvalidity, 2)
+    # Keyed by server, user and folder: two accounts' INBOXes never share one.
+    assert (
+        first_got.mailbox
+        == f"imap://{world.config.mail.imap.user}@127.0.0.1:{world.config.mail.imap.port}/INBOX"
+    )
+    assert second_got == Checkpoint(first_got.mailbox, first_got.uidvalidity, 2)
 
 
 def test_reports_wait_while_smtp_is_down_and_each_arrives_once(
@@ -194,7 +199,7 @@ def test_pbem_poll_with_smtp_down_exits_2_and_outbox_retry_sends_every_mail(
         down = world.pbem("poll")
         assert down.returncode == 2
         assert f"1 mails; 0 sent, {MAILS_PER_TURN} deferred, 0 failed" in down.stdout
-        assert "error: sending: cannot connect to SMTP server" in down.stderr
+        assert "error: cannot send mail: cannot connect to SMTP server" in down.stderr
         listed = world.pbem("outbox", "--json")
         assert listed.returncode == 0, listed.stderr
         rows = json.loads(listed.stdout)

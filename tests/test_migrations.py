@@ -51,8 +51,8 @@ def schema_differences(engine: Engine) -> list[object]:
         return compare_metadata(context, SQLModel.metadata)
 
 
-def test_head_is_the_initial_migration() -> None:
-    assert head_revision() == "0001"
+def test_head_is_the_latest_migration() -> None:
+    assert head_revision() == "0002"
 
 
 def test_upgrade_from_empty_to_head(db_url: str) -> None:
@@ -61,7 +61,7 @@ def test_upgrade_from_empty_to_head(db_url: str) -> None:
         assert current_revision(engine) is None
         assert inspect(engine).get_table_names() == []
         upgrade(engine)
-        assert current_revision(engine) == "0001"
+        assert current_revision(engine) == head_revision()
         assert set(inspect(engine).get_table_names()) == TABLES
     finally:
         engine.dispose()
@@ -113,7 +113,7 @@ def test_init_db_is_idempotent_and_keeps_data(db_url: str) -> None:
     engine.dispose()
     again = init_db(db_url)
     try:
-        assert current_revision(again) == "0001"
+        assert current_revision(again) == head_revision()
         with session_scope(again, write=False) as session:
             assert session.exec(select(Game.name)).all() == ["alpha"]
         assert schema_differences(again) == []
@@ -131,7 +131,7 @@ def test_init_db_refuses_a_database_newer_than_pbem(db_url: str) -> None:
         init_db(db_url)
     assert str(caught.value) == (
         f"database {shown} is at schema revision '9999', which this version of pbem does "
-        "not know (its newest is '0001'); upgrade pbem"
+        f"not know (its newest is '{head_revision()}'); upgrade pbem"
     )
 
 
@@ -159,7 +159,7 @@ def test_sqlite_foreign_keys_are_on_again_after_migrating(tmp_path: Path) -> Non
 
 def test_memory_database_migrates() -> None:
     engine = init_db("sqlite:///:memory:")
-    assert current_revision(engine) == "0001"
+    assert current_revision(engine) == head_revision()
     assert schema_differences(engine) == []
 
 
@@ -174,7 +174,7 @@ def test_migrations_need_no_alembic_ini(tmp_path: Path, monkeypatch: pytest.Monk
     ]
     engine = init_db("sqlite:///pbem.db")
     try:
-        assert current_revision(engine) == "0001"
+        assert current_revision(engine) == head_revision()
         assert (tmp_path / "pbem.db").is_file()
     finally:
         engine.dispose()
@@ -214,7 +214,7 @@ def test_two_daemons_starting_at_once_both_succeed(pg_db_url: str, tmp_path: Pat
     assert [daemon.returncode for daemon in daemons] == [0, 0], errors
     engine = make_engine(pg_db_url)
     try:
-        assert current_revision(engine) == "0001"
+        assert current_revision(engine) == head_revision()
     finally:
         engine.dispose()
 

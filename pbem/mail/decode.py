@@ -23,6 +23,7 @@ from html.parser import HTMLParser
 
 from pbem.mail.errors import MailTooLarge, UndecodableMail
 from pbem.mail.guard import header_reason
+from pbem.mail.identity import stand_in_message_id
 
 DEFAULT_MAX_BYTES = 256_000
 
@@ -58,6 +59,13 @@ class DecodedMail:
     attachments: list[Attachment] = field(default_factory=list)
     checksum: str = ""
     size: int = 0
+    # What pbem derives its answers' Message-IDs from: the Message-ID, or,
+    # for a mail that reuses the Message-ID of another, that plus its hash.
+    key: str = ""
+
+    @property
+    def reply_key(self) -> str:
+        return self.key or self.message_id
 
 
 def decode_mail(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> DecodedMail:
@@ -81,8 +89,9 @@ def decode_mail(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> DecodedMai
 
 
 def synthetic_message_id(raw: bytes) -> str:
-    """A stable id for a mail without Message-ID: the same bytes give the same id."""
-    return f"<{hashlib.sha256(raw).hexdigest()}@pbem.invalid>"
+    """A stable id for a mail without Message-ID: the same at every delivery
+    (trace headers that servers add on the way do not count)."""
+    return stand_in_message_id(raw)
 
 
 def _decode_message(msg: EmailMessage, raw: bytes) -> DecodedMail:

@@ -24,6 +24,7 @@ from imapclient.imapclient import SocketTimeout
 
 from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportError
 from pbem.mail.transport import (
+    HELD,
     PROCESSED,
     REJECTED,
     Checkpoint,
@@ -55,6 +56,7 @@ class ImapInbox:
         inbox: str = "INBOX",
         processed_folder: str = "processed",
         rejected_folder: str = "rejected",
+        held_folder: str = "held",
         ca_file: str | None = None,
         use_move: bool = True,
     ) -> None:
@@ -66,7 +68,13 @@ class ImapInbox:
         self.tls = tls
         self.timeout = timeout
         self.inbox = inbox
-        self.folders = {PROCESSED: processed_folder, REJECTED: rejected_folder}
+        self.folders = {
+            PROCESSED: processed_folder,
+            REJECTED: rejected_folder,
+            HELD: held_folder,
+        }
+        self.source = f"imap://{user}@{host}:{port}/{inbox}"
+        self.where = f"IMAP server {host}:{port} (mail.imap.host, mail.imap.port)"
         self.ca_file = ca_file
         self.use_move = use_move
         self.idling = False
@@ -185,7 +193,7 @@ class ImapInbox:
             uidvalidity = _uidvalidity(client.select_folder(self.inbox))
             start = 0
             if checkpoint and (checkpoint.mailbox, checkpoint.uidvalidity) == (
-                self.inbox,
+                self.source,
                 uidvalidity,
             ):
                 start = checkpoint.last_uid
@@ -205,7 +213,7 @@ class ImapInbox:
         if self._uidvalidity != uidvalidity:
             self._uidvalidity, self._high_uid = uidvalidity, None
         self._high_uid = max(self._high_uid or 0, last_uid)
-        return mails, Checkpoint(self.inbox, uidvalidity, last_uid)
+        return mails, Checkpoint(self.source, uidvalidity, last_uid)
 
     def move(self, key: str, folder: str) -> None:
         """Move one message (MOVE, else COPY + \\Deleted + (UID) EXPUNGE)."""

@@ -12,12 +12,14 @@ from __future__ import annotations
 import mailbox
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from pbem.mail.errors import MessageGone
+from pbem.mail.errors import MessageGone, TransportError
 from pbem.mail.transport import (
+    FOLDER_ROLES,
     Checkpoint,
     FetchedMail,
     OutgoingMail,
@@ -40,8 +42,23 @@ def spool_path(root: str | Path, address: str) -> Path:
 
 
 def spool_mailbox(root: str | Path, address: str) -> mailbox.Maildir:
-    """The Maildir that holds mail for ``address`` under ``root`` (created if missing)."""
-    return mailbox.Maildir(spool_path(root, address), factory=None, create=True)
+    """The Maildir that holds mail for ``address`` under ``root`` (created,
+    with every folder above it, if missing)."""
+    return _maildir(spool_path(root, address))
+
+
+def _maildir(path: Path) -> mailbox.Maildir:
+    # mailbox.Maildir makes only the last folder of the path; a fresh
+    # ./var/mail has none of them yet.
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return mailbox.Maildir(path, factory=None, create=True)
+
+
+def create_inbox(root: str | Path, address: str) -> Path:
+    """The game's inbox Maildir with its processed, rejected and held folders."""
+    path = spool_path(root, address)
+    MaildirInbox(path).close()
+    return path
 
 
 def _delivery_order(key: str) -> tuple[int, int, int, str]:
@@ -59,7 +76,14 @@ class MaildirInbox:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._box = mailbox.Maildir(self.path, factory=None, create=True)
+        self.source = f"maildir://{self.path.resolve()}"
+        self.where = f"Maildir {self.path} (mail.maildir_root, mail.game_address)"
+        try:
+            self._box = _maildir(self.path)
+            for folder in FOLDER_ROLES:
+                self._folder(folder)
+        except OSError as exc:
+            raise TransportError(f"cannot open the inbox {self.where}: {exc}") from exc
         self._fetched: set[str] = set()
 
     def fetch_new(
@@ -142,8 +166,17 @@ class MaildirSender:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
 
-    def send(self, messages: list[OutgoingMail]) -> list[SendResult]:
-        return [self._send_one(message) for message in messages]
+    def send(
+        self,
+        messages: list[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+    ) -> list[SendResult]:
+        results = []
+        for message in messages:
+            results.append(self._send_one(message))
+            if on_result is not None:
+                on_result(results[-1])
+        return results
 
     def _send_one(self, message: OutgoingMail) -> SendResult:
         failures: list[tuple[str, bool, str]] = []  # (recipient, permanent, error)

@@ -40,6 +40,7 @@ class MailSettings:
     imap_inbox: str = "INBOX"
     imap_processed_folder: str = "processed"
     imap_rejected_folder: str = "rejected"
+    imap_held_folder: str = "held"
     # ... and SMTP out
     smtp_host: str = ""
     smtp_port: int = 0
@@ -126,6 +127,7 @@ def open_inbox(settings: MailSettings) -> Inbox:
         inbox=settings.imap_inbox,
         processed_folder=settings.imap_processed_folder,
         rejected_folder=settings.imap_rejected_folder,
+        held_folder=settings.imap_held_folder,
         ca_file=settings.tls_ca_file or None,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import Callable
 
 import aiosmtplib
 from aiosmtplib import (
@@ -53,13 +54,23 @@ class SmtpSender:
         self.ca_file = ca_file
         self.local_hostname = local_hostname
 
-    def send(self, messages: list[OutgoingMail]) -> list[SendResult]:
-        """Deliver ``messages`` over one connection; one result per message, in order."""
+    def send(
+        self,
+        messages: list[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+    ) -> list[SendResult]:
+        """Deliver ``messages`` over one connection; one result per message, in order.
+
+        ``on_result`` is called with each result as soon as the server has
+        answered for that message, before the next one is sent."""
         if not messages:
             return []
-        return asyncio.run(self._send_all(messages))
+        results = asyncio.run(self._send_all(messages, on_result or _ignore))
+        return results
 
-    async def _send_all(self, messages: list[OutgoingMail]) -> list[SendResult]:
+    async def _send_all(
+        self, messages: list[OutgoingMail], on_result: Callable[[SendResult], None]
+    ) -> list[SendResult]:
         where = f"SMTP server {self.host}:{self.port}"
         try:
             smtp = await self._open()
@@ -76,12 +87,16 @@ class SmtpSender:
             ) from exc
         except _CONNECTION_ERRORS as exc:
             error = f"cannot connect to {where}: {_describe(exc)}"
-            return [SendResult(m.key, ok=False, permanent=False, error=error) for m in messages]
+            failed = [SendResult(m.key, ok=False, permanent=False, error=error) for m in messages]
+            for result in failed:
+                on_result(result)
+            return failed
         results: list[SendResult] = []
         try:
             for message in messages:
                 result = await self._send_one(smtp, message)
                 results.append(result)
+                on_result(result)
                 if not smtp.is_connected:
                     break
         finally:
@@ -89,6 +104,7 @@ class SmtpSender:
         lost = f"{where} closed the connection"
         for message in messages[len(results) :]:
             results.append(SendResult(message.key, ok=False, permanent=False, error=lost))
+            on_result(results[-1])
         return results
 
     async def _open(self) -> aiosmtplib.SMTP:
@@ -142,6 +158,10 @@ class SmtpSender:
             for rcpt, reply in refused.items()
         ]
         return combine_recipient_failures(message, failures)
+
+
+def _ignore(_result: SendResult) -> None:
+    pass
 
 
 def _describe(exc: BaseException) -> str:

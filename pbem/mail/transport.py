@@ -8,6 +8,7 @@ per message, whether a failure is worth retrying.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
@@ -17,6 +18,7 @@ from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportEr
 __all__ = [
     "PROCESSED",
     "REJECTED",
+    "HELD",
     "FOLDER_ROLES",
     "Checkpoint",
     "FetchedMail",
@@ -34,6 +36,7 @@ __all__ = [
 # roles; each transport maps it to a folder name (IMAP: from the settings).
 PROCESSED = "processed"
 REJECTED = "rejected"
+HELD = "held"  # failed too often: waits for the GM
 
 TLS_MODES = ("implicit", "starttls", "none")
 
@@ -45,7 +48,7 @@ def check_tls(tls: str) -> str:
     return tls
 
 
-FOLDER_ROLES = (PROCESSED, REJECTED)
+FOLDER_ROLES = (PROCESSED, REJECTED, HELD)
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,15 @@ class SendResult:
 
 @runtime_checkable
 class Inbox(Protocol):
-    """Where incoming mail waits until the caller has stored and handled it."""
+    """Where incoming mail waits until the caller has stored and handled it.
+
+    ``source`` names the mailbox for good (server, user and folder), the key
+    of its stored checkpoint; ``where`` says it to a person (with the
+    setting that changes it).
+    """
+
+    source: str
+    where: str
 
     def fetch_new(
         self, checkpoint: Checkpoint | None, limit: int | None = None
@@ -112,7 +123,7 @@ class Inbox(Protocol):
         ...
 
     def move(self, key: str, folder: str) -> None:
-        """Move one fetched message to ``PROCESSED`` or ``REJECTED``."""
+        """Move one fetched message to ``PROCESSED``, ``REJECTED`` or ``HELD``."""
         ...
 
     def wait_for_mail(self, timeout: float) -> bool:
@@ -135,15 +146,23 @@ class Inbox(Protocol):
 class Sender(Protocol):
     """Something that delivers outgoing mail."""
 
-    def send(self, messages: list[OutgoingMail]) -> list[SendResult]:
-        """One result per message, in the same order."""
+    def send(
+        self,
+        messages: list[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+    ) -> list[SendResult]:
+        """One result per message, in the same order. ``on_result`` hears of
+        each as soon as it is known (before the next message goes out), so
+        the caller can record each acceptance at once."""
         ...
 
 
 def check_folder_role(folder: str) -> str:
     """The role itself, or a ValueError naming the two that exist."""
     if folder not in FOLDER_ROLES:
-        raise ValueError(f"unknown folder {folder!r}: move to {PROCESSED!r} or {REJECTED!r}")
+        raise ValueError(
+            f"unknown folder {folder!r}: move to {PROCESSED!r}, {REJECTED!r} or {HELD!r}"
+        )
     return folder
 
 

@@ -17,14 +17,8 @@ from sqlalchemy.engine import Engine
 from pbem.config import Config
 from pbem.mail.settings import open_inbox
 from pbem.service.clock import Clock
-from pbem.service.poll import (
-    PollBusy,
-    ServerUnreachable,
-    load_checkpoint,
-    mail_settings,
-    poll_lock,
-    run_cycle,
-)
+from pbem.service.poll import PollBusy, load_checkpoint, mail_settings, poll_lock, run_cycle
+from pbem.store.errors import DatabaseError
 
 log = logging.getLogger("pbem.daemon")
 
@@ -46,12 +40,10 @@ def run_daemon(
             try:
                 with poll_lock(config.state_dir):
                     report = run_cycle(engine, config, clock)  # logs one line per mail
-                if report.errors:
-                    log.warning("sending: %s", report.errors[0])
+                for error in report.errors:
+                    log.warning("%s; trying again within %.0f s", error, interval)
             except PollBusy:
                 log.info("another poll is running; waiting")
-            except ServerUnreachable as exc:
-                log.warning("%s; trying again in %.0f s", exc, interval)
             done += 1
             if cycles and done >= cycles:
                 break
@@ -72,13 +64,13 @@ def _wait(engine: Engine, config: Config, interval: float, stop: threading.Event
             # A fetch of nothing from the stored checkpoint: mail that arrived
             # after the cycle's fetch (or between two slices) ends the wait at
             # once, instead of an IDLE that never hears of it.
-            inbox.fetch_new(load_checkpoint(engine, settings.imap_inbox), limit=0)
+            inbox.fetch_new(load_checkpoint(engine, inbox.source), limit=0)
             waited = 0.0
             while waited < interval and not stop.is_set():
                 step = min(5.0, interval - waited)
                 if inbox.wait_for_mail(step):
                     return
                 waited += step
-    except OSError as exc:
+    except (OSError, DatabaseError) as exc:
         log.warning("waiting for mail: %s", exc)
         stop.wait(interval)

@@ -71,7 +71,7 @@ def _tell(
         ctx,
         rendered,
         recipient=mail.sender,
-        message_id=notify._message_id(ctx, "join", mail.message_id, index),
+        message_id=notify._message_id(ctx, "join", mail.reply_key, index),
         game=None,
         in_reply_to=mail.message_id,
     )

@@ -1,27 +1,25 @@
-"""The flow of one mail (ARCHITECTURE.md), and the poll cycle around it.
+"""What one mail causes: decode, guard, route, authenticate, apply, answer.
 
-fetch -> record (Message-ID dedup) -> decode -> guard -> authenticate ->
-parse + validate -> adjudicate + log + outbox, all in ONE transaction ->
-move the mail -> send the outbox. A crash anywhere leaves the database
-before or after that transaction; the next run redoes what is missing.
+The poll (pbem/service/poll.py) claims the mail first; ``process_mail`` then
+does everything in ONE transaction that also writes the mail's outcome into
+its claimed row: decode -> guard -> find the game -> authenticate -> parse +
+validate -> adjudicate + log -> replies queued in the outbox. A crash or an
+error anywhere rolls all of it back, and the mail stays in the inbox.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
-from dataclasses import dataclass
-from email import policy
-from email.parser import BytesParser
-from email.utils import parseaddr
+from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from pbem.mail.decode import DecodedMail, decode_mail, synthetic_message_id
+from pbem.mail.decode import DecodedMail, decode_mail
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
+from pbem.mail.identity import identify
 from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
 from pbem.orders import (
     Absent,
@@ -34,13 +32,15 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.rules.board import Board
-from pbem.service import notify
+from pbem.service import claims, notify
+from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, find_player, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, InboundMessage, Player, session_scope
+from pbem.vocab import InboundStatus
 
 log = logging.getLogger("pbem.mail")
 TOKEN = re.compile(r"\(token ([0-9a-f]{10})\)")
@@ -61,96 +61,61 @@ class MailOutcome:
         return f"{self.message_id} game={self.game or '-'} {self.status}: {self.outcome}"
 
 
-def _headers_only(raw: bytes) -> tuple[str, str, str]:
-    """Message-ID, sender and subject, readable even when the body is not."""
-    try:
-        msg = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)
-        mid = " ".join(str(msg.get("Message-ID", "")).split())
-        sender = parseaddr(str(msg.get("From", "")))[1].lower()
-        subject = str(msg.get("Subject", ""))
-    except Exception:  # a hostile header must not stop the daemon
-        return synthetic_message_id(raw), "", ""
-    return mid or synthetic_message_id(raw), sender, subject
-
-
-def process_mail(engine: Engine, ctx: Context, mail: FetchedMail) -> MailOutcome:
-    """Everything one mail causes, committed at once (or not at all)."""
-    with session_scope(engine) as session:
-        return _process(session, ctx, mail)
-
-
-def record_failure(
-    engine: Engine, ctx: Context, mail: FetchedMail, error: Exception
+def process_mail(
+    engine: Engine, ctx: Context, mail: FetchedMail, held: Claim | None = None
 ) -> MailOutcome:
-    """Keep a mail whose processing failed: stored raw as rejected with the
-    error (so the GM can look at it and feed it again), the GM alerted."""
-    mid, sender, subject = _headers_only(mail.raw)
-    why = f"internal error: {type(error).__name__}: {error}"[:500]
-    try:
-        with session_scope(engine) as session:
-            row = session.exec(
-                select(InboundMessage).where(InboundMessage.message_id == mid)
-            ).first()
-            if row is None:
-                row = InboundMessage(
-                    message_id=mid,
-                    checksum=hashlib.sha256(mail.raw).hexdigest(),
-                    mailbox=mail.mailbox,
-                    uid=mail.uid,
-                    raw=mail.raw,
-                    sender=sender,
-                    subject=subject[:500],
-                    received_at=ctx.clock.now(),
-                )
-            row.status = "rejected"
-            row.outcome = why
-            row.processed_at = ctx.clock.now()
-            session.add(row)
-            notify.internal_error(session, ctx, mid, sender, subject, why)
-    except Exception:  # noqa: BLE001 - the database itself is failing: the mail stays put
-        log.exception("could not record the failure of %s", mid)
-    return MailOutcome(mid, None, "rejected", why, REJECTED)
+    """Everything one mail causes, committed at once with its outcome (or not at all).
+
+    ``held`` is the poll's claim on the mail (see pbem.service.claims); without
+    one (a GM feeding a mail by hand, tests) the mail is claimed here.
+    """
+    identity = identify(mail.raw)
+    if held is None:
+        taken = claims.claim(engine, mail, identity, "local", ctx.clock.now(), 600.0)
+        if taken.claim is None:
+            return MailOutcome(
+                identity.message_id, None, "duplicate", taken.why, taken.folder or PROCESSED
+            )
+        held = taken.claim
+    with session_scope(engine) as session:
+        row = claims.hold_for_processing(session, held)
+        outcome = _handle(session, ctx, row, mail.raw, _reply_key(session, row))
+        claims.finish(row, InboundStatus(outcome.status), outcome.outcome, ctx.clock.now())
+        session.add(row)
+        return outcome
 
 
-def _process(session: Session, ctx: Context, mail: FetchedMail) -> MailOutcome:
-    mid, sender, subject = _headers_only(mail.raw)
-    seen = session.exec(select(InboundMessage).where(InboundMessage.message_id == mid)).first()
-    if seen is not None:
-        folder = REJECTED if seen.status == "rejected" else PROCESSED
-        return MailOutcome(mid, None, "duplicate", f"already {seen.status}", folder)
-    row = InboundMessage(
-        message_id=mid,
-        checksum=hashlib.sha256(mail.raw).hexdigest(),
-        mailbox=mail.mailbox,
-        uid=mail.uid,
-        raw=mail.raw,
-        sender=sender,
-        subject=subject[:500],
-        received_at=ctx.clock.now(),
-    )
-    session.add(row)
-    outcome = _handle(session, ctx, row)
-    row.status = outcome.status
-    row.outcome = outcome.outcome
-    row.processed_at = ctx.clock.now()
-    session.add(row)
-    return outcome
+def _reply_key(session: Session, row: InboundMessage) -> str:
+    """The Message-ID, or for a mail reusing the Message-ID of an earlier,
+    different mail, that plus its content hash: each gets its own answer."""
+    earlier = session.exec(
+        select(InboundMessage.id).where(
+            InboundMessage.message_id == row.message_id,
+            InboundMessage.content_hash != row.content_hash,
+            col(InboundMessage.id) < row.id,
+        )
+    ).first()
+    return f"{row.message_id}#{row.content_hash[:16]}" if earlier is not None else ""
 
 
 def _reject(row: InboundMessage, game: Game | None, why: str) -> MailOutcome:
     return MailOutcome(row.message_id, game.name if game else None, "rejected", why, REJECTED)
 
 
-def _handle(session: Session, ctx: Context, row: InboundMessage) -> MailOutcome:
+def _handle(
+    session: Session, ctx: Context, row: InboundMessage, raw: bytes, reply_key: str
+) -> MailOutcome:
     limit = ctx.config.mail.max_mail_bytes
     try:
-        mail = decode_mail(row.raw, max_bytes=limit)
+        mail = decode_mail(raw, max_bytes=limit)
     except MailError as exc:
         player_games = _games_of_sender(session, row.sender)
         if player_games and not no_reply_reason_raw(row, ctx):
             game, player = player_games[0]
             notify.error_reply(session, ctx, game, player, row.message_id, str(exc), [])
         return _reject(row, None, f"undecodable: {exc}")
+    if reply_key:
+        mail = replace(mail, key=reply_key)
     reason = no_reply_reason(mail, ctx.own_addresses)
     if reason:
         return _reject(row, None, f"not answered ({reason})")

@@ -21,7 +21,7 @@ from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
+from pbem.service import outbox, replay
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
@@ -131,20 +131,17 @@ def queue(
     if attachment is not None:
         filename, content = attachment
         msg.add_attachment(content, subtype="plain", filename=filename)
-    session.add(
-        Outbox(
-            message_id=message_id,
-            game_id=game.id if game else None,
-            kind=rendered.kind or "mail",
-            recipient=recipient,
-            subject=rendered.subject,
-            raw=bytes(msg),
-            in_reply_to=in_reply_to,
-            next_attempt_at=ctx.clock.now(),
-            created_at=ctx.clock.now(),
-        )
+    outbox.enqueue(
+        session,
+        message_id=message_id,
+        game_id=game.id if game else None,
+        kind=rendered.kind or "mail",
+        recipient=recipient,
+        subject=rendered.subject,
+        raw=bytes(msg),
+        in_reply_to=in_reply_to,
+        now=ctx.clock.now(),
     )
-    session.flush()
 
 
 def _problems(problems: list[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
@@ -163,7 +160,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     command answers (STATUS, MAP, HISTORY, HELP) asked for."""
     game, player, mail = reply.game, reply.player, reply.mail
     info = game_info(session, ctx, game)
-    mid = _message_id(ctx, "reply", mail.message_id)
+    mid = _message_id(ctx, "reply", mail.reply_key)
     rendered = None
     if reply.problems or reply.problems_text:
         problems = _problems(reply.problems, reply.text)
@@ -213,7 +210,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 ctx,
                 rendered,
                 recipient=player.address,
-                message_id=_message_id(ctx, "answer", mail.message_id, i),
+                message_id=_message_id(ctx, "answer", mail.reply_key, i),
                 game=game,
                 seat=player.seat,
                 in_reply_to=mail.message_id,
@@ -362,25 +359,31 @@ def unknown_sender(session: Session, ctx: Context, mail: DecodedMail) -> None:
         ctx,
         rendered,
         recipient=mail.sender,
-        message_id=_message_id(ctx, "reply", mail.message_id),
+        message_id=_message_id(ctx, "reply", mail.reply_key),
         game=None,
         in_reply_to=mail.message_id,
     )
 
 
-def internal_error(
+def mail_held(
     session: Session, ctx: Context, message_id: str, sender: str, subject: str, why: str
 ) -> None:
-    """Tell the GM about a mail pbem could not handle (kept in the rejected folder)."""
+    """Tell the GM, once, about a mail pbem failed to handle again and again
+    (now in the held folder, nothing of it applied)."""
     gm = ctx.config.mail.gm_address
     if not gm:
         return
     text = (
-        f"pbem could not process a mail; nothing of it was applied. The raw mail is kept "
-        f"in the database and in the rejected folder.\n\nFrom: {sender}\nSubject: {subject}\n"
-        f"Message-ID: {message_id}\n\n{why}"
+        f"pbem could not process a mail after {ctx.config.poll.max_attempts} attempts; "
+        "nothing of it was applied and nobody was answered. The raw mail is kept in the "
+        "database and in the held folder of the game's mailbox. Once the cause is fixed, "
+        "move it back to the inbox and the next poll takes it again.\n\n"
+        f"From: {sender}\nSubject: {subject}\nMessage-ID: {message_id}\n\n"
+        f"The last error:\n{why}"
     )
-    rendered = render.render_gm_alert(rc.GmAlert("A mail could not be processed", text, None, gm))
+    rendered = render.render_gm_alert(
+        rc.GmAlert("A mail is held: it could not be processed", text, None, gm)
+    )
     queue(
         session,
         ctx,
@@ -418,7 +421,7 @@ def auth_alert(
         ctx,
         rendered,
         recipient=player.address,
-        message_id=_message_id(ctx, "alert", mail.message_id),
+        message_id=_message_id(ctx, "alert", mail.reply_key),
         game=game,
         seat=player.seat,
     )
@@ -438,7 +441,7 @@ def auth_alert(
             ctx,
             gm_mail,
             recipient=gm,
-            message_id=_message_id(ctx, "gm-alert", mail.message_id),
+            message_id=_message_id(ctx, "gm-alert", mail.reply_key),
             game=game,
         )
 

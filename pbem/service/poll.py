@@ -1,8 +1,22 @@
-"""One poll cycle (fetch, process, move, send) and the outbox sender.
+"""One poll cycle: the whole life of the mail, in the order it happens.
 
-`pbem poll` runs one cycle under an exclusive file lock, so overlapping cron
-runs exit quietly; `pbem daemon` runs cycles in a loop, waiting with IMAP
-IDLE where the server has it, and stops cleanly on SIGTERM.
+    1. inbox     fetch new mail; for each: claim -> process (decode, route,
+                 apply, queue replies, write the outcome: ONE transaction)
+                 -> move it out of the inbox. Nothing leaves the inbox
+                 before its outcome is committed.
+    2. deadlines reminders, missed turns, bots: whatever the inbox did.
+    3. outbox    send due mail, each row leased and marked sent one by one.
+    4. health    outages noticed, the GM told once (pbem.service.health).
+
+Each stage runs whatever happened to the one before: an unreachable inbox
+never holds back the outbox or the deadlines. A mail whose processing
+fails stays in the inbox and is tried again with backoff; after
+``poll.max_attempts`` it goes to the held folder and the GM is told (see
+pbem.service.claims). Several workers (cron runs, daemons, on one
+PostgreSQL or SQLite) divide the mail by their claims.
+
+``pbem poll`` runs one cycle under an exclusive file lock, so overlapping
+cron runs exit quietly; ``pbem daemon`` runs cycles in a loop.
 """
 
 from __future__ import annotations
@@ -10,24 +24,29 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
-from sqlmodel import col, select
+from sqlmodel import select
 
 from pbem.config import Config
 from pbem.mail.errors import MessageGone
-from pbem.mail.retry import backoff_delay
+from pbem.mail.identity import identify
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
-from pbem.mail.transport import Checkpoint, FetchedMail, Inbox, OutgoingMail, Sender
+from pbem.mail.transport import HELD, Checkpoint, FetchedMail, Inbox, Sender
+from pbem.service import claims, deadlines, notify, outbox
+from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
 from pbem.service.context import Context
-from pbem.service.mailflow import MailOutcome, process_mail, record_failure
-from pbem.store import MailboxCheckpoint, Outbox, ServiceState, session_scope
+from pbem.service.health import Health
+from pbem.service.mailflow import MailOutcome, process_mail
+from pbem.store import InboundMessage, MailboxCheckpoint, ServiceState, session_scope
+from pbem.store.errors import DatabaseError
+from pbem.vocab import Component
 
 log = logging.getLogger("pbem.poll")
 
@@ -46,8 +65,10 @@ class PollReport:
     sent: int = 0
     deferred: int = 0
     failed: int = 0
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # one line each, for the operator
     deadline_events: list[str] = field(default_factory=list)
+    retrying: int = 0  # mails left in the inbox to try again
+    held: int = 0
 
 
 def mail_settings(config: Config) -> MailSettings:
@@ -69,6 +90,7 @@ def mail_settings(config: Config) -> MailSettings:
         imap_inbox=mail.imap.mailbox,
         imap_processed_folder=mail.imap.processed_folder,
         imap_rejected_folder=mail.imap.rejected_folder,
+        imap_held_folder=mail.imap.held_folder,
         smtp_host=mail.smtp.host,
         smtp_port=mail.smtp.port,
         smtp_user=mail.smtp.user,
@@ -76,6 +98,17 @@ def mail_settings(config: Config) -> MailSettings:
         smtp_tls=mail.smtp.tls,
         smtp_timeout=mail.smtp.timeout,
         tls_ca_file=mail.tls_ca_file,
+    )
+
+
+def worker_id(config: Config) -> str:
+    """Who holds claims and leases: the configured name, else host:pid."""
+    return config.poll.worker_id or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def outbox_lease(config: Config) -> outbox.Lease:
+    return outbox.Lease(
+        worker_id(config), config.poll.claim_lease_seconds, config.poll.retry_base_seconds
     )
 
 
@@ -99,13 +132,149 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
         handle.close()
 
 
-def load_checkpoint(engine: Engine, mailbox: str) -> Checkpoint | None:
+def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = None) -> PollReport:
+    """Inbox, deadlines, outbox, health: each stage whatever the others did."""
+    settings = mail_settings(config)
+    ctx = Context(config, clock, settings.own_addresses)
+    health = Health(engine, ctx, config.state_dir)
+    report = PollReport()
+    sender = open_sender(settings)
+    try:
+        inbox_error = _inbox_stage(engine, ctx, settings, batch, report)
+        _deadline_stage(engine, ctx, report)
+        smtp_error = _outbox_stage(engine, config, sender, clock, settings.from_address, report)
+        _record_poll(engine, clock)
+    except DatabaseError as exc:
+        # No stage can work without the database; every mail stays where it is.
+        report.errors.append(f"the database cannot be used: {exc}")
+        health.database_down(str(exc), sender)
+        return report
+    health.database_up()
+    if inbox_error is None:
+        health.up(Component.INBOX)
+    else:
+        health.down(Component.INBOX, inbox_error, mail_works=smtp_error is None)
+    if smtp_error is None:
+        health.up(Component.SMTP)
+    else:
+        health.down(Component.SMTP, smtp_error, mail_works=False)
+    return report
+
+
+# ---------------------------------------------------------------- 1. inbox
+def _inbox_stage(
+    engine: Engine, ctx: Context, settings: MailSettings, batch: int | None, report: PollReport
+) -> str | None:
+    """Take every mail of the inbox; the error that stopped it, if any."""
+    try:
+        with open_inbox(settings) as inbox:
+            _take_mail(engine, ctx, inbox, batch, report)
+    except OSError as exc:  # TransportError included: unreachable, login refused, ...
+        hint = (
+            "" if settings.transport == "maildir" else " (settings: [mail.imap] host, port, user)"
+        )
+        error = f"cannot read the inbox: {exc}{hint}"
+        report.errors.append(error)
+        return error
+    return None
+
+
+def _take_mail(
+    engine: Engine, ctx: Context, inbox: Inbox, batch: int | None, report: PollReport
+) -> None:
+    checkpoint = load_checkpoint(engine, inbox.source)
+    while True:
+        fetched, fetched_to = inbox.fetch_new(checkpoint, batch)
+        left: list[FetchedMail] = []  # still in the inbox after this pass
+        for mail in fetched:
+            if not _take_one(engine, ctx, inbox, mail, report):
+                left.append(mail)
+        checkpoint = _checkpoint_after(checkpoint, fetched_to, left)
+        _save_checkpoint(engine, checkpoint)
+        if batch is None or len(fetched) < batch:
+            return
+
+
+def _take_one(
+    engine: Engine, ctx: Context, inbox: Inbox, mail: FetchedMail, report: PollReport
+) -> bool:
+    """Claim, process, move one mail; True when it has left the inbox."""
+    poll = ctx.config.poll
+    identity = identify(mail.raw)
+    taken = claims.claim(
+        engine, mail, identity, worker_id(ctx.config), ctx.clock.now(), poll.claim_lease_seconds
+    )
+    if taken.state is ClaimState.BUSY:
+        log.info("%s: left for now (%s)", identity.message_id, taken.why)
+        return False
+    if taken.state is ClaimState.DONE:
+        assert taken.folder is not None
+        outcome = MailOutcome(identity.message_id, None, "duplicate", taken.why, taken.folder)
+    else:
+        assert taken.claim is not None
+        try:
+            outcome = process_mail(engine, ctx, mail, taken.claim)
+        except claims.LeaseLost as exc:
+            log.warning("%s: %s", identity.message_id, exc)
+            return False
+        except DatabaseError:
+            raise  # the database is out: the whole cycle stops, the mail stays
+        except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
+            log.exception("mail %s could not be processed", identity.message_id)
+            failure = claims.record_failure(
+                engine,
+                taken.claim,
+                exc,
+                ctx.clock.now(),
+                max_attempts=poll.max_attempts,
+                retry_base_seconds=poll.retry_base_seconds,
+                on_held=lambda session, row: _tell_gm_held(session, ctx, row),
+            )
+            if failure is None or not failure.held:
+                report.retrying += 1
+                return False
+            report.held += 1
+            outcome = MailOutcome(identity.message_id, None, "held", failure.row.outcome, HELD)
+    try:
+        inbox.move(mail.key, outcome.folder)
+    except MessageGone as exc:  # moved by another worker or client meanwhile
+        log.info("%s: %s", mail.key, exc)
+    log.info(outcome.log_line())
+    report.mails.append(outcome)
+    return True
+
+
+def _tell_gm_held(session: object, ctx: Context, row: InboundMessage) -> None:
+    why = row.last_error or row.outcome
+    notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)  # type: ignore[arg-type]
+
+
+def _checkpoint_after(
+    before: Checkpoint | None, fetched_to: Checkpoint | None, left: list[FetchedMail]
+) -> Checkpoint | None:
+    """How far the inbox is done: up to just before the first mail still in it.
+
+    A mail left in the inbox (failing, or claimed by another worker) must be
+    fetched again, so the checkpoint never passes it.
+    """
+    if fetched_to is None:
+        return None
+    uids = [mail.uid for mail in left if mail.uid is not None]
+    if not uids:
+        return fetched_to
+    last = min(uids) - 1
+    if before is not None and before.uidvalidity == fetched_to.uidvalidity:
+        last = max(last, before.last_uid)
+    return Checkpoint(fetched_to.mailbox, fetched_to.uidvalidity, last)
+
+
+def load_checkpoint(engine: Engine, source: str) -> Checkpoint | None:
     """The stored (UIDVALIDITY, last UID) of a mailbox, None before its first poll."""
     with session_scope(engine, write=False) as session:
         row = session.exec(
-            select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == mailbox)
+            select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == source)
         ).first()
-        return Checkpoint(mailbox, row.uidvalidity, row.last_uid) if row else None
+        return Checkpoint(source, row.uidvalidity, row.last_uid) if row else None
 
 
 def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
@@ -120,76 +289,34 @@ def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
         session.add(row)
 
 
-def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = None) -> PollReport:
-    """Fetch, process and move every new mail, run deadlines, then send the outbox."""
-    from pbem.service import deadlines
-
-    settings = mail_settings(config)
-    ctx = Context(config, clock, settings.own_addresses)
-    report = PollReport()
-    try:
-        inbox = open_inbox(settings)
-        inbox.__enter__()  # connects (IMAP); closed in the finally below
-    except OSError as exc:
-        raise ServerUnreachable(f"cannot reach the inbox: {exc}") from exc
-    try:
-        # Checkpoints are stored under the folder name the inbox puts in them.
-        _take_mail(engine, ctx, inbox, settings.imap_inbox, batch, report)
-    finally:
-        inbox.close()
+# ------------------------------------------------------------ 2. deadlines
+def _deadline_stage(engine: Engine, ctx: Context, report: PollReport) -> None:
     report.deadline_events = deadlines.run(engine, ctx)
-    _record_poll(engine, clock)
+
+
+# --------------------------------------------------------------- 3. outbox
+def _outbox_stage(
+    engine: Engine,
+    config: Config,
+    sender: Sender,
+    clock: Clock,
+    envelope_from: str,
+    report: PollReport,
+) -> str | None:
+    """Send the due mail and prune old mail; the error that stopped sending, if any."""
     try:
-        send_outbox(engine, open_sender(settings), clock, settings.from_address, report)
+        sent = outbox.send_due(engine, sender, clock.now(), envelope_from, outbox_lease(config))
     except OSError as exc:  # TransportError: TLS refused, login refused, ...
-        raise ServerUnreachable(f"cannot send mail: {exc}") from exc
-    return report
-
-
-def _take_mail(
-    engine: Engine, ctx: Context, inbox: Inbox, mailbox: str, batch: int | None, report: PollReport
-) -> None:
-    """Every new mail: processed (one transaction each), then moved; the
-    checkpoint is saved after the moves, so a crash re-reads, never skips."""
-    checkpoint = load_checkpoint(engine, mailbox)
-    while True:
-        try:
-            fetched, new_checkpoint = inbox.fetch_new(checkpoint, batch)
-        except OSError as exc:
-            raise ServerUnreachable(f"cannot fetch mail: {exc}") from exc
-        for mail in fetched:
-            outcome = _process_safely(engine, ctx, mail)
-            try:
-                inbox.move(mail.key, outcome.folder)
-            except MessageGone as exc:  # moved by another client meanwhile: stored anyway
-                log.warning("%s: %s", mail.key, exc)
-            except OSError as exc:
-                raise ServerUnreachable(f"cannot move mail {mail.key}: {exc}") from exc
-            log.info(outcome.log_line())
-            report.mails.append(outcome)
-        _save_checkpoint(engine, new_checkpoint)
-        checkpoint = new_checkpoint
-        if batch is None or len(fetched) < batch:
-            return
-
-
-def _process_safely(engine: Engine, ctx: Context, mail: FetchedMail) -> MailOutcome:
-    """Process one mail; a mail that trips a bug in pbem must neither stop the
-    poll nor be lost: its transaction is rolled back, the raw mail is kept
-    (database and rejected folder) with the error, and the GM is told."""
-    try:
-        return process_mail(engine, ctx, mail)
-    except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
-        log.exception("mail %s could not be processed", mail.key)
-        return record_failure(engine, ctx, mail, exc)
-
-
-def _record_poll(engine: Engine, clock: Clock) -> None:
-    with session_scope(engine) as session:
-        row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
-        row = row or ServiceState(key="last_poll")
-        row.value = clock.now().isoformat()
-        session.add(row)
+        sent = outbox.SendReport(errors=[f"cannot send mail: {exc}"])
+    report.sent += sent.sent
+    report.deferred += sent.deferred
+    report.failed += sent.failed
+    errors = [
+        e if e.startswith("cannot send mail") else f"cannot send mail: {e}" for e in sent.errors
+    ]
+    report.errors.extend(errors)
+    outbox.prune_sent(engine, clock.now(), config.poll.retention_days)
+    return errors[0] if errors else None
 
 
 def send_outbox(
@@ -199,48 +326,28 @@ def send_outbox(
     envelope_from: str,
     report: PollReport | None = None,
     retry_all: bool = False,
-    batch: int = 200,
+    lease: outbox.Lease | None = None,
 ) -> PollReport:
-    """Send every due outbox row; mark each sent only after the server took it.
-    Temporary failures wait with backoff, permanent ones are marked for the GM."""
+    """Send every due outbox row (see pbem.service.outbox); counts go into ``report``."""
     report = report or PollReport()
-    while True:
-        now = clock.now()
-        with session_scope(engine, write=False) as session:
-            query = select(Outbox).where(Outbox.status == "pending")
-            if not retry_all:
-                query = query.where(Outbox.next_attempt_at <= now)
-            rows = list(session.exec(query.order_by(col(Outbox.id)).limit(batch)))
-            mails = [OutgoingMail(str(r.id), envelope_from, [r.recipient], r.raw) for r in rows]
-        if not mails:
-            return report
-        results = sender.send(mails)
-        with session_scope(engine) as session:
-            for result in results:
-                row = session.get(Outbox, int(result.key))
-                if row is None:
-                    continue
-                row.attempts += 1
-                if result.ok:
-                    row.status = "sent"
-                    row.sent_at = now
-                    row.last_error = None
-                    report.sent += 1
-                elif result.permanent:
-                    row.status = "failed"
-                    row.last_error = result.error
-                    report.failed += 1
-                    log.warning(
-                        "outbox %s to %s failed for good: %s",
-                        row.message_id,
-                        row.recipient,
-                        result.error,
-                    )
-                else:
-                    row.next_attempt_at = now + timedelta(seconds=backoff_delay(row.attempts))
-                    row.last_error = result.error
-                    report.deferred += 1
-                session.add(row)
-        if any(not r.ok and not r.permanent for r in results):
-            report.errors.append(next(r.error for r in results if not r.ok and not r.permanent))
-            return report
+    sent = outbox.send_due(
+        engine,
+        sender,
+        clock.now(),
+        envelope_from,
+        lease or outbox.Lease(f"{socket.gethostname()}:{os.getpid()}"),
+        retry_all=retry_all,
+    )
+    report.sent += sent.sent
+    report.deferred += sent.deferred
+    report.failed += sent.failed
+    report.errors.extend(sent.errors)
+    return report
+
+
+def _record_poll(engine: Engine, clock: Clock) -> None:
+    with session_scope(engine) as session:
+        row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
+        row = row or ServiceState(key="last_poll")
+        row.value = clock.now().isoformat()
+        session.add(row)

@@ -27,6 +27,7 @@ from sqlalchemy import (
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import UTCDateTime, utcnow
+from pbem.vocab import InboundStatus, OutboxStatus, RawFormat
 
 # Constraint names follow one pattern, so later migrations (batch mode on
 # SQLite rebuilds tables) can find and drop them by name.
@@ -43,8 +44,9 @@ GAME_STATUSES = ("running", "paused", "finished")
 PLAYER_STATUSES = ("active", "eliminated", "removed", "resigned")
 ORDER_KINDS = ("setup", "turn", "command")
 ORDER_SOURCES = ("mail", "gm", "default", "bot")
-INBOUND_STATUSES = ("new", "processed", "rejected", "duplicate")
-OUTBOX_STATUSES = ("pending", "sent", "failed")
+INBOUND_STATUSES = tuple(InboundStatus)
+OUTBOX_STATUSES = tuple(OutboxStatus)
+RAW_FORMATS = tuple(RawFormat)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
@@ -204,34 +206,57 @@ class PendingOrders(SQLModel, table=True):
 
 
 class InboundMessage(SQLModel, table=True):
-    """Every mail fetched, raw bytes and all; Message-ID is the dedup key."""
+    """Every mail fetched, raw bytes and all: the evidence, and the claim.
+
+    A mail is known by its Message-ID *and* a hash of its content without
+    trace headers (``content_hash``): the same mail delivered twice is one
+    row, a reused Message-ID with other content is another. The row is
+    inserted as the claim (status ``claimed``, a lease) before anything is
+    done, so several workers divide the inbox and a dead worker's claim
+    expires; its outcome is written in the same transaction as its effects.
+    """
 
     __tablename__ = "inbound_message"
     __table_args__ = (
-        UniqueConstraint("message_id"),
+        UniqueConstraint("message_id", "content_hash"),
+        Index("ix_inbound_message_message_id", "message_id"),
         Index("ix_inbound_message_status", "status"),
         Index("ix_inbound_message_game_id", "game_id"),
         Index("ix_inbound_message_checksum", "checksum"),
         _one_of("status", INBOUND_STATUSES),
+        _one_of("raw_format", RAW_FORMATS),
     )
 
     id: int | None = Field(default=None, primary_key=True)
     message_id: str
+    content_hash: str = ""  # sha256 hex of the mail without its trace headers
     checksum: str  # sha256 hex of raw
     mailbox: str
     uid: int | None = Field(default=None, sa_type=BigInteger)  # IMAP UIDs are 32-bit unsigned
-    raw: bytes = Field(sa_type=LargeBinary)
+    raw: bytes = Field(sa_type=LargeBinary)  # as raw_format says (see pbem.store.rawmail)
+    raw_format: str = RawFormat.PLAIN
     sender: str
     subject: str
     received_at: datetime = _when(default_factory=utcnow)
-    status: str = "new"
+    status: str = InboundStatus.NEW
     game_id: int | None = Field(default=None, foreign_key="game.id")
     outcome: str = Field(default="", sa_type=Text)
     processed_at: datetime | None = _when(default=None)
+    attempts: int = 0  # failed attempts to process it
+    next_attempt_at: datetime | None = _when(default=None)
+    last_error: str | None = Field(default=None, sa_type=Text)
+    lease_owner: str | None = None  # the worker processing it now
+    lease_until: datetime | None = _when(default=None)
 
 
 class Outbox(SQLModel, table=True):
-    """Mail waiting to be sent; a row is marked sent only after the server accepted it."""
+    """Mail waiting to be sent.
+
+    A sender leases a row (``lease_owner``/``lease_until``) before sending it
+    and marks it sent right after the server accepted it, one row at a time.
+    Past the retention period a sent row keeps its headers and the hash of
+    the rendered mail (``raw_sha256``) only.
+    """
 
     __tablename__ = "outbox"
     __table_args__ = (
@@ -239,6 +264,7 @@ class Outbox(SQLModel, table=True):
         Index("ix_outbox_status_next_attempt_at", "status", "next_attempt_at"),
         Index("ix_outbox_game_id", "game_id"),
         _one_of("status", OUTBOX_STATUSES),
+        _one_of("raw_format", RAW_FORMATS),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -247,18 +273,26 @@ class Outbox(SQLModel, table=True):
     kind: str  # "report", "receipt", "error", "alert", "turn", "reminder", ...
     recipient: str
     subject: str
-    raw: bytes = Field(sa_type=LargeBinary)
+    raw: bytes = Field(sa_type=LargeBinary)  # as raw_format says (see pbem.store.rawmail)
+    raw_format: str = RawFormat.PLAIN
+    raw_sha256: str = ""  # of the rendered mail, kept when the body is pruned
     in_reply_to: str | None = None
-    status: str = "pending"
+    status: str = OutboxStatus.PENDING
     attempts: int = 0
     next_attempt_at: datetime = _when(default_factory=utcnow)
     last_error: str | None = Field(default=None, sa_type=Text)
     created_at: datetime = _when(default_factory=utcnow)
     sent_at: datetime | None = _when(default=None)
+    lease_owner: str | None = None
+    lease_until: datetime | None = _when(default=None)
 
 
 class MailboxCheckpoint(SQLModel, table=True):
-    """The highest IMAP UID taken from a mailbox, valid while UIDVALIDITY holds."""
+    """How far an IMAP mailbox has been read, valid while its UIDVALIDITY holds.
+
+    ``mailbox`` names server, user and folder ("imap://user@host:port/INBOX"),
+    so two accounts with an INBOX never share a checkpoint.
+    """
 
     __tablename__ = "mailbox_checkpoint"
     __table_args__ = (UniqueConstraint("mailbox"),)

@@ -1,0 +1,231 @@
+"""Claims on inbound mail: which worker handles a mail, and what a failure costs.
+
+The row of a mail in ``inbound_message`` is its claim. A worker inserts it
+(raw bytes and all) before doing anything, with a lease; a second worker
+that meets the row leaves the mail alone while the lease runs, and takes it
+over when the lease has expired (its worker died). The outcome is written in
+the same transaction as the mail's effects, by the lease holder only
+(``hold_for_processing``), so a loser can never write over a winner.
+
+A failure leaves the mail in the inbox, counts an attempt and sets a
+backoff; after ``max_attempts`` the mail is held (moved to the held folder
+by the caller) and the GM is told, once. A failure that cannot even be
+recorded (the database is down) costs no attempt: the claim stays with this
+worker, which takes it again at its next cycle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+from sqlalchemy import or_, update
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from pbem.mail.identity import MailIdentity
+from pbem.mail.retry import backoff_delay
+from pbem.mail.transport import HELD, PROCESSED, REJECTED, FetchedMail
+from pbem.store import InboundMessage, session_scope
+from pbem.store.db import is_postgresql
+from pbem.store.rawmail import pack
+from pbem.vocab import InboundStatus
+
+log = logging.getLogger("pbem.claims")
+
+_RETRY_CAP_SECONDS = 3600.0
+
+
+class ClaimState(StrEnum):
+    TAKEN = "taken"  # this worker holds the mail: process it
+    DONE = "done"  # its outcome is committed: only move it out of the inbox
+    BUSY = "busy"  # another worker holds it, or its next attempt is not due
+
+
+@dataclass(frozen=True)
+class Claim:
+    """This worker's hold on one mail."""
+
+    row_id: int
+    owner: str
+    attempts: int  # failed attempts before this one
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    state: ClaimState
+    claim: Claim | None = None
+    folder: str | None = None  # where a DONE mail goes
+    why: str = ""
+
+
+class LeaseLost(Exception):
+    """Another worker took this mail over (our lease expired): our work is void."""
+
+
+def folder_of(status: str) -> str:
+    """The folder for a mail whose outcome is committed."""
+    if status == InboundStatus.REJECTED:
+        return REJECTED
+    if status == InboundStatus.HELD:
+        return HELD
+    return PROCESSED
+
+
+def claim(
+    engine: Engine,
+    mail: FetchedMail,
+    identity: MailIdentity,
+    worker: str,
+    now: datetime,
+    lease_seconds: float,
+) -> ClaimResult:
+    """Take the mail for this worker, or say why not."""
+    lease_until = now + timedelta(seconds=lease_seconds)
+    data, fmt = pack(mail.raw)
+    row = InboundMessage(
+        message_id=identity.message_id,
+        content_hash=identity.content_hash,
+        checksum=hashlib.sha256(mail.raw).hexdigest(),
+        mailbox=mail.mailbox,
+        uid=mail.uid,
+        raw=data,
+        raw_format=fmt,
+        sender=identity.sender,
+        subject=identity.subject,
+        received_at=now,
+        status=InboundStatus.CLAIMED,
+        lease_owner=worker,
+        lease_until=lease_until,
+    )
+    try:
+        with session_scope(engine) as session:
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            return ClaimResult(ClaimState.TAKEN, Claim(row.id, worker, 0))
+    except IntegrityError:
+        pass  # the mail is known: see who has it
+    with session_scope(engine) as session:
+        known = _find(session, identity, lock=True)
+        if known is None:  # deleted meanwhile (a GM cleaning up): next poll inserts it
+            return ClaimResult(ClaimState.BUSY, why="vanished while claiming")
+        status = InboundStatus(known.status)
+        if status != InboundStatus.CLAIMED:
+            return ClaimResult(ClaimState.DONE, folder=folder_of(status), why=f"already {status}")
+        if known.next_attempt_at is not None and known.next_attempt_at > now:
+            return ClaimResult(ClaimState.BUSY, why=f"next attempt at {known.next_attempt_at}")
+        free = (
+            known.lease_owner is None
+            or known.lease_owner == worker
+            or (known.lease_until is not None and known.lease_until <= now)
+        )
+        if not free:
+            return ClaimResult(ClaimState.BUSY, why=f"claimed by {known.lease_owner}")
+        taken = session.execute(
+            update(InboundMessage)
+            .where(col(InboundMessage.id) == known.id)
+            .where(col(InboundMessage.status) == InboundStatus.CLAIMED)
+            .where(
+                or_(
+                    col(InboundMessage.lease_owner).is_(None),
+                    col(InboundMessage.lease_owner) == worker,
+                    col(InboundMessage.lease_until) <= now,
+                )
+            )
+            .values(lease_owner=worker, lease_until=lease_until)
+        )
+        if taken.rowcount != 1:  # type: ignore[attr-defined]
+            return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
+        assert known.id is not None
+        return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, known.attempts))
+
+
+def _find(session: Session, identity: MailIdentity, *, lock: bool) -> InboundMessage | None:
+    query = select(InboundMessage).where(
+        InboundMessage.message_id == identity.message_id,
+        InboundMessage.content_hash == identity.content_hash,
+    )
+    if lock and is_postgresql(session):
+        query = query.with_for_update()
+    return session.exec(query.execution_options(populate_existing=True)).first()
+
+
+def hold_for_processing(session: Session, held: Claim) -> InboundMessage:
+    """The claimed row, locked for this transaction; LeaseLost if it is no longer ours.
+
+    Called first in the transaction that processes the mail: while it runs,
+    nobody can take the mail over, and if somebody already did, nothing of
+    ours is committed.
+    """
+    query = select(InboundMessage).where(InboundMessage.id == held.row_id)
+    if is_postgresql(session):
+        query = query.with_for_update()
+    row = session.exec(query.execution_options(populate_existing=True)).first()
+    if row is None or row.status != InboundStatus.CLAIMED or row.lease_owner != held.owner:
+        owner = row.lease_owner if row is not None else None
+        raise LeaseLost(f"mail {held.row_id} is no longer ours (now {owner or 'done'})")
+    return row
+
+
+def finish(row: InboundMessage, status: InboundStatus, outcome: str, now: datetime) -> None:
+    """Write the outcome into the claimed row (in the processing transaction)."""
+    row.status = status
+    row.outcome = outcome
+    row.processed_at = now
+    row.lease_owner = None
+    row.lease_until = None
+    row.next_attempt_at = None
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a failed attempt led to."""
+
+    attempts: int
+    held: bool
+    row: InboundMessage
+
+
+def record_failure(
+    engine: Engine,
+    held: Claim,
+    error: BaseException,
+    now: datetime,
+    *,
+    max_attempts: int,
+    retry_base_seconds: float,
+    on_held: Callable[[Session, InboundMessage], None],
+) -> Failure | None:
+    """Count a failed attempt (backoff, or held after the last); None if the
+    mail is no longer ours. Raises DatabaseError when the database is down:
+    then nothing is counted and the claim stays ours."""
+    why = f"{type(error).__name__}: {error}"[:2000]
+    with session_scope(engine) as session:
+        try:
+            row = hold_for_processing(session, held)
+        except LeaseLost:
+            return None
+        row.attempts += 1
+        row.last_error = why
+        row.lease_owner = None
+        row.lease_until = None
+        if row.attempts >= max_attempts:
+            finish(
+                row, InboundStatus.HELD, f"held after {row.attempts} failed attempts: {why}", now
+            )
+            on_held(session, row)  # the GM is told in the same transaction: once
+        else:
+            delay = (
+                backoff_delay(row.attempts, retry_base_seconds, _RETRY_CAP_SECONDS)
+                if retry_base_seconds > 0
+                else 0.0
+            )
+            row.next_attempt_at = now + timedelta(seconds=delay)
+        session.add(row)
+        return Failure(row.attempts, row.status == InboundStatus.HELD, row)

@@ -1,0 +1,270 @@
+"""The outbox: every mail pbem sends waits here until a server has taken it.
+
+Three promises, each by construction:
+
+- A row is *leased* before it is sent (``lease_owner``/``lease_until``, taken
+  with FOR UPDATE SKIP LOCKED on PostgreSQL, under SQLite's single writer
+  otherwise), so several workers never send the same row.
+- A row is marked sent right after the server accepted *it*, one row at a
+  time, over one connection per batch. A worker killed between acceptance
+  and that commit leaves one row leased; when the lease runs out it is sent
+  again, with the same Message-ID, so mail clients fold the duplicate. At
+  most one duplicate per kill.
+- Storage does not grow without bound: the rendered mail is kept
+  compressed, and past the retention period a sent row keeps only its
+  headers and the SHA-256 of the whole (``prune_sent``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import partial
+
+from sqlalchemy import func, or_, update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from pbem.mail.retry import backoff_delay
+from pbem.mail.transport import OutgoingMail, Sender, SendResult
+from pbem.store import Outbox, session_scope
+from pbem.store.db import is_postgresql
+from pbem.store.rawmail import header_block, pack, unpack
+from pbem.vocab import OutboxStatus, RawFormat
+
+log = logging.getLogger("pbem.outbox")
+
+BATCH = 50  # rows leased at a time: one SMTP connection each
+_RETRY_CAP_SECONDS = 3600.0
+
+
+@dataclass
+class SendReport:
+    sent: int = 0
+    deferred: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who sends, and for how long a row stays theirs."""
+
+    worker: str
+    seconds: float = 600.0
+    retry_base_seconds: float = 60.0
+
+
+def enqueue(
+    session: Session,
+    *,
+    message_id: str,
+    game_id: int | None,
+    kind: str,
+    recipient: str,
+    subject: str,
+    raw: bytes,
+    in_reply_to: str | None,
+    now: datetime,
+) -> bool:
+    """Add one mail (False if that Message-ID is already queued: a mail is queued once)."""
+    if session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first() is not None:
+        return False
+    data, fmt = pack(raw)
+    session.add(
+        Outbox(
+            message_id=message_id,
+            game_id=game_id,
+            kind=kind,
+            recipient=recipient,
+            subject=subject,
+            raw=data,
+            raw_format=fmt,
+            raw_sha256=hashlib.sha256(raw).hexdigest(),
+            in_reply_to=in_reply_to,
+            next_attempt_at=now,
+            created_at=now,
+        )
+    )
+    session.flush()
+    return True
+
+
+def raw_of(row: Outbox) -> bytes:
+    """The mail as queued (headers only once pruned)."""
+    return unpack(row.raw, row.raw_format)
+
+
+def send_due(
+    engine: Engine,
+    sender: Sender,
+    now: datetime,
+    envelope_from: str,
+    lease: Lease,
+    *,
+    retry_all: bool = False,
+    report: SendReport | None = None,
+) -> SendReport:
+    """Send every due row, batch by batch, until none is left or the server fails.
+
+    A temporary failure (server down, 4xx) ends the run: the rows wait with
+    backoff. A TransportError (TLS or login refused: a setting is wrong)
+    is raised after the leases it holds are given back.
+    """
+    report = report or SendReport()
+    while True:
+        leased = _lease(engine, lease, now, envelope_from, retry_all)
+        if not leased:
+            return report
+        results: list[SendResult] = []
+        record = partial(_record, engine, lease, now, report, results)
+        try:
+            sender.send(leased, on_result=record)
+        finally:
+            done = {int(r.key) for r in results}
+            _release(engine, lease, [int(m.key) for m in leased if int(m.key) not in done])
+        temporary = [r for r in results if not r.ok and not r.permanent]
+        if temporary:
+            report.errors.append(temporary[0].error)
+            return report
+
+
+def _lease(
+    engine: Engine, lease: Lease, now: datetime, envelope_from: str, retry_all: bool
+) -> list[OutgoingMail]:
+    """Take up to BATCH due rows for this worker."""
+    until = now + timedelta(seconds=lease.seconds)
+    with session_scope(engine) as session:
+        query = select(Outbox.id).where(
+            Outbox.status == OutboxStatus.PENDING,
+            or_(col(Outbox.lease_until).is_(None), col(Outbox.lease_until) <= now),
+        )
+        if not retry_all:
+            query = query.where(Outbox.next_attempt_at <= now)
+        query = query.order_by(col(Outbox.id)).limit(BATCH)
+        if is_postgresql(session):
+            query = query.with_for_update(skip_locked=True)
+        ids = list(session.exec(query))
+        if not ids:
+            return []
+        session.execute(
+            update(Outbox)
+            .where(col(Outbox.id).in_(ids))
+            .values(lease_owner=lease.worker, lease_until=until)
+        )
+        rows = session.exec(
+            select(Outbox.id, Outbox.recipient, Outbox.raw, Outbox.raw_format)
+            .where(col(Outbox.id).in_(ids))
+            .order_by(col(Outbox.id))
+        )
+        return [
+            OutgoingMail(str(row_id), envelope_from, [recipient], unpack(data, fmt))
+            for row_id, recipient, data, fmt in rows
+        ]
+
+
+def _record(
+    engine: Engine,
+    lease: Lease,
+    now: datetime,
+    report: SendReport,
+    results: list[SendResult],
+    result: SendResult,
+) -> None:
+    """One result, committed at once (before the next mail goes out)."""
+    results.append(result)
+    row_id = int(result.key)
+    with session_scope(engine) as session:
+        row = session.get(Outbox, row_id)
+        if row is None or row.lease_owner != lease.worker:
+            log.warning("outbox %s: our lease ran out while sending it", row_id)
+            return
+        row.attempts += 1
+        row.lease_owner = None
+        row.lease_until = None
+        if result.ok:
+            row.status = OutboxStatus.SENT
+            row.sent_at = now
+            row.last_error = None
+            report.sent += 1
+        elif result.permanent:
+            row.status = OutboxStatus.FAILED
+            row.last_error = result.error
+            report.failed += 1
+            log.warning(
+                "outbox %s to %s failed for good: %s", row.message_id, row.recipient, result.error
+            )
+        else:
+            delay = (
+                backoff_delay(row.attempts, lease.retry_base_seconds, _RETRY_CAP_SECONDS)
+                if lease.retry_base_seconds > 0
+                else 0.0
+            )
+            row.next_attempt_at = now + timedelta(seconds=delay)
+            row.last_error = result.error
+            report.deferred += 1
+        session.add(row)
+
+
+def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:
+    """Give back rows leased but never tried (the run stopped before them)."""
+    if not ids:
+        return
+    with session_scope(engine) as session:
+        session.execute(
+            update(Outbox)
+            .where(col(Outbox.id).in_(ids), Outbox.lease_owner == lease.worker)
+            .values(lease_owner=None, lease_until=None)
+        )
+
+
+def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int = 500) -> int:
+    """Drop the body of mail sent more than ``retention_days`` ago (headers
+    and the hash stay); returns how many rows were pruned."""
+    cutoff = now - timedelta(days=retention_days)
+    with session_scope(engine) as session:
+        rows = list(
+            session.exec(
+                select(Outbox)
+                .where(
+                    Outbox.status == OutboxStatus.SENT,
+                    col(Outbox.sent_at) < cutoff,
+                    Outbox.raw_format != RawFormat.PRUNED,
+                )
+                .limit(limit)
+            )
+        )
+        for row in rows:
+            row.raw = header_block(unpack(row.raw, row.raw_format))
+            row.raw_format = RawFormat.PRUNED
+            session.add(row)
+        return len(rows)
+
+
+@dataclass(frozen=True)
+class OutboxCounts:
+    pending: int
+    sending: int
+    failed: int
+    oldest_pending: datetime | None
+
+
+def counts(session: Session, now: datetime) -> OutboxCounts:
+    """How much mail waits, is being sent, or failed for good."""
+    by_status = dict(
+        session.exec(
+            select(Outbox.status, func.count()).group_by(Outbox.status)  # type: ignore[call-overload]
+        ).all()
+    )
+    sending = session.exec(
+        select(func.count()).where(
+            Outbox.status == OutboxStatus.PENDING, col(Outbox.lease_until) > now
+        )
+    ).one()
+    oldest = session.exec(
+        select(func.min(Outbox.created_at)).where(Outbox.status == OutboxStatus.PENDING)
+    ).one()
+    pending = int(by_status.get(OutboxStatus.PENDING, 0)) - int(sending)
+    return OutboxCounts(pending, int(sending), int(by_status.get(OutboxStatus.FAILED, 0)), oldest)

@@ -1,0 +1,47 @@
+"""The closed sets of names pbem uses for statuses and outcomes.
+
+Each is a StrEnum, so a value compares equal to its string (the database
+keeps plain text) while the code names it, and a typo fails at import.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class InboundStatus(StrEnum):
+    """Where an inbound mail stands."""
+
+    NEW = "new"  # rows written before claims existed (schema 0001)
+    CLAIMED = "claimed"  # a worker holds it (or held it and failed: see attempts)
+    PROCESSED = "processed"
+    REJECTED = "rejected"
+    DUPLICATE = "duplicate"
+    HELD = "held"  # failed max_attempts times: moved to the held folder, the GM told
+
+    @property
+    def done(self) -> bool:
+        """An outcome is committed: the mail only has to leave the inbox."""
+        return self in (InboundStatus.PROCESSED, InboundStatus.REJECTED, InboundStatus.HELD)
+
+
+class OutboxStatus(StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"  # refused for good (5xx): the GM has to look
+
+
+class RawFormat(StrEnum):
+    """How a stored mail's bytes are kept."""
+
+    PLAIN = "plain"
+    ZLIB = "zlib"
+    PRUNED = "pruned"  # headers only, body dropped after the retention period
+
+
+class Component(StrEnum):
+    """The outside services a poll depends on; each can be out."""
+
+    INBOX = "inbox"
+    SMTP = "smtp"
+    DATABASE = "database"
