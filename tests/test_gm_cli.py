@@ -490,7 +490,13 @@ def test_init_creates_the_database_at_the_latest_revision(tmp_path: Path) -> Non
     config = write_config(tmp_path)
     database = tmp_path / "pbem.db"
     result = ok("init", "--config", config)
-    assert result.stdout == f"database sqlite:///{database} at revision {head_revision()}\n"
+    inbox = tmp_path / "var/mail/pbem@localhost"
+    assert result.stdout == (
+        f"database sqlite:///{database} at revision {head_revision()}\n"
+        f"inbox {inbox} (a Maildir: players' mail is dropped into {inbox}/new)\n"
+    )
+    for folder in ("new", ".processed", ".rejected", ".held"):
+        assert (inbox / folder).is_dir()
     assert current_revision(init_db(f"sqlite:///{database}")) == head_revision()
     assert ok("init", "--config", config).stdout == result.stdout  # again: nothing to do
 

@@ -14,7 +14,7 @@ import pytest
 
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import gm
+from pbem.service import deadlines, gm
 from pbem.service.errors import ServiceError
 from pbem.service.passwords import verify_password
 from tests.longgame_helpers import START, Seat, Table, World, new_table
@@ -202,3 +202,36 @@ def test_a_deadline_set_inside_an_absence_starts_at_its_end(tmp_path) -> None:
     table.read_all()
     turn = table[second].latest("your_turn")
     assert "Deadline: Thu 7 Mar 2024 00:00 CET (23:00 UTC)." in turn.flat  # the game's zone
+
+
+# ------------------------------------------------- kick during the placement
+@pytest.mark.parametrize("policy", ["neutral", "bot"])
+def test_a_kick_during_the_initial_placement_plays_on_to_a_finished_game(
+    tmp_path, policy: str
+) -> None:
+    """Issue 21: a player who vanishes on day one does not hold the table."""
+    world = World(tmp_path)
+    # overrides={}: the placement is played by mail
+    table = new_table(
+        world, "kick0", PLAYERS, settings={**TIMING, "on_removal": policy}, overrides={}
+    )
+    table.silence("cat")
+    table.step()  # ann and bob send their placement; cat does not
+    assert world.game("kick0").phase == "setup"
+
+    line = world.gm(gm.kick, "kick0", "cat")
+    assert line.startswith("kick0: cat removed during the setup")
+    state = world.state("kick0")
+    assert world.game("kick0").phase == "playing" and state.phase != "over"
+    cat = seat_of(world, "kick0", "cat")
+    assert world.player("kick0", "cat").status == "removed"
+    if policy == "neutral":
+        assert not state.players[cat].alive
+        assert state.territories_of(state.neutral_seat)  # cat's armies stand, neutral
+    else:
+        assert state.players[cat].alive and cat in deadlines.bot_seats(world.game("kick0"))
+    table.read_all()
+    announced = [m for m in table.mails("ann") if "cat was removed" in m.flat]
+    assert announced, [m.kind for m in table.mails("ann")]
+    table.run(lambda: world.game("kick0").phase == "over", limit=400)
+    assert world.state("kick0").winner is not None

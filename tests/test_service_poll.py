@@ -3,9 +3,9 @@ whatever the one before it did."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from email import policy
 from email.parser import BytesParser
-from dataclasses import replace
 from pathlib import Path
 
 import pytest

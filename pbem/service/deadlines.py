@@ -381,7 +381,7 @@ def play_missing(
     if state.phase in SETUP_PHASES:
         for player in must_act(session, game, state, players):
             text = render_orders(default_setup(state, player.seat), state.board)
-            outcome = submit(session, game, player, text, source="default")
+            outcome = submit(session, game, player, text, source="default", allow_inactive=True)
             out.append(f"{game.name}: default setup orders for {player.name}")
             if outcome.steps:
                 notify.after_steps(session, ctx, game, outcome.steps)
@@ -462,14 +462,93 @@ def remove(
     return [f"{game.name}: {player.name} removed, territories neutral"]
 
 
-def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
-    """Seats handed to the bot play at once, until a human seat is to move."""
+def autopilot_seats(game: Game) -> set[int]:
+    """Seats whose player was removed during the setup: the autopilot
+    places for them until the setup is over, then the removal policy applies."""
+    return {int(s) for s in settings(game).get("setup_autopilot", [])}
+
+
+def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) -> list[str]:
+    """Remove a player during the initial placement (the GM's kick).
+
+    The seat's remaining setup orders are played by the autopilot (the same
+    defaults a missed setup deadline plays); once the setup is over the
+    game's removal policy applies (territories neutral, or the bot plays
+    the seat), announced to the table like any removal.
+    """
     from pbem.service import notify
 
+    stored = json.loads(game.settings_json or "{}")
+    stored["setup_autopilot"] = sorted(autopilot_seats(game) | {player.seat})
+    game.settings_json = json.dumps(stored, sort_keys=True)
+    session.add(game)
+    player.status = "removed"  # their own mail is refused from now on
+    session.add(player)
+    notify.announce(
+        session,
+        ctx,
+        game,
+        f"{player.name} was removed by the GM during the setup; their remaining "
+        "placements are made automatically, and once the setup is over "
+        + (
+            "the greedy bot plays the seat."
+            if settings(game)["on_removal"] == "bot"
+            else "their territories become neutral."
+        ),
+        subject=f"{player.name} removed during the setup",
+    )
+    return [f"{game.name}: {player.name} removed during the setup"] + play_bot_turns(
+        session, ctx, game
+    )
+
+
+def _run_autopilot(session: Session, ctx: Context, game: Game) -> list[str]:
+    """Setup orders for the seats on autopilot; after the setup, their removal."""
+    from pbem.service import notify
+
+    seats = autopilot_seats(game)
+    if not seats:
+        return []
+    out: list[str] = []
+    for _ in range(20):  # one round per setup phase at most
+        loaded = load(session, game)
+        state = loaded.state
+        if state.phase not in SETUP_PHASES:
+            break
+        players = players_of(session, game)
+        due = [p for p in must_act(session, game, state, players) if p.seat in seats]
+        if not due:
+            return out
+        for player in due:
+            state = load(session, game).state
+            if state.phase not in SETUP_PHASES:
+                break
+            text = render_orders(default_setup(state, player.seat), state.board)
+            outcome = submit(session, game, player, text, source="default", allow_inactive=True)
+            out.append(f"{game.name}: setup orders by the autopilot for {player.name}")
+            if outcome.steps:
+                notify.after_steps(session, ctx, game, outcome.steps)
+    if load(session, game).state.phase in SETUP_PHASES:
+        return out
+    stored = json.loads(game.settings_json or "{}")
+    stored.pop("setup_autopilot", None)
+    game.settings_json = json.dumps(stored, sort_keys=True)
+    session.add(game)
+    for player in players_of(session, game):
+        if player.seat in seats:
+            out += remove(session, ctx, game, player, [], reason="removed by the GM")
+    return out
+
+
+def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
+    """Seats handed to the bot play at once, until a human seat is to move
+    (and seats removed during the setup get their setup played)."""
+    from pbem.service import notify
+
+    out = _run_autopilot(session, ctx, game) if game.status == "running" else []
     seats = bot_seats(game)
     if not seats or game.status != "running":
-        return []
-    out = []
+        return out
     bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):
         state = load(session, game).state

@@ -15,6 +15,7 @@ from pbem.service.context import Context
 from pbem.service.deadlines import (
     _aware,
     bot_seats,
+    kick_in_setup,
     clear_absences,
     grant_extra_hours,
     held_orders,
@@ -130,8 +131,8 @@ def kick(session: Session, ctx: Context, game: Game, name: str) -> str:
     player = find_player(session, game, name)
     if player.status != "active":
         raise ServiceError(f"{player.name} is no longer playing ({player.status})")
-    if game.phase != "playing":
-        raise ServiceError("players can be removed once the setup is over")
+    if game.phase == "setup":
+        return "; ".join(kick_in_setup(session, ctx, game, player))
     lines = remove(session, ctx, game, player, [], reason="removed by the GM")
     return "; ".join(lines)
 
