@@ -659,6 +659,24 @@ def poll(config: ConfigOption = None) -> None:
 
 
 @app.command()
+def status(config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """Is the service healthy? Outages, mail held or failing, the outbox.
+
+    Exit code 0 healthy, 1 warning, 2 critical (for a monitoring check).
+    """
+    from pbem.service.clock import SystemClock
+    from pbem.service.status import describe, read_status
+    from pbem.store import make_engine
+
+    with user_errors():
+        cfg = _config(config)
+        found = read_status(make_engine(cfg.database_url), cfg, SystemClock())
+    _emit(found.as_json(), as_json, lambda: describe(found))
+    if found.level:
+        raise typer.Exit(int(found.level))
+
+
+@app.command()
 def daemon(
     interval: Annotated[float, typer.Option(help="Seconds between cycles at most.")] = 60.0,
     cycles: Annotated[int, typer.Option(help="Stop after this many cycles (0: never).")] = 0,

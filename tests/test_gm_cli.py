@@ -434,6 +434,26 @@ def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
     assert len(hash_chain(started)) == len(before[0]) + 1
 
 
+@pytest.mark.parametrize("content", ["", "# only a comment\n\n", "PASSWORD x\n"])
+def test_a_file_without_orders_is_a_clear_error_and_changes_nothing(
+    started: Path, tmp_path: Path, content: str
+) -> None:
+    state = state_of(started)
+    before = (hash_chain(started), log_texts(started))
+    empty = tmp_path / "empty.txt"
+    empty.write_text(content, encoding="utf-8")
+    name = PLAYERS[state.current]
+    for args in (
+        ("check", empty, "--game", GAME, "--as", name),
+        ("adjudicate", GAME, "--orders", empty, "--as", name),
+    ):
+        result = pbem(*args, "--config", started)
+        assert result.exit_code == 1, (args, result.stdout, result.stderr)
+        assert "There are no orders here: nothing was applied." in result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+    assert (hash_chain(started), log_texts(started)) == before
+
+
 def test_reveal_prints_the_secret_and_export_then_carries_it(started: Path, tmp_path: Path) -> None:
     hidden = ok("export", GAME, "--config", started).stdout
     assert "[Secret " not in hidden

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.mail.decode import (
+    MAX_DEPTH,
     Attachment,
     decode_bytes,
     decode_mail,
@@ -21,7 +22,8 @@ from pbem.mail.decode import (
     synthetic_message_id,
     unflow,
 )
-from pbem.mail.errors import MailError, MailTooLarge, UndecodableMail
+from pbem.mail.errors import MailError, MailTooDeep, MailTooLarge, UndecodableMail
+from pbem.mail.identity import identify
 
 CORPUS = Path(__file__).parent / "mail_corpus"
 CORPUS_MAILS = sorted(CORPUS.glob("*.eml"))
@@ -327,3 +329,39 @@ def test_pgp_mime_signed_mail_reads_the_signed_text() -> None:
     mail = decode_mail(raw)
     assert mail.text == "PLACE 3 Alaska"
     assert mail.attachments == [Attachment("signature.asc", "application/pgp-signature")]
+
+
+def _nested(depth: int) -> bytes:
+    """A multipart mail with ``depth`` multiparts one inside the other."""
+    head = "From: p@x.example\r\nTo: game@pbem.example\r\nSubject: deep\r\nMIME-Version: 1.0\r\n"
+    parts = []
+    for level in range(depth):
+        parts.append(f'Content-Type: multipart/mixed; boundary="b{level}"\r\n\r\n--b{level}\r\n')
+    body = "Content-Type: text/plain\r\n\r\nPLACE 3 Alaska\r\n"
+    tail = "".join(f"\r\n--b{level}--\r\n" for level in reversed(range(depth)))
+    return (head + "".join(parts) + body + tail).encode()
+
+
+def test_a_mail_nested_too_deeply_gets_a_plain_answer_not_python_s() -> None:
+    assert decode_mail(_nested(5)).text == "PLACE 3 Alaska"  # a real mail's depth is fine
+    for depth in (MAX_DEPTH + 1, 5000):
+        with pytest.raises(MailTooDeep) as caught:
+            decode_mail(_nested(depth), max_bytes=10_000_000)
+        assert str(caught.value) == (
+            f"This mail is too deeply nested (more than {MAX_DEPTH} parts inside one another) "
+            "to be read. Please send your orders as plain text in a new mail."
+        )
+        assert "recursion" not in str(caught.value)
+
+
+def test_identity_ignores_trace_headers_but_not_content() -> None:
+    raw = _plain_mail("PLACE 3 Alaska\r\n")
+    relayed = (
+        b"Received: from a by b; Tue, 1 Dec 2026 10:00:00 +0000\r\nX-Original-To: g@x\r\n" + raw
+    )
+    first, second = identify(raw), identify(relayed)
+    assert first == second
+    assert first.message_id == "<m@x.example>" and first.sender == "player@x.example"
+    other = identify(_plain_mail("PLACE 4 Alaska\r\n"))  # same Message-ID, other content
+    assert other.message_id == first.message_id and other.content_hash != first.content_hash
+    assert identify(b"\xff\xfe garbage without headers").message_id.endswith("@pbem.invalid>")

@@ -67,6 +67,29 @@ def test_delivery_status_report_is_never_answered() -> None:
 
 
 @pytest.mark.parametrize(
+    ("content_type", "wrapped"),
+    [
+        ("message/delivery-status", False),  # a bounce that is nothing but the report
+        ("message/delivery-status", True),  # a report inside a plain multipart/mixed
+        ("message/disposition-notification", True),  # a read receipt
+    ],
+)
+def test_a_report_at_any_level_is_a_bounce(content_type: str, wrapped: bool) -> None:
+    head = b"From: relay@mx.example\nTo: game@pbem.example\nSubject: failure\nMIME-Version: 1.0\n"
+    report = f"Content-Type: {content_type}\n\nReporting-MTA: dns; mx.example\n".encode()
+    if wrapped:
+        body = (
+            b'Content-Type: multipart/mixed; boundary="b"\n\n--b\nContent-Type: text/plain\n\n'
+            b"PLACE 3 Alaska\n--b\n" + report + b"--b--\n"
+        )
+    else:
+        body = report
+    raw = head + body
+    expected = f"a delivery or read report ({content_type})"
+    assert no_reply_reason(decode_mail(raw), OWN) == expected
+
+
+@pytest.mark.parametrize(
     ("sender", "reason"),
     [
         ("MAILER-DAEMON@mx.example", "sent by a mail system (mailer-daemon@mx.example)"),

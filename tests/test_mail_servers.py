@@ -63,7 +63,7 @@ def test_send_over_smtp_and_fetch_over_imap_leaves_mail_unseen(
         mails, checkpoint = inbox.fetch_new(None)
     assert [m.uid for m in mails] == [1, 2]
     assert [m.key for m in mails] == [f"{checkpoint.uidvalidity}:1", f"{checkpoint.uidvalidity}:2"]
-    assert checkpoint == Checkpoint("INBOX", checkpoint.uidvalidity, 2)
+    assert checkpoint == Checkpoint(inbox.source, checkpoint.uidvalidity, 2)
     assert mails[0].raw.endswith(order_mail(1, mail_user))  # the server adds trace headers on top
     decoded = decode_mail(mails[1].raw)
     assert decoded.message_id == f"<order-2.{mail_user}>"
@@ -119,7 +119,7 @@ def test_changed_uidvalidity_restarts_from_the_beginning(
     with imap_inbox(mail_servers, mail_user, inbox="orders") as inbox:
         again, new_checkpoint = inbox.fetch_new(checkpoint)
         assert new_checkpoint.uidvalidity != checkpoint.uidvalidity
-        assert new_checkpoint == Checkpoint("orders", new_checkpoint.uidvalidity, 2)
+        assert new_checkpoint == Checkpoint(inbox.source, new_checkpoint.uidvalidity, 2)
         assert [m.raw for m in again] == [order_mail(2, mail_user), order_mail(3, mail_user)]
         with pytest.raises(MessageGone, match="recreated"):
             inbox.move(old[0].key, PROCESSED)

@@ -21,7 +21,7 @@ from email.parser import BytesParser
 from email.utils import getaddresses
 from html.parser import HTMLParser
 
-from pbem.mail.errors import MailTooLarge, UndecodableMail
+from pbem.mail.errors import MailTooDeep, MailTooLarge, UndecodableMail
 from pbem.mail.guard import header_reason
 from pbem.mail.identity import stand_in_message_id
 
@@ -76,16 +76,43 @@ def decode_mail(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> DecodedMai
         raise UndecodableMail("The mail is empty.")
     try:
         msg = BytesParser(policy=policy.default).parsebytes(raw)
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise MailTooDeep(MAX_DEPTH) from None
     except Exception as exc:  # the parser is lenient; anything it raises means "not a mail"
         raise UndecodableMail(f"The mail cannot be read: {exc}") from exc
     if not msg.keys():
         raise UndecodableMail("The mail has no header lines (From, Subject, ...).")
+    if nesting_depth(msg) > MAX_DEPTH:
+        raise MailTooDeep(MAX_DEPTH)
     try:
         return _decode_message(msg, raw)
     except UndecodableMail:
         raise
+    except RecursionError:
+        raise MailTooDeep(MAX_DEPTH) from None
     except Exception as exc:  # a hostile mail must never stop the daemon
         raise UndecodableMail(f"The mail cannot be read: {type(exc).__name__}: {exc}") from exc
+
+
+# Real mail programs nest a handful of levels (a forward of a reply with an
+# attachment is about 5); anything far deeper is hostile or broken.
+MAX_DEPTH = 30
+
+
+def nesting_depth(msg: Message) -> int:
+    """How many parts sit inside one another (1 for a plain mail); iterative,
+    so a hostile mail cannot exhaust the stack here."""
+    deepest = 0
+    stack: list[tuple[Message, int]] = [(msg, 1)]
+    while stack:
+        part, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH:
+            return depth
+        payload = part.get_payload() if part.is_multipart() else None
+        if isinstance(payload, list):
+            stack.extend((child, depth + 1) for child in payload if isinstance(child, Message))
+    return deepest
 
 
 def synthetic_message_id(raw: bytes) -> str:

@@ -33,6 +33,17 @@ class UndecodableMail(MailError):
     """Bytes that cannot be read as a mail at all (no header, broken structure)."""
 
 
+class MailTooDeep(UndecodableMail):
+    """Parts inside parts beyond any real mail program's nesting (a hostile mail)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"This mail is too deeply nested (more than {limit} parts inside one another) "
+            "to be read. Please send your orders as plain text in a new mail."
+        )
+        self.limit = limit
+
+
 class MailSettingsError(MailError, ValueError):
     """A [mail] setting that is missing or has a value the mail layer cannot use."""
 

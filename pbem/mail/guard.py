@@ -39,6 +39,9 @@ def header_reason(msg: Message) -> str | None:
         return "a bounce (empty Return-Path)"
     if msg.get_content_type() == "multipart/report":
         return "a delivery or read report (multipart/report)"
+    report = _report_part(msg)
+    if report is not None:
+        return f"a delivery or read report ({report})"
     for name in ("X-Autoreply", "X-Autorespond"):
         if _get(msg, name) is not None:
             return f"an auto-reply ({name})"
@@ -105,6 +108,33 @@ class ReplyBudget:
         if address.strip().lower() in self.exempt:
             return True
         return sent_in_last_hour < self.per_hour
+
+
+_REPORT_TYPES = frozenset(
+    {
+        "message/delivery-status",
+        "message/disposition-notification",
+        "message/global-delivery-status",
+    }
+)
+
+
+def _report_part(msg: Message, limit: int = 200) -> str | None:
+    """The type of a delivery or read report anywhere in the mail, or None
+    (iterative and bounded: a hostile mail cannot make it recurse)."""
+    stack = [msg]
+    seen = 0
+    while stack and seen < limit:
+        part = stack.pop()
+        seen += 1
+        kind = part.get_content_type()
+        if kind in _REPORT_TYPES:
+            return kind
+        if part.is_multipart():
+            payload = part.get_payload()
+            if isinstance(payload, list):
+                stack.extend(p for p in payload if isinstance(p, Message))
+    return None
 
 
 def _get(msg: Message, name: str) -> str | None:

@@ -340,6 +340,15 @@ def _sync_players(session: Session, game: Game, state: GameState) -> None:
 
 
 # ------------------------------------------------------------------ accepting
+NO_ORDERS = OrderProblem(
+    0,
+    0,
+    "",
+    "There are no orders here: nothing was applied. Write one order per line, "
+    "e.g. PLACE 3 Alaska (HELP lists the order language).",
+)
+
+
 def submit(
     session: Session,
     game: Game,
@@ -365,6 +374,8 @@ def submit(
         parsed = parse_orders(text, state.board)
     except OrdersError as exc:
         return Outcome(False, exc.problems)
+    if not parsed.orders:
+        return Outcome(False, [NO_ORDERS])
     seat = player.seat
     if state.phase in SETUP_PHASES:
         problems = validate_mail(state, seat, parsed)

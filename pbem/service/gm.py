@@ -15,10 +15,10 @@ from pbem.service.context import Context
 from pbem.service.deadlines import (
     _aware,
     bot_seats,
-    kick_in_setup,
     clear_absences,
     grant_extra_hours,
     held_orders,
+    kick_in_setup,
     on_allowed_day,
     play_bot_turns,
     play_missing,

@@ -141,6 +141,11 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     sender = open_sender(settings)
     try:
         inbox_error = _inbox_stage(engine, ctx, settings, batch, report)
+        health.database_up()
+        if inbox_error is None:
+            health.up(Component.INBOX)
+        else:  # an alert mail waits in the outbox if SMTP is out too
+            health.down(Component.INBOX, inbox_error, mail_works=True)
         _deadline_stage(engine, ctx, report)
         smtp_error = _outbox_stage(engine, config, sender, clock, settings.from_address, report)
         _record_poll(engine, clock)
@@ -149,14 +154,9 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
         report.errors.append(f"the database cannot be used: {exc}")
         health.database_down(str(exc), sender)
         return report
-    health.database_up()
-    if inbox_error is None:
-        health.up(Component.INBOX)
-    else:
-        health.down(Component.INBOX, inbox_error, mail_works=smtp_error is None)
     if smtp_error is None:
         health.up(Component.SMTP)
-    else:
+    else:  # told in the log and `pbem status`; a mail could not go out anyway
         health.down(Component.SMTP, smtp_error, mail_works=False)
     return report
 

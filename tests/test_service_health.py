@@ -1,0 +1,98 @@
+"""Outages are told to the GM once, and `pbem status` says what waits (issue 12).
+
+The poll runs on the embedded Maildir transport; the inbox is made
+unreadable (a plain file where its folder should be) for a while, on a
+manual clock, and the GM's mailbox and `pbem status` are read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from email import policy
+from email.parser import BytesParser
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from pbem.cli import app
+from pbem.config import PollConfig
+from pbem.mail.maildir import spool_mailbox, spool_path
+from pbem.service import demo, poll
+from pbem.service.clock import ManualClock
+from pbem.service.status import Level, read_status
+from pbem.store import init_db
+
+START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def gm_subjects(config) -> list[str]:  # noqa: ANN001
+    box = spool_mailbox(config.mail.maildir_root, config.mail.gm_address)
+    parse = BytesParser(policy=policy.default).parsebytes
+    return sorted(str(parse(box.get_bytes(k))["Subject"]) for k in box.keys())
+
+
+def test_an_inbox_outage_is_told_once_when_long_and_once_when_over(tmp_path: Path) -> None:
+    config = replace(demo.demo_config(tmp_path), poll=PollConfig(outage_alert_minutes=30))
+    engine = init_db(config.database_url)
+    clock = ManualClock(START)
+    inbox = spool_path(config.mail.maildir_root, config.mail.game_address)
+    inbox.parent.mkdir(parents=True)
+    inbox.write_text("in the way")  # the inbox cannot be a Maildir
+
+    for minutes in (0, 10, 20):  # an outage, not yet long enough to tell
+        clock.set(START + timedelta(minutes=minutes))
+        assert len(poll.run_cycle(engine, config, clock).errors) == 1
+    found = read_status(engine, config, clock)
+    assert found.level is Level.WARNING
+    assert found.outages["inbox"]["since"] == START.isoformat()
+    assert found.outages["inbox"]["alerted"] is False
+    assert gm_subjects(config) == []
+
+    for minutes in (30, 40, 50, 60):  # 30 minutes and more: told once, however many polls
+        clock.set(START + timedelta(minutes=minutes))
+        poll.run_cycle(engine, config, clock)
+    assert gm_subjects(config) == ["[pbem] GM alert: Outage: reading the game's inbox"]
+    found = read_status(engine, config, clock)
+    assert found.level is Level.CRITICAL and found.outages["inbox"]["alerted"] is True
+    assert found.problems[0].startswith("outage of inbox for 60 minutes")
+
+    inbox.unlink()  # repaired: the next poll makes the Maildir and says it is over
+    assert poll.run_cycle(engine, config, clock).errors == []
+    assert gm_subjects(config) == [
+        "[pbem] GM alert: Back to normal: reading the game's inbox",
+        "[pbem] GM alert: Outage: reading the game's inbox",
+    ]
+    assert read_status(engine, config, clock).level is Level.OK
+
+
+def test_status_json_and_exit_code_suit_a_monitoring_check(tmp_path: Path) -> None:
+    runner = CliRunner()
+    config_file = tmp_path / "pbem.toml"
+    config_file.write_text('[poll]\noutage_alert_minutes = 0\n[mail]\nmaildir_root = "mail"\n')
+    env = {"PBEM_CONFIG": str(config_file)}
+    assert runner.invoke(app, ["init"], env=env).exit_code == 0
+    healthy = runner.invoke(app, ["status", "--json"], env=env)
+    assert healthy.exit_code == 0
+    data = json.loads(healthy.stdout)
+    assert data["ok"] is True and data["level"] == "ok"
+    assert data["outbox"] == {"pending": 0, "sending": 0, "failed": 0, "oldest_pending": None}
+    assert (data["held"], data["failing"], data["outages"]) == ([], [], {})
+
+    inbox = tmp_path / "mail/pbem@localhost"
+    for folder in os.listdir(inbox):  # replace the Maildir by a file: unreadable
+        os.rename(inbox / folder, tmp_path / f"old-{folder}")
+    inbox.rmdir()
+    inbox.write_text("in the way")
+    polled = runner.invoke(app, ["poll"], env=env)
+    assert polled.exit_code == 2
+    critical = runner.invoke(app, ["status", "--json"], env=env)
+    assert critical.exit_code == 2
+    data = json.loads(critical.stdout)
+    assert data["ok"] is False and data["level"] == "critical"
+    assert data["outages"]["inbox"]["alerted"] is True
+    assert "cannot open the inbox Maildir" in data["outages"]["inbox"]["error"]
+    text = runner.invoke(app, ["status"], env=env)
+    assert text.stdout.startswith("status: critical\n  outage of inbox for 0 minutes")
