@@ -362,6 +362,12 @@ BAD: list[tuple[str, str]] = [
         "defaults.reminder_hours[1]: must be more than 0, got 0",
     ),
     ("[defaults]\npreset = 3\n", "defaults.preset: expected a string, got integer 3"),
+    ("[poll]\nmax_attempts = 0\n", "poll.max_attempts: must be at least 1, got 0"),
+    ("[poll]\nclaim_lease_seconds = 0\n", "poll.claim_lease_seconds: must be more than 0, got 0"),
+    (
+        "[poll]\nretry_base = 1\n",
+        "poll.retry_base: unknown key (did you mean poll.retry_base_seconds?)",
+    ),
     ("state_dir = []\n", "state_dir: expected a string, got an array"),
     (
         'database_url = "mysql://root@h/pbem"\n',
