@@ -183,6 +183,18 @@ def finish(row: InboundMessage, status: InboundStatus, outcome: str, now: dateti
     row.next_attempt_at = None
 
 
+def release(engine: Engine, held: Claim) -> None:
+    """Give the mail back without counting an attempt (a clash with another
+    worker, not the mail's fault): any worker may take it at once."""
+    with session_scope(engine) as session:
+        session.execute(
+            update(InboundMessage)
+            .where(col(InboundMessage.id) == held.row_id)
+            .where(col(InboundMessage.lease_owner) == held.owner)
+            .values(lease_owner=None, lease_until=None)
+        )
+
+
 @dataclass(frozen=True)
 class Failure:
     """What a failed attempt led to."""

@@ -39,7 +39,7 @@ from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, find_player, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
-from pbem.store import Game, InboundMessage, Player, session_scope
+from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import InboundStatus
 
 log = logging.getLogger("pbem.mail")
@@ -125,7 +125,10 @@ def _handle(
         if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
             notify.unknown_sender(session, ctx, mail)
         return _reject(row, None, f"no game for {mail.sender}")
-    game = found
+    # One worker at a time adjudicates a game: the row stays locked until
+    # this mail's transaction ends (FOR UPDATE on PostgreSQL).
+    assert found.id is not None
+    game = lock_game(session, found.id)
     row.game_id = game.id
     if game.phase == "open":
         from pbem.service import joining

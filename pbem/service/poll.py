@@ -45,7 +45,7 @@ from pbem.service.context import Context
 from pbem.service.health import Health
 from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.store import InboundMessage, MailboxCheckpoint, ServiceState, session_scope
-from pbem.store.errors import DatabaseError
+from pbem.store.errors import ConcurrentUpdateError, DatabaseError
 from pbem.vocab import Component
 
 log = logging.getLogger("pbem.poll")
@@ -216,6 +216,11 @@ def _take_one(
             outcome = process_mail(engine, ctx, mail, taken.claim)
         except claims.LeaseLost as exc:
             log.warning("%s: %s", identity.message_id, exc)
+            return False
+        except ConcurrentUpdateError as exc:  # a clash with another worker: again next cycle
+            log.info("%s: %s", identity.message_id, exc)
+            claims.release(engine, taken.claim)
+            report.retrying += 1
             return False
         except DatabaseError:
             raise  # the database is out: the whole cycle stops, the mail stays
