@@ -193,7 +193,7 @@ class Health:
             references=[],
             date=self.ctx.clock.now(),
         )
-        mail = OutgoingMail("database-alert", self.ctx.config.mail.game_address, [gm], bytes(msg))
+        mail = OutgoingMail("database-alert", self.ctx.config.mail.game_address, (gm,), bytes(msg))
         try:
             return sender.send([mail])[0].ok
         except OSError as exc:

@@ -160,7 +160,7 @@ def _lease(
             .order_by(col(Outbox.id))
         )
         return [
-            OutgoingMail(str(row_id), envelope_from, [recipient], unpack(data, fmt))
+            OutgoingMail(str(row_id), envelope_from, (recipient,), unpack(data, fmt))
             for row_id, recipient, data, fmt in rows
         ]
 
@@ -215,7 +215,7 @@ def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:
     with session_scope(engine) as session:
         session.execute(
             update(Outbox)
-            .where(col(Outbox.id).in_(ids), Outbox.lease_owner == lease.worker)
+            .where(col(Outbox.id).in_(ids), col(Outbox.lease_owner) == lease.worker)
             .values(lease_owner=None, lease_until=None)
         )
 
