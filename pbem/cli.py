@@ -704,12 +704,11 @@ def outbox(
     as_json: JsonOption = False,
 ) -> None:
     """List the outbox (pending and failed mail); --retry sends the pending ones now."""
-    from sqlmodel import col, select
-
     from pbem.mail.settings import open_sender
     from pbem.service.clock import SystemClock
+    from pbem.service.outbox import unsent
     from pbem.service.poll import mail_settings, outbox_lease, send_outbox
-    from pbem.store import Outbox, init_db, session_scope
+    from pbem.store import init_db, session_scope
 
     with user_errors():
         cfg = _config(config)
@@ -726,21 +725,7 @@ def outbox(
             )
             typer.echo(f"{report.sent} sent, {report.deferred} deferred, {report.failed} failed")
         with session_scope(engine, write=False) as session:
-            rows = session.exec(
-                select(Outbox).where(Outbox.status != "sent").order_by(col(Outbox.id))
-            )
-            data = [
-                {
-                    "id": r.id,
-                    "status": r.status,
-                    "recipient": r.recipient,
-                    "subject": r.subject,
-                    "attempts": r.attempts,
-                    "next_attempt_at": r.next_attempt_at.isoformat(),
-                    "last_error": r.last_error,
-                }
-                for r in rows
-            ]
+            data = unsent(session)
     _emit(
         data,
         as_json,

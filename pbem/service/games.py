@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import datetime
 from functools import lru_cache
 
 from sqlmodel import Session, col, func, select
@@ -499,10 +498,6 @@ def command(
 
 def list_games(session: Session) -> list[Game]:
     return list(session.exec(select(Game).order_by(Game.name)))
-
-
-def now() -> datetime:
-    return utcnow()
 
 
 def check_against_game(config, game_name: str, text: str, player_name: str | None):  # noqa: ANN001, ANN201

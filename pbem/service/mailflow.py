@@ -36,7 +36,7 @@ from pbem.service import claims, notify
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.games import board_of, command, find_player, load, players_of, submit
+from pbem.service.games import board_of, command, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
@@ -376,7 +376,3 @@ def _command(
         return "check"
     reply.commands.append(cmd)
     return type(cmd).__name__.lower()
-
-
-def player_by_name(session: Session, game: Game, name: str) -> Player:
-    return find_player(session, game, name)

@@ -243,6 +243,26 @@ def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int 
         return len(rows)
 
 
+def unsent(session: Session) -> list[dict[str, object]]:
+    """Mail not sent yet (waiting, being sent, or refused for good), oldest first."""
+    rows = session.exec(
+        select(Outbox).where(Outbox.status != OutboxStatus.SENT).order_by(col(Outbox.id))
+    )
+    return [
+        {
+            "id": r.id,
+            "status": r.status,
+            "recipient": r.recipient,
+            "subject": r.subject,
+            "attempts": r.attempts,
+            "next_attempt_at": r.next_attempt_at.isoformat(),
+            "last_error": r.last_error,
+            "leased_by": r.lease_owner,
+        }
+        for r in rows
+    ]
+
+
 @dataclass(frozen=True)
 class OutboxCounts:
     pending: int
