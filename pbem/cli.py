@@ -686,15 +686,15 @@ def daemon(
     import logging
 
     from pbem.service.clock import SystemClock
-    from pbem.service.daemon import run_daemon
-    from pbem.store import init_db
+    from pbem.service.daemon import open_database, run_daemon
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
     logging.getLogger("alembic").setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
-        engine = init_db(cfg.database_url)
-        run_daemon(engine, cfg, SystemClock(), interval, cycles)
+        engine = open_database(cfg, min(interval, 10.0))
+        if engine is not None:
+            run_daemon(engine, cfg, SystemClock(), interval, cycles)
 
 
 @app.command()

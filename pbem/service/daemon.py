@@ -18,9 +18,33 @@ from pbem.config import Config
 from pbem.mail.settings import open_inbox
 from pbem.service.clock import Clock
 from pbem.service.poll import PollBusy, load_checkpoint, mail_settings, poll_lock, run_cycle
-from pbem.store.errors import DatabaseError
+from pbem.store import init_db
+from pbem.store.errors import DatabaseError, DatabaseUnavailable
 
 log = logging.getLogger("pbem.daemon")
+
+
+def open_database(config: Config, interval: float) -> Engine | None:
+    """The database, migrated; while it cannot be reached, wait and try again
+    (a daemon started with the database down must not just exit). None when
+    a stop signal came first."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            try:
+                return init_db(config.database_url)
+            except DatabaseUnavailable as exc:
+                log.warning("%s; trying again in %.0f s", exc, interval)
+            if stop.wait(interval):
+                return None
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def run_daemon(
@@ -44,6 +68,8 @@ def run_daemon(
                     log.warning("%s; trying again within %.0f s", error, interval)
             except PollBusy:
                 log.info("another poll is running; waiting")
+            except Exception:  # noqa: BLE001 - a bug must not stop the daemon: say it, go on
+                log.exception("the poll cycle failed; trying again in %.0f s", interval)
             done += 1
             if cycles and done >= cycles:
                 break

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import select
 
 from pbem.config import Config
@@ -283,15 +284,20 @@ def load_checkpoint(engine: Engine, source: str) -> Checkpoint | None:
 
 
 def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
+    """Store how far the inbox is read; a checkpoint only saves work, so when
+    another worker stores its own at the same moment, theirs stands."""
     if checkpoint is None:
         return
-    with session_scope(engine) as session:
-        row = session.exec(
-            select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == checkpoint.mailbox)
-        ).first() or MailboxCheckpoint(mailbox=checkpoint.mailbox, uidvalidity=0)
-        row.uidvalidity = checkpoint.uidvalidity
-        row.last_uid = checkpoint.last_uid
-        session.add(row)
+    try:
+        with session_scope(engine) as session:
+            row = session.exec(
+                select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == checkpoint.mailbox)
+            ).first() or MailboxCheckpoint(mailbox=checkpoint.mailbox, uidvalidity=0)
+            row.uidvalidity = checkpoint.uidvalidity
+            row.last_uid = checkpoint.last_uid
+            session.add(row)
+    except IntegrityError:
+        log.info("checkpoint of %s stored by another worker just now", checkpoint.mailbox)
 
 
 # ------------------------------------------------------------ 2. deadlines
@@ -351,8 +357,11 @@ def send_outbox(
 
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
-    with session_scope(engine) as session:
-        row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
-        row = row or ServiceState(key="last_poll")
-        row.value = clock.now().isoformat()
-        session.add(row)
+    try:
+        with session_scope(engine) as session:
+            row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
+            row = row or ServiceState(key="last_poll")
+            row.value = clock.now().isoformat()
+            session.add(row)
+    except IntegrityError:
+        pass  # another worker wrote its own poll time at the same moment

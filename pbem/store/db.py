@@ -27,7 +27,12 @@ from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, select
 
-from pbem.store.errors import ConcurrentUpdateError, DatabaseError, GameNotFoundError
+from pbem.store.errors import (
+    ConcurrentUpdateError,
+    DatabaseError,
+    DatabaseUnavailable,
+    GameNotFoundError,
+)
 from pbem.store.models import Game
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -146,7 +151,10 @@ def translate_errors(engine: Engine) -> Iterator[None]:
             "saved, run the command again"
         ) from err
     except (exc.OperationalError, exc.InterfaceError) as err:
-        raise DatabaseError(_describe(engine, err)) from err
+        message = _describe(engine, err)
+        if message.startswith("cannot connect") or " is busy" in message:
+            raise DatabaseUnavailable(message) from err
+        raise DatabaseError(message) from err
 
 
 def _describe(engine: Engine, err: exc.DBAPIError) -> str:

@@ -7,6 +7,10 @@ class DatabaseError(Exception):
     """The database cannot be used: unreachable, busy, malformed URL, unknown schema."""
 
 
+class DatabaseUnavailable(DatabaseError):
+    """The database cannot be reached or is busy now: trying again later may work."""
+
+
 class ConcurrentUpdateError(DatabaseError):
     """Another process changed the same game between our read and our write."""
 
