@@ -66,6 +66,7 @@ from pbem.service.games import (  # noqa: E402
 )
 from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
+from pbem.store.rawmail import unpack  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PROCESSED = "pbem-processed"
@@ -97,6 +98,7 @@ class Bench:
     config_path: Path = Path()
     runs: list[PollRun] = field(default_factory=list)
     bots: dict[str, TextBot] = field(default_factory=dict)
+    database_url: str = "sqlite:///pbem.db"
     delivered: int = 0
     start_mails: int = 0  # outbox rows up to this id are the start mails
 
@@ -108,7 +110,7 @@ class Bench:
         self.config_path = self.directory / "pbem.toml"
         self.config_path.write_text(
             f"""state_dir = "."
-database_url = "sqlite:///pbem.db"
+database_url = "{self.database_url}"
 [mail]
 transport = "imap"
 game_address = "{self.game_address}"
@@ -239,11 +241,14 @@ tls = "none"
         """Send the reports pbem sent (same bytes, same recipients), in the outbox's batches."""
         with session_scope(self.engine, write=False) as session:
             rows = session.exec(
-                select(Outbox.id, Outbox.recipient, Outbox.raw)
+                select(Outbox.id, Outbox.recipient, Outbox.raw, Outbox.raw_format)
                 .where(Outbox.status == "sent", Outbox.id > self.start_mails)  # not the start mails
                 .order_by(col(Outbox.id))
             ).all()
-        mails = [OutgoingMail(str(i), self.game_address, [to], raw) for i, to, raw in rows]
+        mails = [
+            OutgoingMail(str(i), self.game_address, (to,), unpack(raw, fmt))
+            for i, to, raw, fmt in rows
+        ]
         sender = SmtpSender(HOST, self.servers.smtp.port, tls="none")
         started = time.perf_counter()
         sent = 0

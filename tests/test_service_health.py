@@ -19,9 +19,11 @@ from typer.testing import CliRunner
 
 from pbem.cli import app
 from pbem.config import PollConfig
-from pbem.mail.maildir import spool_mailbox, spool_path
+from pbem.mail.maildir import MaildirSender, spool_mailbox, spool_path
 from pbem.service import demo, poll
 from pbem.service.clock import ManualClock
+from pbem.service.context import Context
+from pbem.service.health import Health
 from pbem.service.status import Level, read_status
 from pbem.store import init_db
 
@@ -96,3 +98,30 @@ def test_status_json_and_exit_code_suit_a_monitoring_check(tmp_path: Path) -> No
     assert "cannot open the inbox Maildir" in data["outages"]["inbox"]["error"]
     text = runner.invoke(app, ["status"], env=env)
     assert text.stdout.startswith("status: critical\n  outage of inbox for 0 minutes")
+
+
+def test_a_database_outage_is_mailed_directly_once_and_its_end_through_the_outbox(
+    tmp_path: Path,
+) -> None:
+    """The database cannot hold its own outage: a file does, and the alert goes
+    straight to the SMTP server (here the local Maildir sender)."""
+    config = replace(demo.demo_config(tmp_path), poll=PollConfig(outage_alert_minutes=30))
+    engine = init_db(config.database_url)
+    clock = ManualClock(START)
+    ctx = Context(config, clock, set())
+    health = Health(engine, ctx, config.state_dir)
+    sender = MaildirSender(config.mail.maildir_root)
+    for minutes in (0, 20, 31, 45):
+        clock.set(START + timedelta(minutes=minutes))
+        health.database_down("cannot connect to database x: refused", sender)
+    assert gm_subjects(config) == ["[pbem] GM alert: Outage: the database"]
+    found = read_status(engine, config, clock)  # the database works for `pbem status`
+    assert found.outages["database"]["alerted"] is True
+    assert found.level is Level.CRITICAL
+    health.database_up()
+    assert poll.run_cycle(engine, config, clock).errors == []
+    assert gm_subjects(config) == [
+        "[pbem] GM alert: Back to normal: the database",
+        "[pbem] GM alert: Outage: the database",
+    ]
+    assert read_status(engine, config, clock).level is Level.OK

@@ -226,9 +226,19 @@ class ImapInbox:
             if not client.search(["UID", str(uid)]):
                 raise MessageGone(f"message {key} is no longer in {self.inbox}")
             if self.use_move and b"MOVE" in self._capabilities:
-                client.move([uid], target)
+                try:
+                    client.move([uid], target)
+                except imaplib.IMAP4.error as exc:
+                    if _expunged_meanwhile(exc):  # another worker moved it just now
+                        raise MessageGone(f"message {key} is no longer in {self.inbox}") from exc
+                    raise
                 return
-            client.copy([uid], target)
+            try:
+                client.copy([uid], target)
+            except imaplib.IMAP4.error as exc:
+                if _expunged_meanwhile(exc):
+                    raise MessageGone(f"message {key} is no longer in {self.inbox}") from exc
+                raise
             client.add_flags([uid], [DELETED], silent=True)
             if b"UIDPLUS" in self._capabilities:
                 client.uid_expunge([uid])
@@ -268,6 +278,13 @@ class ImapInbox:
             finally:
                 self.idling = False
                 client.idle_done()
+
+
+def _expunged_meanwhile(exc: Exception) -> bool:
+    """RFC 5530's EXPUNGEISSUED: the message was removed (by another client)
+    between our search and our command."""
+    text = str(exc)
+    return "EXPUNGEISSUED" in text or "no longer exist" in text
 
 
 def _uidvalidity(select_info: dict[bytes, object]) -> int:

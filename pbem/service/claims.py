@@ -113,8 +113,8 @@ def claim(
         pass  # the mail is known: see who has it
     with session_scope(engine) as session:
         known = _find(session, identity, lock=True)
-        if known is None:  # deleted meanwhile (a GM cleaning up): next poll inserts it
-            return ClaimResult(ClaimState.BUSY, why="vanished while claiming")
+        if known is None:  # locked by the worker processing it (or deleted meanwhile)
+            return ClaimResult(ClaimState.BUSY, why="being processed by another worker")
         status = InboundStatus(known.status)
         if status != InboundStatus.CLAIMED:
             return ClaimResult(ClaimState.DONE, folder=folder_of(status), why=f"already {status}")
@@ -152,7 +152,8 @@ def _find(session: Session, identity: MailIdentity, *, lock: bool) -> InboundMes
         InboundMessage.content_hash == identity.content_hash,
     )
     if lock and is_postgresql(session):
-        query = query.with_for_update()
+        # A row locked now is being processed: never wait for it (SKIP LOCKED).
+        query = query.with_for_update(skip_locked=True)
     return session.exec(query.execution_options(populate_existing=True)).first()
 
 
