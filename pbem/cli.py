@@ -297,7 +297,7 @@ def new(
 
 def _settings(items: list[str]) -> dict[str, Any]:
     """--setting K=V: V read as JSON when it is (numbers, lists, true/false), else text."""
-    from pbem.service.deadlines import DEFAULTS
+    from pbem.service.settings import DEFAULTS
 
     out: dict[str, Any] = {}
     for item in items:

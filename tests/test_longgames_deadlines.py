@@ -17,8 +17,8 @@ import pytest
 from pbem.orders import render_orders
 from pbem.rules.defaults import default_turn
 from pbem.service import gm
-from pbem.service.deadlines import check_settings
 from pbem.service.errors import ServiceError
+from pbem.service.settings import check_settings
 from tests.longgame_helpers import GM_ADDRESS, START, Mail, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -14,9 +14,10 @@ import pytest
 
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import deadlines, gm
+from pbem.service import gm
 from pbem.service.errors import ServiceError
 from pbem.service.passwords import verify_password
+from pbem.service.settings import bot_seats
 from tests.longgame_helpers import START, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -229,7 +230,7 @@ def test_a_kick_during_the_initial_placement_plays_on_to_a_finished_game(
         assert not state.players[cat].alive
         assert state.territories_of(state.neutral_seat)  # cat's armies stand, neutral
     else:
-        assert state.players[cat].alive and cat in deadlines.bot_seats(world.game("kick0"))
+        assert state.players[cat].alive and cat in bot_seats(world.game("kick0"))
     table.read_all()
     announced = [m for m in table.mails("ann") if "cat was removed" in m.flat]
     assert announced, [m.kind for m in table.mails("ann")]

@@ -1,4 +1,4 @@
-"""Deadlines: reminders, late notices, missed turns, removal, absences, outages.
+"""Deadlines: reminders, late notices, missed turns, removal, outages, bots.
 
 Time comes only from the clock in the context. Each game is handled in its
 own transaction, so one game's trouble never holds up another's. Markers in
@@ -6,17 +6,16 @@ ServiceState make every notice go out once, however often the poller runs:
 "reminded:<period>:<hours>" and "late:<period>", where a period is one
 deadline of one turn (or setup phase) of one game.
 
-A game's timing and policies are its settings (``Game.settings_json``), over
-``DEFAULTS``; ``check_settings`` says what each may be.
+A game's timing and policies are its settings (pbem.service.settings); when
+a deadline falls is pbem.service.schedule's to say.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
@@ -29,6 +28,8 @@ from pbem.service import replay
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import command, load, players_of, record_turn, submit
+from pbem.service.schedule import aware_utc, period_key, state_row
+from pbem.service.settings import autopilot_seats, bot_seats, settings
 from pbem.store import (
     Game,
     PendingOrders,
@@ -39,97 +40,6 @@ from pbem.store import (
 )
 
 log = logging.getLogger("pbem.deadlines")
-UTC = ZoneInfo("UTC")
-
-DEFAULTS: dict[str, Any] = {
-    "turn_hours": 48.0,
-    "setup_hours": 72.0,
-    "grace_hours": 24.0,
-    "reminder_hours": [24.0, 6.0],
-    "allowed_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
-    "timezone": "UTC",
-    "adjudicate": "orders",  # or "deadline"
-    "remove_after_misses": 3,  # in a row; 0: never
-    "remove_after_of_last": [0, 0],  # [N, M]: N misses among the player's last M turns
-    "on_removal": "neutral",  # or "bot": the greedy bot plays the seat
-    "absence_days_per_year": 21,
-    "press_anonymous": False,
-    "press_copy_gm": False,
-    "press_per_hour": 10,
-    "replacement_extra_hours": 24.0,
-}
-DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-
-
-def settings(game: Game) -> dict[str, Any]:
-    stored = json.loads(game.settings_json or "{}")
-    return {**DEFAULTS, **stored}
-
-
-def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
-    """The settings a game may be created with; a ServiceError names the first bad one."""
-
-    def bad(key: str, why: str) -> ServiceError:
-        return ServiceError(f"setting {key} = {stored[key]!r}: {why}")
-
-    conf = {**DEFAULTS, **stored}
-    for key in ("turn_hours", "setup_hours"):
-        if not isinstance(conf[key], int | float) or conf[key] <= 0:
-            raise bad(key, "a positive number of hours")
-    for key in ("grace_hours", "replacement_extra_hours"):
-        if not isinstance(conf[key], int | float) or conf[key] < 0:
-            raise bad(key, "a number of hours, 0 or more")
-    hours = conf["reminder_hours"]
-    if not isinstance(hours, list) or not all(isinstance(h, int | float) and h > 0 for h in hours):
-        raise bad("reminder_hours", "a list of positive hours before the deadline")
-    days = conf["allowed_days"]
-    if not isinstance(days, list) or not days or any(str(d).lower()[:3] not in DAYS for d in days):
-        raise bad("allowed_days", f"a list of days out of {', '.join(DAYS)}")
-    try:
-        ZoneInfo(str(conf["timezone"]))
-    except (ZoneInfoNotFoundError, ValueError):
-        raise bad("timezone", "an IANA time zone such as Europe/Paris") from None
-    choices = {"adjudicate": ("orders", "deadline"), "on_removal": ("neutral", "bot")}
-    for key, allowed in choices.items():
-        if conf[key] not in allowed:
-            raise bad(key, f"one of {', '.join(allowed)}")
-    for key in ("remove_after_misses", "absence_days_per_year", "press_per_hour"):
-        if not isinstance(conf[key], int) or conf[key] < 0:
-            raise bad(key, "a whole number, 0 or more")
-    pair = conf["remove_after_of_last"]
-    if (
-        not isinstance(pair, list)
-        or len(pair) != 2
-        or not all(isinstance(x, int) and x >= 0 for x in pair)
-        or pair[0] > pair[1]
-    ):
-        raise bad("remove_after_of_last", "[N, M]: N misses among the last M turns, N <= M")
-    return conf
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def on_allowed_day(moment: datetime, conf: dict[str, Any]) -> datetime:
-    """Move a deadline forward, a day at a time, to a day the game allows
-    (days are those of the game's time zone)."""
-    allowed = {d.lower()[:3] for d in conf["allowed_days"]} or set(DAYS)
-    zone = ZoneInfo(conf["timezone"])
-    for _ in range(7):
-        if DAYS[moment.astimezone(zone).weekday()] in allowed:
-            return moment
-        moment += timedelta(days=1)
-    return moment
-
-
-def period_key(game: Game) -> str:
-    """One deadline of one turn (or setup phase) of one game: what markers count."""
-    deadline = _aware(game.deadline)
-    stamp = deadline.isoformat() if deadline else "-"
-    return f"{game.id}:{game.turn}:{game.phase}:{stamp}"
 
 
 def _marked(session: Session, key: str) -> bool:
@@ -143,57 +53,6 @@ def _mark(session: Session, key: str) -> bool:
     session.add(ServiceState(key=key, value="1"))
     session.flush()
     return True
-
-
-def _state_row(session: Session, key: str) -> ServiceState | None:
-    return session.exec(select(ServiceState).where(ServiceState.key == key)).first()
-
-
-def bot_seats(game: Game) -> set[int]:
-    """Seats the greedy bot plays (their players were removed with on_removal = bot)."""
-    return {int(s) for s in settings(game).get("bot_seats", [])}
-
-
-# --------------------------------------------------------------- periods
-def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
-    """Set the deadline for whoever must act now (setup: everyone)."""
-    if state.phase == OVER or game.status == "finished":
-        game.deadline = None
-        session.add(game)
-        return
-    conf = settings(game)
-    now = ctx.clock.now()
-    if state.phase in SETUP_PHASES:
-        deadline = now + timedelta(hours=conf["setup_hours"])
-    else:
-        deadline = now + timedelta(hours=conf["turn_hours"])
-        deadline += _take_extra_hours(session, game, state.current)
-        players = players_of(session, game)
-        if 0 <= state.current < len(players):
-            deadline = absence_end(session, game, players[state.current], deadline)
-    game.deadline = on_allowed_day(deadline, conf)
-    session.add(game)
-
-
-def _extra_key(game: Game, seat: int) -> str:
-    return f"extra-hours:{game.id}:{seat}"
-
-
-def grant_extra_hours(session: Session, game: Game, seat: int, hours: float) -> None:
-    """The seat's next deadline comes ``hours`` later (a newcomer's first turn)."""
-    row = _state_row(session, _extra_key(game, seat)) or ServiceState(key=_extra_key(game, seat))
-    row.value = str(hours)
-    session.add(row)
-    session.flush()
-
-
-def _take_extra_hours(session: Session, game: Game, seat: int) -> timedelta:
-    row = _state_row(session, _extra_key(game, seat))
-    if row is None:
-        return timedelta(0)
-    session.delete(row)
-    session.flush()
-    return timedelta(hours=float(row.value))
 
 
 # ------------------------------------------------------------------ the run
@@ -234,14 +93,14 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
     now = ctx.clock.now()
     out: list[str] = []
     with session_scope(engine) as session:
-        row = _state_row(session, "last_poll")
+        row = state_row(session, "last_poll")
         if row is None:
             return []
-        last = _aware(datetime.fromisoformat(row.value))
+        last = aware_utc(datetime.fromisoformat(row.value))
         assert last is not None
         downtime = now - last
         for game in session.exec(select(Game).where(Game.status == "running")):
-            deadline = _aware(game.deadline)
+            deadline = aware_utc(game.deadline)
             conf = settings(game)
             if deadline is None or deadline > now:
                 continue
@@ -275,7 +134,7 @@ def _game(session: Session, ctx: Context, game: Game) -> list[str]:
         return out
     conf = settings(game)
     now = ctx.clock.now()
-    deadline = _aware(game.deadline)
+    deadline = aware_utc(game.deadline)
     assert deadline is not None
     earliest = max((float(h) for h in conf["reminder_hours"]), default=0.0)
     if now < deadline - timedelta(hours=earliest):
@@ -462,12 +321,6 @@ def remove(
     return [f"{game.name}: {player.name} removed, territories neutral"]
 
 
-def autopilot_seats(game: Game) -> set[int]:
-    """Seats whose player was removed during the setup: the autopilot
-    places for them until the setup is over, then the removal policy applies."""
-    return {int(s) for s in settings(game).get("setup_autopilot", [])}
-
-
 def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) -> list[str]:
     """Remove a player during the initial placement (the GM's kick).
 
@@ -577,92 +430,3 @@ def hold(
     session.add(row)
     session.flush()
     return replaced
-
-
-# ---------------------------------------------------------------- absences
-def _absence_key(game: Game, seat: int) -> str:
-    return f"absent:{game.id}:{seat}"
-
-
-def absences(session: Session, game: Game, seat: int) -> list[tuple[date, date]]:
-    """The seat holder's announced absences (first and last day, in the game's zone)."""
-    row = _state_row(session, _absence_key(game, seat))
-    pairs = json.loads(row.value) if row else []
-    return [(date.fromisoformat(a), date.fromisoformat(b)) for a, b in pairs]
-
-
-def clear_absences(session: Session, game: Game, player: Player) -> None:
-    row = _state_row(session, _absence_key(game, player.seat))
-    if row is not None:
-        session.delete(row)
-    player.absent_from = player.absent_to = None
-    player.absence_days_used = 0
-    session.add(player)
-
-
-def absence_end(session: Session, game: Game, player: Player, deadline: datetime) -> datetime:
-    """A deadline that falls inside one of the player's absences moves to its
-    end (midnight after its last day, in the game's zone)."""
-    zone = ZoneInfo(settings(game)["timezone"])
-    moved = True
-    while moved:
-        moved = False
-        for start, end in absences(session, game, player.seat):
-            begins = datetime.combine(start, time.min, zone)
-            ends = datetime.combine(end + timedelta(days=1), time.min, zone)
-            if begins <= deadline < ends:
-                deadline, moved = ends.astimezone(UTC), True
-    return deadline
-
-
-def absence(
-    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
-) -> str:
-    """ABSENT FROM start TO end: this player's deadlines inside it move to its
-    end, within the game's allowance of days per calendar year. Returns the
-    answer for the player."""
-    conf = settings(game)
-    zone = ZoneInfo(conf["timezone"])
-    today = ctx.clock.now().astimezone(zone).date()
-    if end < start:
-        return f"ABSENT: {end} is before {start}; nothing changed."
-    if end < today:
-        return f"ABSENT: that absence ended before today ({today}); nothing changed."
-    start = max(start, today)
-    taken = absences(session, game, player.seat)
-    covered = {a + timedelta(days=i) for a, b in taken for i in range((b - a).days + 1)}
-    asked = {start + timedelta(days=i) for i in range((end - start).days + 1)}
-    new = asked - covered
-    allowed = int(conf["absence_days_per_year"])
-    for year in sorted({d.year for d in new}):
-        used = sum(1 for d in covered if d.year == year)
-        wanted = sum(1 for d in new if d.year == year)
-        if used + wanted > allowed:
-            return (
-                f"ABSENT: {wanted} more days in {year} asked, but only {max(0, allowed - used)} "
-                f"of the {allowed} days a year this game allows are left; nothing changed."
-            )
-    row = _state_row(session, _absence_key(game, player.seat))
-    row = row or ServiceState(key=_absence_key(game, player.seat))
-    row.value = json.dumps([[a.isoformat(), b.isoformat()] for a, b in [*taken, (start, end)]])
-    session.add(row)
-    player.absent_from = datetime.combine(start, time.min, zone).astimezone(UTC)
-    player.absent_to = datetime.combine(end + timedelta(days=1), time.min, zone).astimezone(UTC)
-    player.absence_days_used += len(new)
-    session.add(player)
-    session.flush()
-    moved = ""
-    state = load(session, game).state
-    if state.phase not in SETUP_PHASES and state.current == player.seat and game.deadline:
-        before = _aware(game.deadline)
-        assert before is not None
-        game.deadline = on_allowed_day(absence_end(session, game, player, before), conf)
-        session.add(game)
-        if game.deadline != before:
-            local = game.deadline.astimezone(zone)
-            moved = f" Your current deadline moved to {local:%Y-%m-%d %H:%M} ({zone.key})."
-    left = allowed - sum(1 for d in covered | new if d.year == end.year)
-    return (
-        f"Absence noted from {start} to {end}: your deadlines falling inside it move "
-        f"to its end.{moved} ({left} days of absence left in {end.year}.)"
-    )

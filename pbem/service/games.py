@@ -32,6 +32,7 @@ from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
+from pbem.service.settings import check_settings
 from pbem.store import Game, OrderEntry, PendingOrders, Player, SeatHolder, TurnResult, utcnow
 
 COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
@@ -129,8 +130,6 @@ def create_game(
     options.check_players(open_seats or len(players))
     map_name, map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
-    from pbem.service.deadlines import check_settings
-
     stored = dict(settings or {})
     check_settings(stored)
     if open_seats:

@@ -13,18 +13,11 @@ from pbem.rules.state import SETUP_PHASES
 from pbem.service import notify, replay
 from pbem.service.context import Context
 from pbem.service.deadlines import (
-    _aware,
-    bot_seats,
-    clear_absences,
-    grant_extra_hours,
     held_orders,
     kick_in_setup,
-    on_allowed_day,
     play_bot_turns,
     play_missing,
     remove,
-    settings,
-    start_period,
 )
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
@@ -39,6 +32,14 @@ from pbem.service.games import (
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
+from pbem.service.schedule import (
+    aware_utc,
+    clear_absences,
+    grant_extra_hours,
+    on_allowed_day,
+    start_period,
+)
+from pbem.service.settings import bot_seats, settings
 from pbem.store import (
     Game,
     OrderEntry,
@@ -89,10 +90,10 @@ def resume(session: Session, ctx: Context, game: Game) -> str:
     game.status = "running"
     paused_for = timedelta(0)
     if marker is not None:
-        paused_for = ctx.clock.now() - _aware(datetime.fromisoformat(marker.value))  # type: ignore[operator]
+        paused_for = ctx.clock.now() - aware_utc(datetime.fromisoformat(marker.value))  # type: ignore[operator]
         session.delete(marker)
     if game.deadline is not None:
-        game.deadline = _aware(game.deadline) + paused_for  # type: ignore[operator]
+        game.deadline = aware_utc(game.deadline) + paused_for  # type: ignore[operator]
     session.add(game)
     hours = paused_for.total_seconds() / 3600
     notify.announce(
@@ -113,7 +114,7 @@ def extend(session: Session, ctx: Context, game: Game, hours: float) -> str:
         raise ServiceError(f"game {game.name} has no deadline to extend")
     if hours <= 0:
         raise ServiceError("extend by a positive number of hours")
-    game.deadline = _aware(game.deadline) + timedelta(hours=hours)  # type: ignore[operator]
+    game.deadline = aware_utc(game.deadline) + timedelta(hours=hours)  # type: ignore[operator]
     session.add(game)
     notify.announce(
         session,
@@ -210,7 +211,7 @@ def replace(
     if acting_now and game.deadline is not None:
         hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
         fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)
-        game.deadline = max(_aware(game.deadline), fresh)  # type: ignore[type-var]
+        game.deadline = max(aware_utc(game.deadline), fresh)  # type: ignore[type-var]
     elif extra:
         grant_extra_hours(session, game, player.seat, extra)
     session.add(game)
@@ -383,7 +384,7 @@ def process(session: Session, ctx: Context, game: Game) -> str:
             lines.append(f"{game.name}: turn {state.turn} played with {player.name}'s orders")
             loaded = load(session, game)
     if not lines:
-        deadline = _aware(game.deadline)
+        deadline = aware_utc(game.deadline)
         overdue = deadline is not None and ctx.clock.now() >= deadline
         lines += play_missing(session, ctx, game, loaded, count_miss=overdue)
     lines += play_bot_turns(session, ctx, game)

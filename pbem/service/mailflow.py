@@ -32,13 +32,14 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.rules.board import Board
-from pbem.service import claims, notify
+from pbem.service import claims, deadlines, notify, schedule
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
+from pbem.service.settings import settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import InboundStatus
 
@@ -292,8 +293,6 @@ def _act(
 
 
 def _press_budget(game: Game) -> int:
-    from pbem.service.deadlines import settings
-
     return int(settings(game)["press_per_hour"])
 
 
@@ -306,9 +305,7 @@ def _orders(
     parsed: ParsedMail,
     reply: notify.Reply,
 ) -> str:
-    from pbem.service import deadlines
-
-    held = deadlines.settings(game)["adjudicate"] == "deadline" and not parsed.check
+    held = settings(game)["adjudicate"] == "deadline" and not parsed.check
     try:
         outcome = submit(
             session,
@@ -368,9 +365,7 @@ def _command(
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
     if isinstance(cmd, Absent):
-        from pbem.service import deadlines
-
-        reply.notes.append(deadlines.absence(session, ctx, game, player, cmd.start, cmd.end))
+        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end))
         return "absence"
     if isinstance(cmd, Check):
         return "check"

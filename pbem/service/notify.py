@@ -21,10 +21,11 @@ from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import outbox, replay
+from pbem.service import outbox, replay, schedule
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
+from pbem.service.settings import settings
 from pbem.store import Game, Outbox, Player, TurnResult
 
 STATUS_BY_PLAYER = {
@@ -503,12 +504,10 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
     notice to whoever must act next."""
     if not steps:
         return
-    from pbem.service import deadlines
-
     info = game_info(session, ctx, game)
     players = players_of(session, game)
     last = steps[-1]
-    deadlines.start_period(session, ctx, game, last.state)
+    schedule.start_period(session, ctx, game, last.state)
     for step in steps:
         if step.seat is None or step.before is None:
             continue
@@ -635,11 +634,9 @@ def game_start(
     """The first mail to each player (or to the new holder of one seat): rules,
     map, turn order, their own password, the dice commitment. The first one
     to a seat is the root of that player's thread for the game."""
-    from pbem.service import deadlines
-
     state = load(session, game).state
     if only_seat is None:
-        deadlines.start_period(session, ctx, game, state)
+        schedule.start_period(session, ctx, game, state)
     info = game_info(session, ctx, game)
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
@@ -667,8 +664,6 @@ def game_start(
 
 # ------------------------------------------------------------ deadlines
 def reminder(session: Session, ctx: Context, game: Game, state: GameState, player: Player) -> None:
-    from pbem.service.deadlines import settings
-
     info = game_info(session, ctx, game)
     token = None
     if state.phase not in SETUP_PHASES:
@@ -736,8 +731,6 @@ def gm_note(
 def late_notice(
     session: Session, ctx: Context, game: Game, state: GameState, names: list[str]
 ) -> None:
-    from pbem.service.deadlines import settings
-
     grace = settings(game)["grace_hours"]
     who = ", ".join(names) or "nobody"
     what = "for setup orders" if state.phase in SETUP_PHASES else f"of turn {state.turn}"
@@ -759,8 +752,6 @@ def missed_turn(
     turn: int,
     removed: bool,
 ) -> None:
-    from pbem.service.deadlines import settings
-
     info = game_info(session, ctx, game)
     conf = settings(game)
     limit = conf["remove_after_misses"]

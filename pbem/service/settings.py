@@ -1,0 +1,94 @@
+"""A game's settings: its timing and policies, one schema and one set of defaults.
+
+They live in ``Game.settings_json`` over ``DEFAULTS``; ``check_settings``
+says what each may be. They are not rule options: they never change a
+state hash. The service's own bookkeeping for a game (seats the bot plays,
+seats on autopilot during the setup) is kept beside them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pbem.service.errors import ServiceError
+from pbem.store import Game
+
+UTC = ZoneInfo("UTC")
+
+DEFAULTS: dict[str, Any] = {
+    "turn_hours": 48.0,
+    "setup_hours": 72.0,
+    "grace_hours": 24.0,
+    "reminder_hours": [24.0, 6.0],
+    "allowed_days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+    "timezone": "UTC",
+    "adjudicate": "orders",  # or "deadline"
+    "remove_after_misses": 3,  # in a row; 0: never
+    "remove_after_of_last": [0, 0],  # [N, M]: N misses among the player's last M turns
+    "on_removal": "neutral",  # or "bot": the greedy bot plays the seat
+    "absence_days_per_year": 21,
+    "press_anonymous": False,
+    "press_copy_gm": False,
+    "press_per_hour": 10,
+    "replacement_extra_hours": 24.0,
+}
+DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def settings(game: Game) -> dict[str, Any]:
+    stored = json.loads(game.settings_json or "{}")
+    return {**DEFAULTS, **stored}
+
+
+def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
+    """The settings a game may be created with; a ServiceError names the first bad one."""
+
+    def bad(key: str, why: str) -> ServiceError:
+        return ServiceError(f"setting {key} = {stored[key]!r}: {why}")
+
+    conf = {**DEFAULTS, **stored}
+    for key in ("turn_hours", "setup_hours"):
+        if not isinstance(conf[key], int | float) or conf[key] <= 0:
+            raise bad(key, "a positive number of hours")
+    for key in ("grace_hours", "replacement_extra_hours"):
+        if not isinstance(conf[key], int | float) or conf[key] < 0:
+            raise bad(key, "a number of hours, 0 or more")
+    hours = conf["reminder_hours"]
+    if not isinstance(hours, list) or not all(isinstance(h, int | float) and h > 0 for h in hours):
+        raise bad("reminder_hours", "a list of positive hours before the deadline")
+    days = conf["allowed_days"]
+    if not isinstance(days, list) or not days or any(str(d).lower()[:3] not in DAYS for d in days):
+        raise bad("allowed_days", f"a list of days out of {', '.join(DAYS)}")
+    try:
+        ZoneInfo(str(conf["timezone"]))
+    except (ZoneInfoNotFoundError, ValueError):
+        raise bad("timezone", "an IANA time zone such as Europe/Paris") from None
+    choices = {"adjudicate": ("orders", "deadline"), "on_removal": ("neutral", "bot")}
+    for key, allowed in choices.items():
+        if conf[key] not in allowed:
+            raise bad(key, f"one of {', '.join(allowed)}")
+    for key in ("remove_after_misses", "absence_days_per_year", "press_per_hour"):
+        if not isinstance(conf[key], int) or conf[key] < 0:
+            raise bad(key, "a whole number, 0 or more")
+    pair = conf["remove_after_of_last"]
+    if (
+        not isinstance(pair, list)
+        or len(pair) != 2
+        or not all(isinstance(x, int) and x >= 0 for x in pair)
+        or pair[0] > pair[1]
+    ):
+        raise bad("remove_after_of_last", "[N, M]: N misses among the last M turns, N <= M")
+    return conf
+
+
+def bot_seats(game: Game) -> set[int]:
+    """Seats the greedy bot plays (their players were removed with on_removal = bot)."""
+    return {int(s) for s in settings(game).get("bot_seats", [])}
+
+
+def autopilot_seats(game: Game) -> set[int]:
+    """Seats whose player was removed during the setup: the autopilot
+    places for them until the setup is over, then the removal policy applies."""
+    return {int(s) for s in settings(game).get("setup_autopilot", [])}
