@@ -42,7 +42,7 @@ def user_errors() -> Iterator[None]:
 
     try:
         yield
-    except user_error_types() as exc:  # type: ignore[misc]
+    except user_error_types() as exc:
         fail(str(exc))
 
 

@@ -8,6 +8,7 @@ bash scripts/bootstrap.sh
 bash scripts/install-system-deps.sh || echo "warning: system packages could not be installed; integration tests will say they are skipped"
 export PATH="$PWD/.venv/bin:$PATH"
 ruff check pbem tests scripts
+mypy
 python -m pytest -q "$@"
 # The rules engine must not depend on hashing: its tests again under two
 # more hash seeds (the suite itself also compares hash chains across seeds).

@@ -200,7 +200,8 @@ def _leaves(part: Message) -> Iterator[Message]:
     """Every non-multipart part; a forwarded message counts as one part."""
     if part.get_content_maintype() == "multipart" and part.is_multipart():
         for sub in part.get_payload():
-            yield from _leaves(sub)
+            if isinstance(sub, Message):
+                yield from _leaves(sub)
     else:
         yield part
 
@@ -230,8 +231,8 @@ def _body_text(part: Message, source: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if source == "html":
         return html_to_text(text)
-    if (part.get_param("format") or "").lower() == "flowed":
-        delsp = (part.get_param("delsp") or "").lower() == "yes"
+    if str(part.get_param("format") or "").lower() == "flowed":
+        delsp = str(part.get_param("delsp") or "").lower() == "yes"
         text = unflow(text, delsp=delsp)
     return text
 

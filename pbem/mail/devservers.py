@@ -334,7 +334,7 @@ class SmtpRelay:
         self.port = port or free_port()
         self.tempfail: set[str] = set()
         self.accepted = 0
-        self._controller = None
+        self._controller: Controller | None = None
 
     def start(self) -> None:
         from aiosmtpd.controller import Controller
@@ -352,7 +352,7 @@ class SmtpRelay:
             options["tls_context"] = context
         if self.tls == "implicit":
             options["ssl_context"] = context
-        controller = Controller(_Handler(self), hostname=HOST, port=self.port, **options)
+        controller = Controller(_Handler(self), hostname=HOST, port=self.port, **options)  # type: ignore[arg-type]
         controller.start()
         self._controller = controller
 
@@ -374,7 +374,7 @@ class SmtpRelay:
         finally:
             self.start()
 
-    def _authenticate(self, server, session, envelope, mechanism, auth_data):  # type: ignore[no-untyped-def]
+    def _authenticate(self, server, session, envelope, mechanism, auth_data):
         from aiosmtpd.smtp import AuthResult, LoginPassword
 
         if not isinstance(auth_data, LoginPassword):
@@ -390,7 +390,7 @@ class _Handler:
     def __init__(self, relay: SmtpRelay) -> None:
         self.relay = relay
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # type: ignore[no-untyped-def]
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
         recipient = address.lower()
         if recipient in self.relay.tempfail:
             return "451 4.3.0 Mailbox temporarily unavailable, try again later"
@@ -399,7 +399,7 @@ class _Handler:
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):  # type: ignore[no-untyped-def]
+    async def handle_DATA(self, server, session, envelope):
         raw = envelope.original_content or envelope.content
         try:
             for recipient in envelope.rcpt_tos:

@@ -257,7 +257,7 @@ class ImapInbox:
                 time.sleep(timeout)
                 return False
             info = client.select_folder(self.inbox)
-            uidnext = int(info.get(b"UIDNEXT", 0))  # type: ignore[call-overload]
+            uidnext = int(info.get(b"UIDNEXT", 0))
             if (
                 self._high_uid is not None
                 and self._uidvalidity == _uidvalidity(info)

@@ -86,7 +86,7 @@ def to_mime(
     msg.set_content(rendered.text, subtype="plain", charset="utf-8")
     msg.add_alternative(rendered.html, subtype="html", charset="utf-8")
     if rendered.images:
-        html = msg.get_payload()[1]
+        html: EmailMessage = msg.get_payload()[1]  # type: ignore[index, assignment]  # a list here
         for cid, data in sorted(rendered.images.items()):
             html.add_related(
                 data,

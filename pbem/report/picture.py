@@ -75,7 +75,7 @@ def colour_rgb(name: str, seat: int = 0) -> RGB:
     if key in COLOURS:
         return COLOURS[key]
     try:
-        return ImageColor.getrgb(key.replace("-", ""))[:3]  # type: ignore[return-value]
+        return ImageColor.getrgb(key.replace("-", ""))[:3]
     except ValueError:
         return FALLBACK[seat % len(FALLBACK)]
 

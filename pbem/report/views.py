@@ -350,9 +350,9 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             lost = f" ({event.lost} lost over the cap)" if event.lost else ""
             placed.append(f"{event.armies} on {territory_name(board, event.territory)}{lost}")
         elif isinstance(event, AttackResolved):
-            line = _attack_line(game, after, event)
-            attacks.items.append(line)
-            last_attack = [line]
+            attack = _attack_line(game, after, event)
+            attacks.items.append(attack)
+            last_attack = [attack]
         elif isinstance(event, MovedIn):
             if last_attack:
                 index = attacks.items.index(last_attack[0])

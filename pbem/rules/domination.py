@@ -70,6 +70,7 @@ def import_domination(
     warnings: list[str] = []
     source = _read_map(map_path, warnings)
     neighbours = _two_way_borders(map_path, source, fix_one_way, warnings)
+    missions: tuple[Mission, ...]
     if cards_path is None:
         designs, wilds, missions = _round_robin(source, warnings), 2, ()
     else:

@@ -333,10 +333,11 @@ class _Parser:
         for d in drafts:
             for n in d.neighbours:
                 if d.index not in drafts[n].neighbours:
-                    other = drafts[n]
+                    listed = drafts[n]
                     self.fail(
                         f"{d.label}.neighbours",
-                        f"lists {other.name}, but {other.label}.neighbours does not list {d.name}",
+                        f"lists {listed.name}, but {listed.label}.neighbours "
+                        f"does not list {d.name}",
                     )
 
     def check_connected(self, drafts: list[_Draft]) -> None:

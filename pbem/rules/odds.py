@@ -127,7 +127,8 @@ def battle(attackers: int, defenders: int, exact: bool | None = None) -> BattleO
     if exact:
         ends = _settle({(attackers, defenders): Fraction(1)}, _transitions(True))
     elif attackers >= 3 and defenders >= 2:
-        ends = _settle(_interior_exits(attackers, defenders), _transitions(False))
+        exits: dict[tuple[int, int], Fraction | float] = dict(_interior_exits(attackers, defenders))
+        ends = _settle(exits, _transitions(False))
     else:
         ends = _settle({(attackers, defenders): 1.0}, _transitions(False))
 

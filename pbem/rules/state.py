@@ -175,7 +175,7 @@ class GameState:
             board=board,
             options=options,
             players=players,
-            pending_move=tuple(pending) if pending else None,  # type: ignore[arg-type]
+            pending_move=tuple(pending) if pending else None,
             **fields_,
         )
 

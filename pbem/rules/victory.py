@@ -107,7 +107,7 @@ def _capital_winner(state: GameState) -> tuple[int, str, str] | None:
         if state.owner[own] != seat:  # type: ignore[index]
             continue
         others = [hq for s, hq in hqs if s != seat]
-        held = sum(1 for hq in others if state.owner[hq] == seat)  # type: ignore[index]
+        held = sum(1 for hq in others if hq is not None and state.owner[hq] == seat)
         if state.options.capitals_to_win:
             needed = min(len(others), 2 if len(state.order) <= 4 else 3)
         else:

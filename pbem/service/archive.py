@@ -22,7 +22,7 @@ from pbem.service.games import (
 )
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.records import Record, RecordError, read_record, write_record
-from pbem.store import Game, Player, SeatHolder, TurnResult
+from pbem.store import Game, Player, SeatHolder, TurnResult, id_of
 
 
 @dataclass
@@ -149,7 +149,7 @@ def import_record(
         address = f"{name}@imported.invalid"
         session.add(
             Player(
-                game_id=game.id,
+                game_id=id_of(game),
                 seat=seat,
                 name=name,
                 colour=colour,
@@ -157,7 +157,9 @@ def import_record(
                 secret_hash=hash_password(password),
             )
         )
-        session.add(SeatHolder(game_id=game.id, seat=seat, name=name, address=address, from_turn=0))
+        session.add(
+            SeatHolder(game_id=id_of(game), seat=seat, name=name, address=address, from_turn=0)
+        )
     session.flush()
     definition = definition_of(session, game)
     loaded, events = replay.start(definition)

@@ -35,6 +35,7 @@ from pbem.store import (
     PendingOrders,
     Player,
     ServiceState,
+    id_of,
     lock_game,
     session_scope,
 )
@@ -68,7 +69,7 @@ def run(engine: Engine, ctx: Context) -> list[str]:
                 Game.phase.in_(("setup", "playing")),  # type: ignore[attr-defined]
             )
         )
-        games = [(game_id, name) for game_id, name in rows]
+        games = [(game_id, name) for game_id, name in rows if game_id is not None]
     for game_id, name in games:
         try:
             with session_scope(engine) as session:
@@ -424,7 +425,7 @@ def hold(
     when they replace earlier ones."""
     row = held_orders(session, game, player.seat)
     replaced = row is not None
-    row = row or PendingOrders(game_id=game.id, turn=game.turn, seat=player.seat, text="")
+    row = row or PendingOrders(game_id=id_of(game), turn=game.turn, seat=player.seat, text="")
     row.text = canonical
     row.message_id = message_id
     session.add(row)

@@ -33,7 +33,16 @@ from pbem.service import replay
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
-from pbem.store import Game, OrderEntry, PendingOrders, Player, SeatHolder, TurnResult, utcnow
+from pbem.store import (
+    Game,
+    OrderEntry,
+    PendingOrders,
+    Player,
+    SeatHolder,
+    TurnResult,
+    id_of,
+    utcnow,
+)
 
 COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
 
@@ -176,7 +185,7 @@ def seat_player(
     seat = len(players)
     session.add(
         Player(
-            game_id=game.id,
+            game_id=id_of(game),
             seat=seat,
             name=spec.name,
             colour=colour,
@@ -185,7 +194,9 @@ def seat_player(
         )
     )
     session.add(
-        SeatHolder(game_id=game.id, seat=seat, name=spec.name, address=spec.address, from_turn=0)
+        SeatHolder(
+            game_id=id_of(game), seat=seat, name=spec.name, address=spec.address, from_turn=0
+        )
     )
     session.flush()
     return password
@@ -213,7 +224,9 @@ def find_game(session: Session, name: str) -> Game:
 
 
 def players_of(session: Session, game: Game) -> list[Player]:
-    return list(session.exec(select(Player).where(Player.game_id == game.id).order_by(Player.seat)))
+    return list(
+        session.exec(select(Player).where(Player.game_id == game.id).order_by(col(Player.seat)))
+    )
 
 
 def find_player(session: Session, game: Game, name: str) -> Player:
@@ -240,7 +253,7 @@ def definition_of(session: Session, game: Game) -> replay.GameDefinition:
 def log_of(session: Session, game: Game) -> list[OrderEntry]:
     return list(
         session.exec(
-            select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(OrderEntry.seq)
+            select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(col(OrderEntry.seq))
         )
     )
 
@@ -266,7 +279,7 @@ def load(session: Session, game: Game) -> replay.Game:
     later = session.exec(
         select(OrderEntry)
         .where(OrderEntry.game_id == game.id, OrderEntry.seq > latest.seq)
-        .order_by(OrderEntry.seq)
+        .order_by(col(OrderEntry.seq))
     )
     for row in later:
         replay.apply(loaded, to_entry(row))
@@ -298,7 +311,7 @@ def append_entry(session: Session, game: Game, entry: replay.Entry, message_id: 
     seq = _next_seq(session, game)
     session.add(
         OrderEntry(
-            game_id=game.id,
+            game_id=id_of(game),
             seq=seq,
             turn=entry.turn,
             seat=entry.seat,
@@ -315,7 +328,7 @@ def append_entry(session: Session, game: Game, entry: replay.Entry, message_id: 
 def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> None:
     session.add(
         TurnResult(
-            game_id=game.id,
+            game_id=id_of(game),
             seq=seq,
             turn=step.turn,
             seat=step.seat,
@@ -432,7 +445,7 @@ def _accept_setup(
     ).first()
     replaced = pending is not None
     if pending is None:
-        pending = PendingOrders(game_id=game.id, turn=0, seat=player.seat, text=canonical)
+        pending = PendingOrders(game_id=id_of(game), turn=0, seat=player.seat, text=canonical)
     pending.text = canonical
     pending.source = source
     pending.message_id = message_id

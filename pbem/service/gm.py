@@ -48,6 +48,7 @@ from pbem.store import (
     SeatHolder,
     ServiceState,
     TurnResult,
+    id_of,
 )
 
 
@@ -90,10 +91,10 @@ def resume(session: Session, ctx: Context, game: Game) -> str:
     game.status = "running"
     paused_for = timedelta(0)
     if marker is not None:
-        paused_for = ctx.clock.now() - aware_utc(datetime.fromisoformat(marker.value))  # type: ignore[operator]
+        paused_for = ctx.clock.now() - aware_utc(datetime.fromisoformat(marker.value))
         session.delete(marker)
     if game.deadline is not None:
-        game.deadline = aware_utc(game.deadline) + paused_for  # type: ignore[operator]
+        game.deadline = aware_utc(game.deadline) + paused_for
     session.add(game)
     hours = paused_for.total_seconds() / 3600
     notify.announce(
@@ -114,7 +115,7 @@ def extend(session: Session, ctx: Context, game: Game, hours: float) -> str:
         raise ServiceError(f"game {game.name} has no deadline to extend")
     if hours <= 0:
         raise ServiceError("extend by a positive number of hours")
-    game.deadline = aware_utc(game.deadline) + timedelta(hours=hours)  # type: ignore[operator]
+    game.deadline = aware_utc(game.deadline) + timedelta(hours=hours)
     session.add(game)
     notify.announce(
         session,
@@ -185,7 +186,7 @@ def replace(
         session.add(current)
     session.add(
         SeatHolder(
-            game_id=game.id,
+            game_id=id_of(game),
             seat=player.seat,
             name=holder_name,
             address=address,
@@ -211,7 +212,7 @@ def replace(
     if acting_now and game.deadline is not None:
         hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
         fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)
-        game.deadline = max(aware_utc(game.deadline), fresh)  # type: ignore[type-var]
+        game.deadline = max(aware_utc(game.deadline), fresh)
     elif extra:
         grant_extra_hours(session, game, player.seat, extra)
     session.add(game)
@@ -275,14 +276,14 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
     for table in (OrderEntry, TurnResult):
         session.exec(
             delete(table).where(
-                table.game_id == game.id,  # type: ignore[call-overload]
+                col(table.game_id) == game.id,
                 col(table.seq) > last_seq,
             )
         )
     session.exec(
         delete(PendingOrders).where(
-            PendingOrders.game_id == game.id,  # type: ignore[call-overload]
-            PendingOrders.turn > 0,
+            col(PendingOrders.game_id) == game.id,
+            col(PendingOrders.turn) > 0,
         )
     )
     session.flush()

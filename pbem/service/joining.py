@@ -19,7 +19,7 @@ from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.passwords import hash_password, new_password
-from pbem.store import Game, JoinRequest
+from pbem.store import Game, JoinRequest, id_of
 
 MAX_NAME = 20
 
@@ -125,7 +125,11 @@ def _join(
     token = secrets.token_hex(4)
     session.add(
         JoinRequest(
-            game_id=game.id, name=name, address=mail.sender, token=token, created_at=ctx.clock.now()
+            game_id=id_of(game),
+            name=name,
+            address=mail.sender,
+            token=token,
+            created_at=ctx.clock.now(),
         )
     )
     _tell(

@@ -142,11 +142,12 @@ def _handle(
             "processed",
             joining.handle(session, ctx, game, mail, commands),
         )
-    player = next((p for p in players_of(session, game) if p.address == mail.sender), None)
-    if player is None:
+    sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
+    if sender is None:
         if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
             notify.unknown_sender(session, ctx, mail)
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
+    player = sender
     loaded = load(session, game)
     parsed, parse_problems = _parse(mail.text, loaded.state.board)
     password = _password(mail.text)

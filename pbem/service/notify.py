@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem import orders
 from pbem.mail.decode import DecodedMail
@@ -259,7 +259,7 @@ def _history(
 
 
 def _results(session: Session, game: Game) -> list[TurnResult]:
-    query = select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
+    query = select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq))
     return list(session.exec(query))
 
 
@@ -288,6 +288,7 @@ def stored_report(
     before = state_of(results[i - 1]) if i else after
     events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
     next_seat = after.current if after.phase != OVER else None
+    assert row.seat is not None  # a report is of a player's step
     return rc.TurnReport(
         info, row.turn, row.seat, events, before, after, row.state_hash, None, next_seat
     )

@@ -274,9 +274,7 @@ class OutboxCounts:
 def counts(session: Session, now: datetime) -> OutboxCounts:
     """How much mail waits, is being sent, or failed for good."""
     by_status = dict(
-        session.exec(
-            select(Outbox.status, func.count()).group_by(Outbox.status)  # type: ignore[call-overload]
-        ).all()
+        session.exec(select(Outbox.status, func.count()).group_by(Outbox.status)).all()
     )
     sending = session.exec(
         select(func.count()).where(

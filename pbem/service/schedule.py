@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, overload
 from zoneinfo import ZoneInfo
 
 from sqlmodel import Session, select
@@ -22,6 +22,10 @@ from pbem.service.settings import DAYS, UTC, settings
 from pbem.store import Game, Player, ServiceState
 
 
+@overload
+def aware_utc(moment: datetime) -> datetime: ...
+@overload
+def aware_utc(moment: None) -> None: ...
 def aware_utc(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None

@@ -36,6 +36,7 @@ from pbem.store.models import (
     SeatHolder,
     ServiceState,
     TurnResult,
+    id_of,
 )
 from pbem.store.types import UTCDateTime, utcnow
 
@@ -53,6 +54,7 @@ __all__ = [
     "Game",
     "GameNotFoundError",
     "InboundMessage",
+    "id_of",
     "JoinRequest",
     "MailboxCheckpoint",
     "OrderEntry",

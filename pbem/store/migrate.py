@@ -98,7 +98,9 @@ def _upgrade(engine: Engine, revision: str) -> None:
 
 def _sqlite_pragma(connection: Connection, pragma: str) -> None:
     """Run a PRAGMA outside any transaction (where SQLite ignores foreign_keys)."""
-    connection.connection.driver_connection.execute(pragma)
+    driver = connection.connection.driver_connection
+    assert driver is not None
+    driver.execute(pragma)
 
 
 def _check_foreign_keys(connection: Connection) -> None:

@@ -13,6 +13,7 @@ the database instead of leaving a game in a state nobody handles.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -54,7 +55,7 @@ def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
     return CheckConstraint(f"{column} IN ({listed})", name=column)
 
 
-def _when(**kwargs: object) -> object:
+def _when(**kwargs: Any) -> Any:
     """A timestamp field: aware UTC, timezone-aware column."""
     return Field(sa_type=UTCDateTime, **kwargs)
 
@@ -98,6 +99,13 @@ class Game(SQLModel, table=True):
     updated_at: datetime = _when(default_factory=utcnow, sa_column_kwargs={"onupdate": utcnow})
     gm_address: str | None = None
     version: int | None = Field(default=None, sa_column=_game_version)
+
+
+def id_of(row: Game) -> int:
+    """The id of a stored game (a game not flushed yet has none: a bug to catch)."""
+    if row.id is None:
+        raise ValueError(f"game {row.name!r} has no id yet: flush it first")
+    return row.id
 
 
 class Player(SQLModel, table=True):

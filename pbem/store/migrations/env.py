@@ -6,7 +6,7 @@ this file only binds the models' metadata to it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from alembic import context
 from alembic.autogenerate.api import AutogenContext
@@ -17,7 +17,7 @@ import pbem.store.models  # noqa: F401  (registers the tables on SQLModel.metada
 from pbem.store.types import UTCDateTime
 
 
-def render_item(kind: str, obj: Any, autogen_context: AutogenContext) -> str | bool:
+def render_item(kind: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
     """Write our column types as plain SQLAlchemy types, so old migrations
     never depend on the model code of the day."""
     if kind == "type" and isinstance(obj, AutoString):
