@@ -134,16 +134,18 @@ def test_set_values_of_every_mode() -> None:
     fixed = replace(CLASSIC, card_values="fixed")
     assert [set_value(linear, n, []) for n in range(1, 8)] == [4, 5, 6, 7, 8, 9, 10]
     i, c, a, w = "infantry", "cavalry", "artillery", "wild"
+    mixed = replace(fixed, fixed_mixed_set=True)
     for n in (1, 7):  # fixed values do not depend on how many sets were traded
         assert set_value(fixed, n, [i, i, i]) == 4
         assert set_value(fixed, n, [c, c, c]) == 6
         assert set_value(fixed, n, [a, a, a]) == 8
-        assert set_value(fixed, n, [i, c, a]) == 10
-    # a wild stands for the design that makes the set worth most
+        assert set_value(mixed, n, [i, c, a]) == 10  # only with fixed_mixed_set
+    # a wild stands for any one type: the one that makes the set worth most
     assert set_value(fixed, 1, [i, i, w]) == 4
     assert set_value(fixed, 1, [a, a, w]) == 8
-    assert set_value(fixed, 1, [i, c, w]) == 10
-    assert set_value(fixed, 1, [i, w, w]) == 10
+    assert set_value(fixed, 1, [i, w, w]) == 4  # the wilds stand for infantry
+    assert set_value(mixed, 1, [i, c, w]) == 10
+    assert set_value(mixed, 1, [i, w, w]) == 10
 
 
 # ------------------------------------------------------------------ territory bonus

@@ -66,6 +66,7 @@ def test_presets_and_what_they_change() -> None:
         "capital",
         "classic",
         "european",
+        "european-domination",
         "expert",
         "secret-mission",
         "two-player",
@@ -86,7 +87,13 @@ def test_presets_and_what_they_change() -> None:
             "card_reroll": True,
             "commander": True,
         },
-        "european": {"card_values": "fixed", "territory_bonus": "per_card"},
+        "european": {
+            "card_values": "fixed",
+            "territory_bonus": "per_card",
+            "goal": "mission",
+            "min_players": 3,
+        },
+        "european-domination": {"card_values": "fixed", "territory_bonus": "per_card"},
         "two-player": {"max_players": 2},
         "capital": {"goal": "capital", "min_players": 3},
         "secret-mission": {"goal": "mission", "min_players": 3},
@@ -301,29 +308,37 @@ def _destroy_position(b_territories: int, a_mission: str = "asia-africa"):
     return state
 
 
-def test_a_mission_completed_by_another_players_attack() -> None:
-    # B holds 24; A destroys yellow, B's target: B's card becomes "occupy 24"
-    state = _destroy_position(24)
+def test_a_destroy_mission_completed_by_another_players_attack_wins_at_once() -> None:
+    """Issue 14, both rulebooks: "if your mission is to destroy all the yellow
+    troops and another player actually removes the final yellow armies from
+    the board, that player has helped you complete your Secret Mission."
+    B must destroy yellow; A takes yellow's last territory: B has won."""
+    state = _destroy_position(23)
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     kinds = [type(e) for e in events]
     assert kinds == [AttackResolved, PlayerEliminated, GameWon, MovedIn]
-    assert events[2] == GameWon(1, "mission", "Occupy 24 territories")
-    assert state.winner == 1 and state.players[1].mission_fallback
+    assert events[2] == GameWon(1, "mission", state.board.missions[MISSIONS["destroy-yellow"]].text)
+    assert state.winner == 1 and not state.players[1].mission_fallback
 
 
-def test_destroy_target_destroyed_by_someone_else_becomes_24_territories() -> None:
+def test_with_mission_win_own_turn_the_helped_mission_wins_at_its_holders_turn() -> None:
     state = _destroy_position(23)
-    engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    state.options = replace(state.options, mission_win="own_turn")
+    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    assert not any(isinstance(e, GameWon) for e in events)  # A's turn: B waits
     engine.move_in(state, 3)
+    assert state.phase != OVER
+    engine.end_turn(state, ScriptedDice())  # A's turn ends; B (seat 1) is next: won
+    assert state.phase == OVER and state.winner == 1
+    assert state.win_reason == "mission"
+
+
+def test_a_destroy_target_removed_from_the_game_makes_it_24_territories() -> None:
+    """A target that leaves the game (removed by the GM: its armies stay,
+    neutral) is not in play: the mission becomes "occupy 24 territories"."""
+    state = _destroy_position(23)
+    engine.remove_player(state, 2, "removed")
     assert state.phase != OVER and state.players[1].mission_fallback
-    # B's turn: Congo (23) takes South Africa (24), the 24th territory
-    state.armies[23] = 5
-    start_turn(state, 1)
-    engine.place(state, 1, state.reinforcements)
-    events = engine.attack(state, 23, 24, ScriptedDice([6, 6, 6, 1]))
-    assert not any(isinstance(e, GameWon) for e in events)  # 0 armies there yet
-    events = engine.move_in(state, 3)
-    assert events[-1] == GameWon(1, "mission", "Occupy 24 territories")
 
 
 def test_destroying_your_own_target_wins_and_the_player_to_move_comes_first() -> None:
@@ -563,7 +578,16 @@ def test_max_turns_over_whole_bot_games() -> None:
 # -------------------------------------------------------- whole games, every preset
 PRESET_GAMES = [
     (name, players)
-    for name in ("classic", "2016", "expert", "european", "two-player", "capital", "secret-mission")
+    for name in (
+        "classic",
+        "2016",
+        "expert",
+        "european",
+        "european-domination",
+        "two-player",
+        "capital",
+        "secret-mission",
+    )
     for players in range(load_preset(name).min_players, load_preset(name).max_players + 1)
 ]
 
@@ -579,7 +603,7 @@ def test_every_preset_plays_to_the_end(name: str, players: int) -> None:
         reasons.add(state.win_reason)
     if name == "capital":
         assert reasons <= {"capitals", "domination"}
-    elif name == "secret-mission":
+    elif name in ("secret-mission", "european"):
         assert reasons <= {"mission", "domination"}
     else:
         assert reasons == {"domination"}

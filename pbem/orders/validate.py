@@ -28,7 +28,7 @@ from pbem.rules.actions import (
     TurnAction,
 )
 from pbem.rules.board import WILD
-from pbem.rules.cards import designs_of, is_set, set_value
+from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
 from pbem.rules.state import CLAIM, HQ, OVER, PLACE, REINFORCE, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
@@ -184,13 +184,15 @@ class _TurnCheck:
         if len(resolved) != 3:
             self.due_known = False
             return
-        if not is_set(board, resolved):
+        if not is_set(board, resolved, mixed_sets(options)):
             names = ", ".join(board.card_name(c) for c in resolved)
             designs = ", ".join(designs_of(board, resolved))
-            message = (
-                f"{names} is not a set ({designs}): a set is three of a design, "
-                "one of each, or any two and a Wild"
+            kinds = (
+                "three of a design, one of each, or any two and a Wild"
+                if mixed_sets(options)
+                else "three of a design, or two of a design and a Wild"
             )
+            message = f"{names} is not a set ({designs}): a set is {kinds}"
             self.problems.append(_at(order, message))
             self.due_known = False
             return

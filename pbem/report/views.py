@@ -15,7 +15,7 @@ from pbem.report.context import GameInfo, TurnReport
 from pbem.report.picture import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import join_words, plural
 from pbem.rules.board import Board
-from pbem.rules.cards import all_sets, designs_of, set_value
+from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.engine import neutral_share, reinforcement_base
 from pbem.rules.events import (
     ArmiesPlaced,
@@ -566,7 +566,7 @@ def sets_view(state: GameState, seat: int) -> list[SetView]:
             ", ".join(board.card_name(c) for c in combo),
             set_value(state.options, number, designs_of(board, combo)),
         )
-        for combo in all_sets(board, state.players[seat].cards)
+        for combo in all_sets(board, state.players[seat].cards, mixed_sets(state.options))
     ]
 
 

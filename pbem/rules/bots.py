@@ -30,7 +30,7 @@ from pbem.rules.actions import (
     TurnAction,
     Until,
 )
-from pbem.rules.cards import all_sets, designs_of, set_value
+from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.odds import battle
 from pbem.rules.state import CLAIM, HQ, PLACE, GameState, neighbours_of
 
@@ -129,7 +129,7 @@ class Bot(ABC):
             number = state.sets_traded
             must = state.must_trade
             for _ in range(options.max_trades):
-                sets = all_sets(state.board, hand)
+                sets = all_sets(state.board, hand, mixed_sets(options))
                 if not sets or not (must or self.wants_trade(state, len(hand))):
                     break
                 chosen = sets[rng.uniform(len(sets))]

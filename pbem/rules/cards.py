@@ -33,20 +33,30 @@ def design_codes(board: Board) -> tuple[int, ...]:
     return cached[1]
 
 
-def _codes_form_set(a: int, b: int, c: int) -> bool:
-    if _WILD_CODE in (a, b, c):
-        return True
-    return a == b == c or (a != b and b != c and a != c)
+def mixed_sets(options: Options) -> bool:
+    """Is one card of each design a set? Always, but with the European fixed
+    values, where it is only with the option fixed_mixed_set."""
+    return options.card_values != "fixed" or options.fixed_mixed_set
 
 
-def is_set(board: Board, cards: tuple[int, ...] | list[int]) -> bool:
-    """Three different cards: three of a design, one of each, or any two plus a wild."""
+def _codes_form_set(a: int, b: int, c: int, mixed: bool = True) -> bool:
+    if mixed:
+        if _WILD_CODE in (a, b, c):
+            return True
+        return a == b == c or (a != b and b != c and a != c)
+    # Three of one design; a wild stands for any one design.
+    return len({code for code in (a, b, c) if code != _WILD_CODE}) <= 1
+
+
+def is_set(board: Board, cards: tuple[int, ...] | list[int], mixed: bool = True) -> bool:
+    """Three different cards: three of a design, one of each (``mixed``), or
+    any two plus a wild (which, without ``mixed``, must stand for their design)."""
     if len(cards) != 3 or len(set(cards)) != 3:
         return False
     codes = design_codes(board)
     if not all(0 <= c < len(codes) for c in cards):
         return False
-    return _codes_form_set(codes[cards[0]], codes[cards[1]], codes[cards[2]])
+    return _codes_form_set(codes[cards[0]], codes[cards[1]], codes[cards[2]], mixed)
 
 
 def set_value(options: Options, set_number: int, designs: list[str]) -> int:
@@ -59,18 +69,19 @@ def set_value(options: Options, set_number: int, designs: list[str]) -> int:
     if mode == "linear":
         return 3 + set_number
     if mode == "fixed":
-        return fixed_value(designs)
+        return fixed_value(designs, options.fixed_mixed_set)
     raise ValueError("card_values = none has no sets")
 
 
-def fixed_value(designs: list[str]) -> int:
-    """European values; a wild stands for whatever design makes the set worth most."""
+def fixed_value(designs: list[str], mixed: bool = False) -> int:
+    """European values; a wild stands for whatever design makes the set worth
+    most. One of each is worth FIXED_MIXED only where the rules allow it."""
     plain = [d for d in designs if d != WILD]
     wilds = 3 - len(plain)
     best = 0
     for fill in _fills(wilds):
         full = plain + list(fill)
-        if len(set(full)) == 3:
+        if len(set(full)) == 3 and mixed:
             best = max(best, FIXED_MIXED)
         elif len(set(full)) == 1:
             best = max(best, FIXED[full[0]])
@@ -83,7 +94,7 @@ def _fills(count: int) -> list[tuple[str, ...]]:
     return [(d,) + rest for d in DESIGNS for rest in _fills(count - 1)]
 
 
-def all_sets(board: Board, hand: list[int]) -> list[tuple[int, int, int]]:
+def all_sets(board: Board, hand: list[int], mixed: bool = True) -> list[tuple[int, int, int]]:
     """Every set in a hand, each sorted, in a fixed order.
 
     Wild cards are all alike, and an order can only say "Wild": a set uses the
@@ -99,7 +110,7 @@ def all_sets(board: Board, hand: list[int]) -> list[tuple[int, int, int]]:
     return [
         combo
         for combo in combinations(cards, 3)
-        if _codes_form_set(codes[combo[0]], codes[combo[1]], codes[combo[2]])
+        if _codes_form_set(codes[combo[0]], codes[combo[1]], codes[combo[2]], mixed)
         and _lowest_wilds(combo, wilds, first_wild)
     ]
 

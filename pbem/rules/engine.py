@@ -12,7 +12,7 @@ from typing import Protocol
 
 from pbem.rules import victory
 from pbem.rules.board import Board
-from pbem.rules.cards import all_sets, designs_of, is_set, set_value
+from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, roll
 from pbem.rules.errors import RulesError
 from pbem.rules.events import (
@@ -363,11 +363,13 @@ def _begin_turn(state: GameState) -> list[Event]:
     bonus = sum(state.board.continents[c].bonus for c in held)
     state.reinforcements = base + bonus
     hand = state.players[seat].cards
-    # a hand of 5 always holds a set; a lower forced_trade_at may leave one without
+    # A hand of 5 always holds a set when one of each counts; a lower
+    # forced_trade_at, or fixed values without mixed sets, may leave one without.
+    mixed = mixed_sets(state.options)
     state.must_trade = (
         state.options.card_values != "none"
         and len(hand) >= state.options.forced_trade_at
-        and (len(hand) >= 5 or bool(all_sets(state.board, hand)))
+        and ((len(hand) >= 5 and mixed) or bool(all_sets(state.board, hand, mixed)))
     )
     state.trades_this_turn = 0
     state.bonus_taken = False
@@ -376,7 +378,12 @@ def _begin_turn(state: GameState) -> list[Event]:
     state.commander_used = False
     state.pending_move = None
     state.last_conquest = None
-    return [TurnBegan(state.turn, seat, territories, base, tuple(held), bonus, state.must_trade)]
+    began: list[Event] = [
+        TurnBegan(state.turn, seat, territories, base, tuple(held), bonus, state.must_trade)
+    ]
+    if state.options.goal == "mission" and state.options.mission_win == "own_turn":
+        began += _check_victory(state)  # a mission completed since this player's last turn
+    return began
 
 
 def _expect_turn(state: GameState, seat: int | None) -> None:
@@ -406,8 +413,13 @@ def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> 
         raise RulesError(
             "trade", f"{player.name} does not hold {state.board.card_name(missing[0])}"
         )
-    if not is_set(state.board, cards):
-        raise RulesError("card set", "three of a design, one of each, or two and a wild")
+    if not is_set(state.board, cards, mixed_sets(options)):
+        kinds = (
+            "three of a design, one of each, or two and a wild"
+            if mixed_sets(options)
+            else "three of a design, or two of a design and a wild"
+        )
+        raise RulesError("card set", kinds)
     state.trades_this_turn += 1
     state.must_trade = False
     value, events = _trade_set(state, state.current, tuple(cards), forced=False)
@@ -634,7 +646,7 @@ def best_set(state: GameState, seat: int) -> tuple[int, int, int] | None:
     number = state.sets_traded + 1
     best = None
     best_key: tuple[int, int] | None = None
-    for combo in all_sets(board, state.players[seat].cards):
+    for combo in all_sets(board, state.players[seat].cards, mixed_sets(state.options)):
         value = set_value(state.options, number, designs_of(board, combo))
         gives_bonus = any(
             board.card_territory(c) is not None and state.owner[c] == seat for c in combo

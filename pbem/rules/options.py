@@ -25,6 +25,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
     "goal": ("domination", "capital", "mission"),
+    "mission_win": ("at_once", "own_turn"),
 }
 
 # One sentence per option, used by `pbem rules` and the game-start mail.
@@ -40,7 +41,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "card_values": {
         "escalating": "Card sets are worth 4, 6, 8, 10, 12, 15, then 5 more each, over all sets.",
         "linear": "Card sets are worth 4, 5, 6, ... counted over all sets traded.",
-        "fixed": "Card sets are worth 4 (infantry), 6 (cavalry), 8 (artillery), 10 (one of each).",
+        "fixed": (
+            "Card sets are worth 4 (three infantry), 6 (three cavalry), 8 (three artillery); "
+            "a wild stands for any one type."
+        ),
         "none": "No cards are used.",
     },
     "territory_bonus": {
@@ -50,6 +54,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "traded_cards": {
         "bottom": "Traded cards go to the bottom of the draw pile.",
         "discard": "Traded cards are discarded; discards are reshuffled when the pile runs out.",
+    },
+    "fixed_mixed_set": {
+        True: "With fixed card values, one card of each type is a set too, worth 10.",
+        False: "With fixed card values, one card of each type is not a set.",
     },
     "forced_trade_at": "A player starting a turn with {} or more cards must trade a set.",
     "max_trades": "At most {} sets may be traded in one turn.",
@@ -79,6 +87,15 @@ WORDS: dict[str, dict[Any, str] | str] = {
         "capital": "Win by holding every headquarters at once.",
         "mission": "Win by completing your secret mission.",
     },
+    "mission_win": {
+        "at_once": (
+            "A secret mission wins the moment it is complete, whoever's action completed it."
+        ),
+        "own_turn": (
+            "A secret mission completed on another player's turn wins at the start "
+            "of its holder's next turn."
+        ),
+    },
     "capitals_to_win": {
         True: "Capital Risk, shortened: hold your own HQ and 2 (4 players) or 3 (5-6) others.",
         False: "Capital Risk needs every headquarters.",
@@ -107,6 +124,7 @@ class Options:
     claim: str = "deal"
     placement: str = "blind"
     card_values: str = "escalating"
+    fixed_mixed_set: bool = False
     territory_bonus: str = "once"
     traded_cards: str = "bottom"
     forced_trade_at: int = 5
@@ -117,6 +135,7 @@ class Options:
     card_reroll: bool = False
     commander: bool = False
     goal: str = "domination"
+    mission_win: str = "at_once"
     capitals_to_win: bool = False
     neutral: bool = True
     max_turns: int = 0

@@ -57,9 +57,18 @@ def mission_complete(state: GameState, seat: int) -> bool:
             return False
         return len(held - set(mission.continents)) >= mission.extra_continents
     if mission.kind == "destroy":
+        # "If your mission is to destroy all the yellow troops and another player
+        # actually removes the final yellow armies from the board, that player
+        # has helped you complete your Secret Mission." Whoever took them, then.
         target = _seat_of_colour(state, mission.colour)
-        return target is not None and state.players[target].eliminated_by == seat
+        return target is not None and _destroyed_by_a_player(state, target)
     return False
+
+
+def _destroyed_by_a_player(state: GameState, seat: int) -> bool:
+    """Taken off the board by a player's attack (not removed to the neutral)."""
+    by = state.players[seat].eliminated_by
+    return by is not None and not state.players[by].neutral
 
 
 def _seat_of_colour(state: GameState, colour: str) -> int | None:
@@ -70,11 +79,15 @@ def _seat_of_colour(state: GameState, colour: str) -> int | None:
 
 
 def _mission_winner(state: GameState) -> tuple[int, str, str] | None:
-    """Whoever completed their mission; the player to move first, then turn order."""
+    """Whoever completed their mission; the player to move first, then turn
+    order. With mission_win = own_turn only the player to move can win: a
+    mission completed on another's turn wins at the start of its holder's."""
     order = state.alive_seats()
     if state.current in order:
         i = order.index(state.current)
         order = order[i:] + order[:i]
+    if state.options.mission_win == "own_turn":
+        order = order[:1] if order and order[0] == state.current else []
     for seat in order:
         if state.players[seat].mission is not None and mission_complete(state, seat):
             mission = mission_of(state, seat)
@@ -83,17 +96,17 @@ def _mission_winner(state: GameState) -> tuple[int, str, str] | None:
 
 
 def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
-    """Record who eliminated whom. A destroy-mission is won by eliminating its
-    target; any other player whose target it was needs 24 territories instead."""
+    """Record who eliminated whom. A destroy mission is complete when its target
+    is taken off the board by any player (mission_complete). A target removed
+    from the game instead (resigned, or removed by the GM: its armies stay,
+    neutral) is no longer in play: its holders need 24 territories."""
     state.players[loser].eliminated_by = by
-    if state.options.goal != "mission":
+    if state.options.goal != "mission" or not state.players[by].neutral:
         return []
     colour = state.players[loser].colour
     for seat, player in enumerate(state.players):
         mission = mission_of(state, seat)
-        if mission is None or mission.kind != "destroy" or mission.colour != colour:
-            continue
-        if seat != by:
+        if mission is not None and mission.kind == "destroy" and mission.colour == colour:
             player.mission_fallback = True
     return []
 
