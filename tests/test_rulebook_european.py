@@ -72,9 +72,7 @@ def test_one_of_each_is_not_a_set_unless_fixed_mixed_set() -> None:
     text = "TRADE Alaska, Northwest Territory, Greenland\nPLACE 3 Eastern Australia\n"
     problems = validate_mail(state, SEAT, parse_orders(text, state.board))
     assert problems[0].line == 1
-    assert problems[0].message.endswith(
-        "a set is three of a design, or two of a design and a Wild"
-    )
+    assert problems[0].message.endswith("a set is three of a design, or two of a design and a Wild")
     allowed = replace(EUROPEAN, fixed_mixed_set=True)
     state = turn_with(mixed, [], allowed)
     assert engine.trade(state, tuple(mixed))[0].value == 10

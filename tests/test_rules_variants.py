@@ -17,6 +17,7 @@ import pytest
 from pbem.paths import presets_dir
 from pbem.rules import engine
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
+from pbem.rules.armies import starting_armies
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup
 from pbem.rules.dice import DiceStream
@@ -106,7 +107,11 @@ def test_presets_and_what_they_change() -> None:
 
 
 def test_starting_armies() -> None:
-    assert [CLASSIC.starting_armies(n) for n in range(2, 7)] == [40, 35, 30, 25, 20]
+    # the rulebook's numbers on the 42 territories of the classic map
+    assert [starting_armies(n, 42) for n in range(2, 7)] == [40, 35, 30, 25, 20]
+    # scaled by the map's size elsewhere: ceil(rulebook x territories / 42)
+    assert [starting_armies(n, 110) for n in range(2, 7)] == [105, 92, 79, 66, 53]
+    assert [starting_armies(n, 12) for n in range(2, 7)] == [12, 10, 9, 8, 6]
 
 
 # ------------------------------------------------------------------ two players

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from pbem.rules import victory
+from pbem.rules.armies import check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, roll
@@ -73,6 +74,7 @@ def new_game(
     the draw pile, and auto placement when no player input is needed first.
     """
     options.check_players(len(players))
+    check_setup(options, board, len(players))
     names = [name for name, _ in players]
     if len(set(names)) != len(names):
         raise RulesError("setup", "two players have the same name")
@@ -103,11 +105,11 @@ def new_game(
     if options.goal == "mission":
         events += _deal_missions(state, rng)
 
-    start = options.starting_armies(len(players))
+    start = starting_armies(len(players), n_terr)
     for seat in order:
         seats[seat].to_place = start
     if use_neutral:
-        seats[-1].to_place = 40
+        seats[-1].to_place = start
 
     if options.card_values != "none":
         state.deck = list(range(board.n_cards))

@@ -216,12 +216,6 @@ class Options:
                 lines.append(words.format(value))
         return lines
 
-    def starting_armies(self, players: int) -> int:
-        """Initial armies per player: 40 with two players (the neutral too), 35 .. 20."""
-        if players == 2:
-            return 40
-        return {3: 35, 4: 30, 5: 25, 6: 20}[players]
-
 
 def parse_value(name: str, text: str) -> Any:
     """Turn a command-line ``K=V`` value into the option's type."""
