@@ -96,7 +96,7 @@ def join_and_confirm(world: World, names: list[str], game: str) -> dict[str, lis
     got: dict[str, list[Mail]] = {}
     for name in names:
         asks = world.take(f"{name}@players.test")
-        assert [m.subject for m in asks] == [f"[{game}] GM alert: Confirm joining as {name}"]
+        assert [m.subject for m in asks] == [f"[{game}] Confirm joining as {name}"]
         got[name] = asks
     for name in names:
         world.send(
@@ -123,13 +123,13 @@ def test_join_fills_a_game_and_the_setup_begins_by_mail(tmp_path) -> None:
     world.send("ann@players.test", "CONFIRM 0badc0de", f"Re: {ask.subject}")
     world.poll()
     refused = world.take("ann@players.test")
-    assert [m.subject for m in refused] == ["[j1] GM alert: Confirmation refused"]
+    assert [m.subject for m in refused] == ["[j1] Confirmation refused"]
     assert world.players("j1") == []
 
     mails = join_and_confirm(world, ["bob", "ann", "cat"], "j1")
-    assert [m.subject for m in mails["bob"][1:2]] == ["[j1] GM alert: You are in, as bob"]
+    assert [m.subject for m in mails["bob"][1:2]] == ["[j1] You are in, as bob"]
     assert "You have seat 1 of 3 in j1 as bob" in mails["bob"][1].flat
-    assert [m.subject for m in mails["ann"][1:2]] == ["[j1] GM alert: You are in, as ann"]
+    assert [m.subject for m in mails["ann"][1:2]] == ["[j1] You are in, as ann"]
     game = world.game("j1")
     assert (game.phase, game.status) == ("setup", "running")
     assert [(p.seat, p.name, p.address) for p in world.players("j1")] == [
@@ -158,7 +158,7 @@ def test_join_fills_a_game_and_the_setup_begins_by_mail(tmp_path) -> None:
     assert world.log("j1") == [] and world.state("j1").phase == "place"
     world.poll_until(START + timedelta(hours=72))
     late = [m for m in world.take("ann@players.test") if m.kind == "gm_alert"]
-    assert [m.subject for m in late] == ["[j1] GM alert: Deadline passed, waiting for cat"]
+    assert [m.subject for m in late] == ["[j1] Deadline passed, waiting for cat"]
     assert "The deadline for setup orders has passed; still waiting for cat." in late[0].flat
     world.poll_until(START + timedelta(hours=96))
     log = world.log("j1")
@@ -220,7 +220,7 @@ def test_join_refuses_a_taken_or_reserved_name(tmp_path) -> None:
     world.send("third@players.test", "JOIN j3 AS all", "join")
     world.poll()
     taken = world.take("other@players.test")
-    assert [m.subject for m in taken] == ["[j3] GM alert: Joining refused"]
+    assert [m.subject for m in taken] == ["[j3] Joining refused"]
     assert "the name Ann is taken in j3" in taken[0].flat
     reserved = world.take("third@players.test")
     assert "the name all is reserved" in reserved[0].flat

@@ -72,7 +72,7 @@ def test_a_replacement_takes_over_the_seat_and_plays_on(tmp_path) -> None:
         assert len(news) == 1
         assert "dave (dave@players.test) takes over the seat of cat from turn" in news[0].flat
     assert [m.subject for m in table.mails("cat", "gm_alert")] == [
-        "[rep] GM alert: You no longer play in this game"
+        "[rep] You no longer play in this game"
     ]
 
     # the old address is no longer heard

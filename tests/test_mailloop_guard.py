@@ -67,32 +67,41 @@ def test_forged_from_wrong_password_and_old_token_change_nothing_and_alert_the_p
 
     report = world.poll()
     assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
-        (mid, "rejected", f"authentication failed for {mover.name}")
-        for mid in (forged_id, wrong_id, stale_id)
+        (forged_id, "rejected", f"authentication failed for {mover.name}"),
+        (wrong_id, "rejected", f"authentication failed for {mover.name}"),
+        # issue 13: a registered sender with last round's token is a player, not an impostor
+        (stale_id, "processed", "stale token of turn 1"),
     ]
     assert (world.state("auth").state_hash(), len(world.order_log("auth"))) == before
-    assert world.rejected() == [forged_id, wrong_id, stale_id]
+    assert world.rejected() == [forged_id, wrong_id]
 
-    # One alert per mail to the registered address and to the GM; nothing to anyone else.
+    # One alert per forged mail to the registered address and to the GM; the stale
+    # reply is answered to its sender only; nothing to anyone else.
     after = counts(world, *players.values(), mallory)
-    expected = [3 if p is mover else 0 for p in players.values()] + [0, 3]
+    expected = [3 if p is mover else 0 for p in players.values()] + [0, 2]
     assert [a - b for a, b in zip(after, boxes_before, strict=True)] == expected
     alerts = mover.mailbox()[-3:]
-    assert [kind(m) for m in alerts] == ["gm_alert"] * 3
-    for alert, mid in zip(alerts, (forged_id, wrong_id, stale_id), strict=True):
+    assert [kind(m) for m in alerts] == ["gm_alert", "gm_alert", "error_reply"]
+    for alert, mid in zip(alerts[:2], (forged_id, wrong_id), strict=True):
         assert "A mail in your name was refused" in str(alert["Subject"])
+        assert "GM alert" not in str(alert["Subject"])  # alerts to the GM only say that
         assert f"Message-ID: {mid}" in plain_text(alert)
         assert alert["To"].addresses[0].addr_spec == mover.address
+    stale_answer = " ".join(plain_text(alerts[2]).split())
+    assert (
+        "This turn is over: your mail answers the notice of turn 1, and nothing in it was "
+        "applied; it is your turn now: turn 4." in stale_answer
+    )
 
-    # The alerts are rate limited per address (5 an hour): three more forgeries, two alerts.
-    for n in range(3):
+    # The alerts are rate limited per address (5 an hour): four more forgeries, three alerts.
+    for n in range(4):
         mallory.send(
             world.game_address,
             order_mail(mover.address, world.game_address, f"[auth] orders {n}", orders),
         )
-    assert [m.status for m in world.poll().mails] == ["rejected"] * 3
+    assert [m.status for m in world.poll().mails] == ["rejected"] * 4
     assert [len(world.servers.read_mailbox(a)) for a in (mover.address, mallory.address)] == [
-        boxes_before[list(players.values()).index(mover)] + 5,
+        boxes_before[list(players.values()).index(mover)] + 6,
         0,
     ]
 

@@ -283,7 +283,7 @@ BAD_SYNTAX = [
         ],
     ),
     ("ATACK Alaska -> Kamchatka", ["ATACK: no such order; did you mean ATTACK?"]),
-    ("Greetings everyone", ["Greetings: no such order"]),
+    ("PLACE 1 Alaska\nGreetings everyone\nPLACE 1 Alaska", ["Greetings: no such order"]),
     ("Helo", ["Helo: no such order; did you mean HELP?"]),
     ("ATTACK 5 -> Japan", ["5: a number where a territory name belongs"]),
     ("PLACE 3 5", ["5: a number where a territory name belongs"]),

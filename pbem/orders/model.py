@@ -155,6 +155,9 @@ class ParsedMail:
     commands: list[Command] = field(default_factory=list)
     press: list[Press] = field(default_factory=list)
     check: bool = False  # CHECK: validate and reply, apply nothing
+    # Lines before the first order and after the last that are plainly not
+    # orders (greetings, sign-offs): (line, text), ignored and said so.
+    ignored: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def turn_orders(self) -> list[Order]:

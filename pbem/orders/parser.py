@@ -9,6 +9,7 @@ collected, and OrdersError is the only exception that leaves this module.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -592,6 +593,45 @@ def _names_of(board: Board) -> tuple[dict[str, str], int]:
     return cached[1], cached[2]
 
 
+_MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
+# Keywords long enough that a near miss is a misspelt order, not a word of prose.
+_ATTEMPTED = [k for k in g.KEYWORDS if len(k) >= 4]
+
+
+def _looks_like_an_order(tokens: list[Token]) -> bool:
+    """An order, or an attempt at one: a keyword, a misspelt keyword, an arrow."""
+    head = tokens[0]
+    if head.kind == WORD and (head.upper in _HANDLERS or head.upper in _MARKERS):
+        return True
+    if any(t.kind == ARROW for t in tokens):
+        return True
+    # A misspelt keyword keeps its first letter ("ATACK", "PLCE", "Helo"); a
+    # word of prose that merely resembles one does not ("sent" is no ABSENT).
+    word = head.text.rstrip(",.:;!").upper()
+    near = difflib.get_close_matches(word, _ATTEMPTED, n=1, cutoff=0.75)
+    return len(word) >= 4 and bool(near) and near[0][0] == word[0]
+
+
+def _order_span(lines: list[str], start: int) -> tuple[int, int]:
+    """The indices of the first and last line that look like orders (before a
+    signature or END); lines outside the span that are not orders are prose."""
+    first, last = len(lines), -1
+    for index in range(start, len(lines)):
+        raw = lines[index]
+        if is_signature(raw):
+            break
+        if is_quoted(raw):
+            continue
+        tokens = tokenize(strip_comment(raw))
+        if not tokens:
+            continue
+        if tokens[0].upper == g.END and tokens[0].kind == WORD:
+            break
+        if _looks_like_an_order(tokens):
+            first, last = min(first, index), index
+    return first, last
+
+
 class _MailReader:
     def __init__(self, board: Board) -> None:
         self.board = board
@@ -603,7 +643,9 @@ class _MailReader:
     def read(self, lines: list[str]) -> ParsedMail:
         press: _PressStart | None = None
         body: list[str] = []
-        for index in range(orders_start(lines), len(lines)):
+        start = orders_start(lines)
+        first, last = _order_span(lines, start)
+        for index in range(start, len(lines)):
             raw = lines[index]
             if press is not None:
                 if raw.strip().upper() == g.ENDPRESS:
@@ -640,7 +682,10 @@ class _MailReader:
                 continue
             handler = _HANDLERS.get(keyword)
             if handler is None:
-                self._unknown(index + 1, head)
+                if not first <= index <= last:  # a greeting or a sign-off: not an order
+                    self.mail.ignored.append((index + 1, raw.strip()))
+                else:
+                    self._unknown(index + 1, head)
                 continue
             parser = _LineParser(
                 tokens, index + 1, raw, content, self.board, self.names, self.longest_name

@@ -466,9 +466,10 @@ def _standings(over: GameOver) -> list[list[str]]:
 def render_gm_alert(alert: GmAlert) -> RenderedMail:
     game = alert.game
     address = alert.address or (game.gm_address if game else "")
-    subject = subjects.fit(
-        [f"{subjects.tag(game.name if game else None)}GM alert: {alert.subject}"]
-    )
+    # "GM alert:" only in mail to the GM; a player gets the notice as it is.
+    to_gm = game is None or not alert.address or alert.address == game.gm_address
+    prefix = "GM alert: " if to_gm else ""
+    subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
     return _mail("gm_alert", subject, address, {"alert": alert}, game)
 
 

@@ -22,12 +22,26 @@ def tag(game: str | None) -> str:
 
 
 def fit(candidates: Sequence[str], width: int = SUBJECT_WIDTH) -> str:
-    """The first candidate that fits, else the last one cut short."""
+    """The first candidate that fits, else the last one cut short, but never
+    its turn token: a player replying to the mail must send the token back
+    (the header is folded by the MIME layer if it is long)."""
     for text in candidates:
         if len(text) <= width:
             return text
     last = candidates[-1]
-    return last[: width - 3].rstrip() + "..."
+    token = TOKEN_RE.search(last)
+    if token is None:
+        return last[: width - 3].rstrip() + "..."
+    keep = f" {token.group(0)}"
+    rest = (last[: token.start()] + last[token.end() :]).rstrip()
+    room = max(width - len(keep) - 3, len(tag_of(rest)))
+    return rest[:room].rstrip() + "..." + keep
+
+
+def tag_of(subject: str) -> str:
+    """The leading [game] tag of a subject, if any."""
+    found = re.match(r"(?:re:\s*)*\[[^\]]*\]\s*", subject, flags=re.IGNORECASE)
+    return found.group(0) if found else ""
 
 
 def turn_subject(

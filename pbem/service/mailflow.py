@@ -31,7 +31,9 @@ from pbem.orders import (
     Resign,
     parse_orders,
 )
+from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
+from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service import claims, deadlines, notify, schedule
 from pbem.service.claims import Claim
 from pbem.service.context import Context
@@ -44,7 +46,7 @@ from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import InboundStatus
 
 log = logging.getLogger("pbem.mail")
-TOKEN = re.compile(r"\(token ([0-9a-f]{10})\)")
+STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
 TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
 
@@ -123,8 +125,9 @@ def _handle(
     row.game_id = None
     found = _find_game(session, mail)
     if found is None:
-        if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
-            notify.unknown_sender(session, ctx, mail)
+        own = sorted(g.name for g, _ in _games_of_sender(session, mail.sender))
+        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(session, ctx, mail.sender):
+            notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
         return _reject(row, None, f"no game for {mail.sender}")
     # One worker at a time adjudicates a game: the row stays locked until
     # this mail's transaction ends (FOR UPDATE on PostgreSQL).
@@ -153,6 +156,14 @@ def _handle(
     password = _password(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     if not _authenticated(game, player, mail, password, resigning):
+        stale = None if password else _stale_token_turn(game, player, mail)
+        if stale is not None:  # the player answered an old notice: no impostor
+            reply = notify.Reply(game=game, player=player, mail=mail)
+            reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
+            _send_reply(session, ctx, reply)
+            return MailOutcome(
+                row.message_id, game.name, "processed", f"stale token of turn {stale}"
+            )
         if allow(
             session,
             f"alert:{player.address}",
@@ -248,11 +259,44 @@ def _authenticated(
         return verify_password(password, player.secret_hash)
     if needs_password:
         return False
-    match = TOKEN.search(mail.subject)
+    match = TOKEN_RE.search(mail.subject)
     if match is None:
         return False
     expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
     return match.group(1) == expected
+
+
+def _stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | None:
+    """The earlier turn whose notice this mail answers (its subject carries that
+    turn's token for this seat), or None: a token of no turn of this player is
+    not a player's mistake."""
+    match = TOKEN_RE.search(mail.subject)
+    if match is None:
+        return None
+    secret = bytes.fromhex(game.secret)
+    for turn in range(game.turn - 1, max(-1, game.turn - 1 - STALE_TURNS), -1):
+        if turn_token(secret, game.name, player.seat, turn) == match.group(1):
+            return turn
+    return None
+
+
+def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) -> str:
+    if resigning:
+        return (
+            f"Nothing was applied: your mail answers the notice of turn {turn}, which is "
+            "over. To resign, send RESIGN with your PASSWORD line (a reply to an old "
+            "mail cannot resign for you)."
+        )
+    now = state.turn
+    if state.phase not in SETUP_PHASES and state.current == player.seat:
+        whose = f'it is your turn now: turn {now}. Reply to the newest "Your turn" mail'
+    else:
+        mover = state.players[state.current].name if state.phase not in SETUP_PHASES else ""
+        whose = f"the game is at turn {now}" + (f", {mover} to move" if mover else "")
+    return (
+        f"This turn is over: your mail answers the notice of turn {turn}, and nothing "
+        f"in it was applied; {whose}."
+    )
 
 
 def _may_reply(session: Session, ctx: Context, address: str) -> bool:
@@ -269,13 +313,35 @@ def _act(
     mail: DecodedMail,
     parsed: ParsedMail,
 ) -> MailOutcome:
-    """Commands, press and orders of an authenticated mail; exactly one reply."""
+    """Commands, orders and press of an authenticated mail; exactly one reply.
+
+    Press is relayed only from a mail whose orders were applied (or that
+    has none): a refused mail changes nothing, so a player who sends it
+    again, corrected, does not relay the press twice."""
     reply = notify.Reply(game=game, player=player, mail=mail)
     summary: list[str] = []
+    if parsed.ignored:
+        lines = ", ".join(f'line {n} "{text}"' for n, text in parsed.ignored)
+        reply.notes.append(f"Not read as orders (a greeting or a signature): {lines}.")
+    if not (parsed.orders or parsed.commands or parsed.press):
+        reply.problems_text = (
+            "There are no orders in your mail: nothing was applied. Write one order "
+            "per line, e.g. PLACE 3 Alaska; HELP replies with the order language."
+        )
+        _send_reply(session, ctx, reply)
+        return MailOutcome(mail.message_id, game.name, "processed", "no orders")
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
+    if parsed.orders and game.status != "finished":
+        summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
+    applied = not (reply.problems or reply.problems_text or parsed.check)
     for press in parsed.press:
-        if allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
+        if not applied:
+            reply.notes.append(
+                f"Your press to {press.recipient} was not relayed: nothing in this mail "
+                "was applied. Send it again with your corrected orders."
+            )
+        elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
             try:
                 summary.append(notify.relay_press(session, ctx, game, player, press))
             except ServiceError as exc:
@@ -287,8 +353,6 @@ def _act(
                 f"Your press to {press.recipient} was not relayed: "
                 "too many press messages this hour."
             )
-    if parsed.orders and game.status != "finished":
-        summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     _send_reply(session, ctx, reply)
     return MailOutcome(mail.message_id, game.name, "processed", "; ".join(summary) or "read")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlmodel import Session, col, select
@@ -179,7 +180,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
         )
     elif reply.canonical or not reply.commands:
         orders_text = reply.canonical or "\n".join(reply.notes) or "(no orders)"
-        if reply.held and reply.canonical:  # what became of earlier orders, as comments
+        if reply.canonical and reply.notes:  # what else became of the mail, as comments
             orders_text += "\n" + "\n".join(f"# {note}" for note in reply.notes)
         played = bool(reply.canonical) and not (reply.check_only or reply.held or reply.waiting)
         rendered = render.render_receipt(
@@ -341,18 +342,29 @@ def error_reply(
     )
 
 
-def unknown_sender(session: Session, ctx: Context, mail: DecodedMail) -> None:
+def unknown_sender(
+    session: Session, ctx: Context, mail: DecodedMail, games: Sequence[str] = ()
+) -> None:
+    """Answer a mail that names no game pbem can take it for: the sender's own
+    games, and how to name one (or, for a stranger, that this address plays
+    in none)."""
+    if games:
+        listed = ", ".join(f"[{name}]" for name in games)
+        text = (
+            f"Your mail does not say which game it is for, and you play in {len(games)}: "
+            f"{listed}. Put the game's name in the subject, like {'[' + games[0] + ']'}, "
+            f"or a line GAME {games[0]} above your orders, and send it again. "
+            "Nothing was applied."
+        )
+    else:
+        text = (
+            "This address plays in no game here, or the mail "
+            "names no game. Put the game's name in the subject, like [world-1]."
+        )
     rendered = render.render_error_reply(
         rc.ErrorReply(
             address=mail.sender,
-            problems=(
-                rc.Problem(
-                    None,
-                    "",
-                    "This address plays in no game here, or the mail "
-                    "names no game. Put the game's name in the subject, like [world-1].",
-                ),
-            ),
+            problems=(rc.Problem(None, "", text),),
             original_subject=mail.subject,
         )
     )

@@ -1,0 +1,103 @@
+"""Mail people do not have to fight (issue 13, the points built so far).
+
+Each test plays a player's mail through the real mail path (the local
+Maildir transport, `run_cycle`) and reads the reply the player gets. The
+stale-token and "GM alert only to the GM" points are in
+tests/test_mailloop_guard.py and tests/test_longgames_*.py.
+"""
+
+from __future__ import annotations
+
+from pbem.report.subjects import SUBJECT_WIDTH, TOKEN_RE, fit
+from tests.longgame_helpers import World, new_table
+
+PLAYERS = ["ann", "bob", "cat"]
+
+
+def test_greetings_and_sign_offs_are_ignored_and_said_so(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    table = new_table(world, "hi", PLAYERS)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    state = world.state("hi")
+    orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
+    mover.reply(mover.latest("your_turn"), f"Hi GM,\n\n{orders}\n\nThanks,\nAnn\n")
+    world.poll()
+    receipt = [m for m in mover.read() if m.kind == "receipt"]
+    assert len(receipt) == 1, [m.kind for m in mover.received]
+    assert 'Not read as orders (a greeting or a signature): line 1 "Hi GM,", line' in (
+        receipt[0].flat
+    )
+    assert world.game("hi").turn == state.turn + 1  # the orders were played
+
+
+def test_a_mail_of_nothing_but_prose_gets_a_plain_answer(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    table = new_table(world, "prose", PLAYERS)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    mover.reply(mover.latest("your_turn"), "Hello GM, I will send my orders tonight.\n")
+    world.poll()
+    answer = [m for m in mover.read() if m.kind == "error_reply"]
+    assert len(answer) == 1
+    assert "There are no orders in your mail: nothing was applied." in answer[0].flat
+
+
+def test_press_is_relayed_only_from_an_applied_mail_and_once(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    table = new_table(world, "press", PLAYERS)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    other = next(n for n in PLAYERS if n != mover.name)
+    state = world.state("press")
+    orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
+    press = f"PRESS TO {other}\nShall we share Asia?\nENDPRESS\n"
+    mover.reply(mover.latest("your_turn"), "PLACE 99 Kamchatca\n" + press)  # refused
+    world.poll()
+    refused = [m for m in mover.read() if m.kind == "error_reply"]
+    assert len(refused) == 1
+    assert table[other].read() == [] or not [m for m in table[other].received if m.kind == "press"]
+    mover.reply(mover.latest("your_turn"), orders + press)  # corrected: applied
+    world.poll()
+    relayed = [m for m in table[other].read() if m.kind == "press"]
+    assert len(relayed) == 1 and "Shall we share Asia?" in relayed[0].flat
+
+
+def test_a_player_of_two_games_who_names_none_is_told_which(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    new_table(world, "east", PLAYERS)
+    table = new_table(world, "west", PLAYERS)
+    table.read_all()
+    world.send("ann@players.test", "STATUS\n", "a question")  # no [game], no GAME line
+    world.poll()
+    answer = [m for m in table["ann"].read() if m.kind == "error_reply"]
+    assert len(answer) == 1
+    assert (
+        "Your mail does not say which game it is for, and you play in 2: [east], [west]. "
+        "Put the game's name in the subject, like [east], or a line GAME east above your "
+        "orders, and send it again." in answer[0].flat
+    )
+
+
+def test_a_long_subject_keeps_its_token_whole() -> None:
+    subject = (
+        "[world-1] Not applied, 3 problems: Re: [world-1] Your turn 14 (token 7f3a9c0d11) "
+        "and the rest of a very long subject line"
+    )
+    short = fit([subject])
+    assert len(short) <= SUBJECT_WIDTH
+    found = TOKEN_RE.search(short)
+    assert found is not None and found.group(1) == "7f3a9c0d11"
+    assert short.startswith("[world-1] Not applied, 3 problems: Re: [world-1] Your")
+
+
+def test_join_takes_its_line_and_leaves_the_signature(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    world.open_game("open1", 3)
+    world.send("dan@players.test", "JOIN open1 AS dan\n\nDan Smith\nsent from my phone\n")
+    world.poll()
+    asked = [m for m in world.take("dan@players.test") if "Confirm joining" in m.subject]
+    assert len(asked) == 1
