@@ -8,6 +8,7 @@ stderr and exits 1.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,6 +23,29 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _everywhere(
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            help="Run on another time base: the time it is now, e.g. 2026-12-01T09:00Z "
+            "(also $PBEM_NOW). For trying deadlines without waiting.",
+        ),
+    ] = None,
+) -> None:
+    """Options for every command."""
+    if now is not None:
+        from pbem.service.clock import ENV_NOW, ClockError, clock_from
+
+        try:
+            clock_from(now)
+        except ClockError as exc:
+            fail(str(exc))
+        os.environ[ENV_NOW] = now  # every command below reads its clock from here
+
 
 ConfigOption = Annotated[
     Path | None,
@@ -316,22 +340,22 @@ def _settings(items: list[str]) -> dict[str, Any]:
 
 def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:
     """Queue the game-start mails (the next poll sends them)."""
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.context import Context
     from pbem.service.notify import game_start
 
-    game_start(session, Context(cfg, SystemClock()), row, passwords)
+    game_start(session, Context(cfg, clock_from(None)), row, passwords)
 
 
 # --------------------------------------------------------------- GM commands
 def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) -> None:
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.context import Context
     from pbem.service.games import find_game
 
     with _session(config) as session:
         row = find_game(session, game)
-        typer.echo(action(session, Context(_config(config), SystemClock()), row, *args))
+        typer.echo(action(session, Context(_config(config), clock_from(None)), row, *args))
 
 
 @app.command()
@@ -572,14 +596,21 @@ def verify(
 
 
 @app.command()
-def reveal(game: str, config: ConfigOption = None) -> None:
-    """Publish a game's secret so that anyone can verify every roll."""
+def reveal(
+    game: str,
+    force: Annotated[
+        bool, typer.Option("--force", help="Publish it although the game is still running.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Publish a game's secret so that anyone can verify every roll (a running
+    game's future rolls too: that needs --force)."""
     from pbem.service.archive import reveal as reveal_secret
     from pbem.service.games import find_game
 
     with _session(config) as session:
         row = find_game(session, game)
-        secret = reveal_secret(session, row)
+        secret = reveal_secret(session, row, force)
         typer.echo(f"secret of {row.name}: {secret}")
         typer.echo(
             f"check: pbem export {row.name} -o {row.name}.pgn && "
@@ -630,7 +661,7 @@ def poll(config: ConfigOption = None) -> None:
     """
     import logging
 
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.poll import PollBusy, poll_lock, run_cycle
     from pbem.store import init_db
 
@@ -641,7 +672,7 @@ def poll(config: ConfigOption = None) -> None:
         engine = init_db(cfg.database_url)
         try:
             with poll_lock(cfg.state_dir):
-                report = run_cycle(engine, cfg, SystemClock())
+                report = run_cycle(engine, cfg, clock_from(None))
         except PollBusy:
             return
     for line in report.deadline_events:
@@ -664,13 +695,13 @@ def status(config: ConfigOption = None, as_json: JsonOption = False) -> None:
 
     Exit code 0 healthy, 1 warning, 2 critical (for a monitoring check).
     """
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.status import describe, read_status
     from pbem.store import make_engine
 
     with user_errors():
         cfg = _config(config)
-        found = read_status(make_engine(cfg.database_url), cfg, SystemClock())
+        found = read_status(make_engine(cfg.database_url), cfg, clock_from(None))
     _emit(found.as_json(), as_json, lambda: describe(found))
     if found.level:
         raise typer.Exit(int(found.level))
@@ -685,7 +716,7 @@ def daemon(
     """Poll in a loop (IMAP IDLE where the server has it); stops cleanly on SIGTERM."""
     import logging
 
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.daemon import open_database, run_daemon
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
@@ -694,7 +725,7 @@ def daemon(
         cfg = _config(config)
         engine = open_database(cfg, min(interval, 10.0))
         if engine is not None:
-            run_daemon(engine, cfg, SystemClock(), interval, cycles)
+            run_daemon(engine, cfg, clock_from(None), interval, cycles)
 
 
 @app.command()
@@ -705,7 +736,7 @@ def outbox(
 ) -> None:
     """List the outbox (pending and failed mail); --retry sends the pending ones now."""
     from pbem.mail.settings import open_sender
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.outbox import unsent
     from pbem.service.poll import mail_settings, outbox_lease, send_outbox
     from pbem.store import init_db, session_scope
@@ -718,7 +749,7 @@ def outbox(
             report = send_outbox(
                 engine,
                 open_sender(settings),
-                SystemClock(),
+                clock_from(None),
                 settings.from_address,
                 retry_all=True,
                 lease=outbox_lease(cfg),
@@ -771,7 +802,7 @@ def render(
     config: ConfigOption = None,
 ) -> None:
     """Print or write a turn report of a stored game without sending anything."""
-    from pbem.service.clock import SystemClock
+    from pbem.service.clock import clock_from
     from pbem.service.context import Context
     from pbem.service.games import find_game, find_player
     from pbem.service.notify import render_turn
@@ -779,7 +810,7 @@ def render(
     with _session(config) as session:
         row = find_game(session, game)
         seat = find_player(session, row, player).seat if player else None
-        rendered = render_turn(session, Context(_config(config), SystemClock()), row, turn, seat)
+        rendered = render_turn(session, Context(_config(config), clock_from(None)), row, turn, seat)
     if html is not None:
         from pbem.report.mime import to_mime
         from pbem.service.demo import _standalone_html

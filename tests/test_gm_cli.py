@@ -17,7 +17,9 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlmodel import select
@@ -64,6 +66,14 @@ def state_of(config: Path) -> GameState:
     engine = init_db(load_config(config).database_url)
     with session_scope(engine, write=False) as session:
         return load(session, find_game(session, GAME)).state
+
+
+def game_row(config: Path) -> Any:
+    from pbem.config import load_config
+
+    engine = init_db(load_config(config).database_url)
+    with session_scope(engine, write=False) as session:
+        return find_game(session, GAME)
 
 
 def hash_chain(config: Path) -> list[tuple[int, int, int | None, str]]:
@@ -458,7 +468,11 @@ def test_reveal_prints_the_secret_and_export_then_carries_it(started: Path, tmp_
     hidden = ok("export", GAME, "--config", started).stdout
     assert "[Secret " not in hidden
     assert SECRET.hex() not in hidden
-    result = ok("reveal", GAME, "--config", started)
+    refused = pbem("reveal", GAME, "--config", started)  # the game is running (issue 13)
+    assert refused.exit_code == 1
+    assert "publishing it now would let anyone compute the future dice" in refused.stderr
+    assert "[Secret " not in ok("export", GAME, "--config", started).stdout
+    result = ok("reveal", GAME, "--force", "--config", started)
     assert result.stdout.splitlines()[0] == f"secret of {GAME}: {SECRET.hex()}"
     shown = ok("export", GAME, "--config", started).stdout
     assert f'[Secret "{SECRET.hex()}"]' in shown
@@ -705,3 +719,21 @@ def test_installed_pbem_command_verifies_a_record(played: Played, reference: Ref
         "",
         "error: no game named 'nope' (see `pbem list`)\n",
     )
+
+
+def test_now_runs_a_command_on_another_time_base(
+    started: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: a GM tries deadlines without waiting (--now, or $PBEM_NOW)."""
+    monkeypatch.delenv("PBEM_NOW", raising=False)
+    before = state_of(started)
+    deadline = game_row(started).deadline
+    assert deadline is not None
+    late = (deadline + timedelta(days=3)).isoformat()
+    result = ok("--now", late, "poll", "--config", started)
+    assert f"{GAME}: turn {before.turn} missed by {PLAYERS[before.current]}" in result.stdout
+    assert state_of(started).turn == before.turn + 1
+    monkeypatch.delenv("PBEM_NOW", raising=False)  # the option set it for this process
+    bad = pbem("--now", "next tuesday", "status", "--config", started)
+    assert bad.exit_code == 1
+    assert "--now: 'next tuesday' is not a time; write it as 2026-12-01T09:00Z" in bad.stderr

@@ -95,9 +95,9 @@ def test_late_notice_to_everyone_then_the_default_after_grace(tmp_path) -> None:
     table.read_all()
     for name in PLAYERS:
         notices = table.mails(name, "gm_alert")
-        assert [m.subject for m in notices] == [
-            f"[late] Deadline passed, waiting for {mover}"
-        ], name
+        assert [m.subject for m in notices] == [f"[late] Deadline passed, waiting for {mover}"], (
+            name
+        )
         assert "still waiting for " + mover in notices[0].flat
     assert [m.subject for m in table.gm] == [
         f"[late] GM alert: Deadline passed, waiting for {mover}"
@@ -332,9 +332,7 @@ def test_extend_pushes_the_deadline_and_tells_everyone(tmp_path) -> None:
     assert world.game("ext").deadline == START + timedelta(hours=60)
     table.read_all()
     for name in PLAYERS:
-        assert [m.subject for m in table.mails(name)] == [
-            "[ext] Deadline extended by 12 hours"
-        ]
+        assert [m.subject for m in table.mails(name)] == ["[ext] Deadline extended by 12 hours"]
     world.poll_until(START + timedelta(hours=59))
     table.read_all()
     assert alerts(table.mails("ann"), "Deadline passed") == []
@@ -419,3 +417,20 @@ def test_settings_are_checked() -> None:
     for stored, key in bad:
         with pytest.raises(ServiceError, match=f"^setting {key} = "):
             check_settings(stored)
+
+
+def test_zero_grace_applies_the_missed_turn_policy_at_the_deadline(tmp_path) -> None:
+    """Issue 13: grace_hours = 0 used to push every passed deadline back by the
+    gap since the last poll, so a deadline was never enforced. Now a poll
+    right after the deadline plays the missed turn."""
+    world = World(tmp_path)
+    table = new_table(world, "zero", PLAYERS, settings={**TIMING, "grace_hours": 0})
+    table.silence()
+    table.step()
+    mover, turn = table.mover(), world.game("zero").turn
+    world.poll_until(START + timedelta(hours=47), every_hours=0.1)  # cron every 6 minutes
+    assert world.game("zero").turn == turn
+    world.poll_until(START + timedelta(hours=48, minutes=6), every_hours=0.1)
+    assert world.game("zero").turn == turn + 1
+    assert [e.source for e in world.log("zero")][-1] == "default"
+    assert table.mover() != mover

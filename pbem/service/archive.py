@@ -190,8 +190,17 @@ def import_record(
     return game, passwords
 
 
-def reveal(session: Session, game: Game) -> str:
-    """Publish the secret: from now on anyone can verify every roll."""
+def reveal(session: Session, game: Game, force: bool = False) -> str:
+    """Publish the secret: from now on anyone can verify every roll. On a game
+    still running that also tells everyone every future roll, so it needs
+    ``force``."""
+    if game.status != "finished" and not force:
+        raise ServiceError(
+            f"game {game.name} is still running: its secret decides every roll still to "
+            "come, so publishing it now would let anyone compute the future dice. It is "
+            "published with the game record when the game ends; use --force to publish "
+            "it anyway"
+        )
     game.secret_revealed = True
     session.add(game)
     return game.secret

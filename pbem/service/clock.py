@@ -36,3 +36,41 @@ class ManualClock:
 
     def set(self, when: datetime) -> None:
         self._now = when
+
+
+ENV_NOW = "PBEM_NOW"
+
+
+class ShiftedClock:
+    """The system clock on another time base: it reads ``start`` when made and
+    runs on from there, so a GM can try deadlines without waiting for them."""
+
+    def __init__(self, start: datetime) -> None:
+        if start.tzinfo is None:
+            raise ValueError("ShiftedClock needs an aware datetime (UTC)")
+        self._offset = start - datetime.now(UTC)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self._offset
+
+
+class ClockError(ValueError):
+    """A time given for the clock that cannot be read."""
+
+
+def clock_from(now: str | None) -> Clock:
+    """The clock of a command: ``now`` (or $PBEM_NOW), an ISO 8601 time such as
+    2026-12-01T09:00Z (UTC when it names no zone), else the system clock."""
+    import os
+
+    text = now or os.environ.get(ENV_NOW, "")
+    if not text:
+        return SystemClock()
+    try:
+        start = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ClockError(
+            f"{ENV_NOW if not now else '--now'}: {text!r} is not a time; write it as "
+            "2026-12-01T09:00Z (ISO 8601, UTC unless a zone is given)"
+        ) from None
+    return ShiftedClock(start if start.tzinfo else start.replace(tzinfo=UTC))

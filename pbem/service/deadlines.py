@@ -41,6 +41,7 @@ from pbem.store import (
 )
 
 log = logging.getLogger("pbem.deadlines")
+MIN_OUTAGE = timedelta(minutes=30)  # a poller down at least this long had an outage
 
 
 def _marked(session: Session, key: str) -> bool:
@@ -105,7 +106,9 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
             conf = settings(game)
             if deadline is None or deadline > now:
                 continue
-            if downtime <= timedelta(hours=conf["grace_hours"]):
+            # A gap between two polls is no outage (with grace_hours = 0 every gap
+            # would otherwise push the deadline back, and it would never pass).
+            if downtime <= max(timedelta(hours=conf["grace_hours"]), MIN_OUTAGE):
                 continue
             late_before = _marked(session, f"late:{period_key(game)}")
             game.deadline = deadline + downtime
