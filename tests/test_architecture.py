@@ -1,0 +1,143 @@
+"""The layers of docs/ARCHITECTURE.md, checked on the source (issue 18).
+
+Every import of every module of pbem is read (at the top or inside a
+function; not those under ``if TYPE_CHECKING``), and two things must hold:
+no module imports itself back through others (no import loop), and each
+layer imports only the layers below it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pbem"
+
+# layer -> the layers of pbem it may import (besides itself and pbem.vocab,
+# pbem.errors, pbem.paths, which every layer may use)
+ALLOWED: dict[str, set[str]] = {
+    "rules": set(),
+    "orders": {"rules"},
+    "store": set(),
+    "mail": set(),
+    "report": {"rules", "orders"},
+    "service": {"rules", "orders", "report", "store", "mail", "config"},
+    "config": {"mail"},
+    "cli": {"rules", "orders", "report", "store", "mail", "config", "service"},
+    "entry": {"rules", "cli"},
+}
+SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(path: Path, known: dict[str, Path]) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", 0) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                if sub in known:
+                    found.add(sub)  # a submodule, not the package's own code
+                elif node.module in known:
+                    found.add(node.module)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports_of(path, known) - {name} for name, path in known.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def layer(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
+def test_no_import_loops() -> None:
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_loop() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    wrong = []
+    for module, targets in sorted(graph().items()):
+        own = layer(module)
+        if own in SHARED:
+            continue
+        for target in sorted(targets):
+            other = layer(target)
+            if other != own and other not in SHARED and other not in ALLOWED[own]:
+                wrong.append(f"{module} imports {target}")
+    assert wrong == []
