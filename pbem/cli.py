@@ -319,7 +319,7 @@ def new(
             typer.echo(f"  password of {name}: {password}")
 
 
-def _settings(items: list[str]) -> dict[str, Any]:
+def _settings(items: list[str], known_only: bool = True) -> dict[str, Any]:
     """--setting K=V: V read as JSON when it is (numbers, lists, true/false), else text."""
     from pbem.service.settings import DEFAULTS
 
@@ -329,7 +329,7 @@ def _settings(items: list[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             fail(f"--setting {item!r}: expected K=V")
-        if key not in DEFAULTS:
+        if known_only and key not in DEFAULTS:
             fail(f"--setting {key}: no such setting (known: {', '.join(sorted(DEFAULTS))})")
         try:
             out[key] = json.loads(value)
@@ -356,6 +356,19 @@ def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) 
     with _session(config) as session:
         row = find_game(session, game)
         typer.echo(action(session, Context(_config(config), clock_from(None)), row, *args))
+
+
+@app.command("set")
+def set_(
+    game: str,
+    items: Annotated[list[str], typer.Argument(help="KEY=VALUE, e.g. turn_hours=24.")],
+    config: ConfigOption = None,
+) -> None:
+    """Change timing or policy settings of a running game (announced to the
+    players); rule options cannot change once a game has begun."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.change_settings, _settings(items, known_only=False))
 
 
 @app.command()

@@ -737,3 +737,21 @@ def test_now_runs_a_command_on_another_time_base(
     bad = pbem("--now", "next tuesday", "status", "--config", started)
     assert bad.exit_code == 1
     assert "--now: 'next tuesday' is not a time; write it as 2026-12-01T09:00Z" in bad.stderr
+
+
+def test_set_changes_timing_and_refuses_rules(started: Path) -> None:
+    """Issue 13: settings can change after creation; rules cannot."""
+    result = ok("set", GAME, "turn_hours=24", "grace_hours=0", "--config", started)
+    assert result.stdout == f"{GAME}: grace_hours: 24.0 -> 0; turn_hours: 48.0 -> 24\n"
+    settings = json.loads(game_row(started).settings_json)
+    assert (settings["turn_hours"], settings["grace_hours"]) == (24, 0)
+    assert ok("set", GAME, "turn_hours=24", "--config", started).stdout == (
+        f"{GAME}: nothing changed\n"
+    )
+    rule = pbem("set", GAME, "card_values=fixed", "--config", started)
+    assert rule.exit_code == 1
+    assert "card_values is a rule option: the rules of a game cannot change" in rule.stderr
+    bad = pbem("set", GAME, "turn_hours=-3", "--config", started)
+    assert bad.exit_code == 1 and "turn_hours" in bad.stderr
+    unknown = pbem("set", GAME, "turn_hour=3", "--config", started)
+    assert unknown.exit_code == 1 and "turn_hour: no such setting" in unknown.stderr

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
@@ -39,7 +40,7 @@ from pbem.service.schedule import (
     on_allowed_day,
     start_period,
 )
-from pbem.service.settings import bot_seats, settings
+from pbem.service.settings import DEFAULTS, bot_seats, check_settings, settings
 from pbem.store import (
     Game,
     OrderEntry,
@@ -61,6 +62,49 @@ def _under_way(game: Game) -> None:
 
 def _when(moment: datetime | None) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC" if moment else "none"
+
+
+# The service's own bookkeeping in settings_json, never set by hand.
+_BOOKKEEPING = {"bot_seats", "bot_since", "setup_autopilot"}
+
+
+def change_settings(session: Session, ctx: Context, game: Game, changes: dict[str, Any]) -> str:
+    """`pbem set`: timing and policy settings may change in a running game
+    (announced to the players); rule options may not, as they would change
+    the meaning of turns already played."""
+    _under_way(game)
+    unknown = sorted(k for k in changes if k not in DEFAULTS or k in _BOOKKEEPING)
+    if unknown:
+        from pbem.rules.options import Options
+
+        if unknown[0] in Options.__dataclass_fields__:
+            raise ServiceError(
+                f"{unknown[0]} is a rule option: the rules of a game cannot change once it "
+                "has begun (every turn already played, and its replay, depends on them)"
+            )
+        raise ServiceError(
+            f"{unknown[0]}: no such setting (settings: {', '.join(sorted(DEFAULTS))})"
+        )
+    stored = json.loads(game.settings_json or "{}")
+    before = settings(game)
+    check_settings({**stored, **changes})
+    changed = {k: v for k, v in changes.items() if before.get(k) != v}
+    if not changed:
+        return f"{game.name}: nothing changed"
+    stored.update(changed)
+    game.settings_json = json.dumps(stored, sort_keys=True)
+    session.add(game)
+    lines = [f"{k}: {before.get(k)!r} -> {v!r}" for k, v in sorted(changed.items())]
+    notify.announce(
+        session,
+        ctx,
+        game,
+        "The GM changed the settings of the game:\n"
+        + "\n".join(f"  {line}" for line in lines)
+        + "\nThe current deadline stands; the new timing applies from the next one.",
+        subject="The game's settings changed",
+    )
+    return f"{game.name}: " + "; ".join(lines)
 
 
 def pause(session: Session, ctx: Context, game: Game) -> str:
