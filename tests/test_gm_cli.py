@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -725,7 +726,9 @@ def test_now_runs_a_command_on_another_time_base(
     started: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 13: a GM tries deadlines without waiting (--now, or $PBEM_NOW)."""
-    monkeypatch.delenv("PBEM_NOW", raising=False)
+    # --now sets $PBEM_NOW for the rest of the process: this test's only
+    monkeypatch.setenv("PBEM_NOW", "")
+    monkeypatch.delenv("PBEM_NOW")
     before = state_of(started)
     deadline = game_row(started).deadline
     assert deadline is not None
@@ -733,7 +736,7 @@ def test_now_runs_a_command_on_another_time_base(
     result = ok("--now", late, "poll", "--config", started)
     assert f"{GAME}: turn {before.turn} missed by {PLAYERS[before.current]}" in result.stdout
     assert state_of(started).turn == before.turn + 1
-    monkeypatch.delenv("PBEM_NOW", raising=False)  # the option set it for this process
+    os.environ.pop("PBEM_NOW", None)  # the option set it for this process
     bad = pbem("--now", "next tuesday", "status", "--config", started)
     assert bad.exit_code == 1
     assert "--now: 'next tuesday' is not a time; write it as 2026-12-01T09:00Z" in bad.stderr

@@ -101,3 +101,26 @@ def test_join_takes_its_line_and_leaves_the_signature(tmp_path) -> None:  # noqa
     world.poll()
     asked = [m for m in world.take("dan@players.test") if "Confirm joining" in m.subject]
     assert len(asked) == 1
+
+
+def test_every_problem_of_a_mail_comes_in_one_reply(tmp_path) -> None:  # noqa: ANN001
+    """Grammar and validation problems together: no second round trip."""
+    world = World(tmp_path)
+    table = new_table(world, "pass", PLAYERS)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    state = world.state("pass")
+    seat = state.current
+    theirs = next(t for t, owner in enumerate(state.owner) if owner != seat)
+    name = state.board.territories[theirs].name
+    body = f"PLACE {state.reinforcements} {name}\nATACK Alaska -> Kamchatka\n"
+    mover.reply(mover.latest("your_turn"), body)
+    world.poll()
+    answer = [m for m in mover.read() if m.kind == "error_reply"]
+    assert len(answer) == 1
+    text = answer[0].flat
+    assert "Your mail was not applied: 2 problems" in text
+    assert f"Line 1: PLACE {state.reinforcements} {name} {name} is not yours" in text
+    assert "ATACK: no such order; did you mean ATTACK?" in text  # line 2: grammar
+    assert world.game("pass").turn == state.turn  # nothing applied

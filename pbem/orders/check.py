@@ -6,7 +6,7 @@ and by the CHECK command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pbem.orders.errors import OrderProblem, OrdersError, format_problems
 from pbem.orders.model import ParsedMail
@@ -15,6 +15,29 @@ from pbem.orders.render import render_orders
 from pbem.orders.validate import PHASE_WORDS, validate_mail
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
+
+
+def all_problems(
+    error: OrdersError, state: GameState | None, seat: int | None
+) -> list[OrderProblem]:
+    """Every problem one pass can find in a mail whose lines did not all parse:
+    the lines that could not be read, and the orders before the first of them
+    validated against the game (the state those orders produce is well defined;
+    after an unreadable line it is not). Sorted by line."""
+    problems = list(error.problems)
+    partial = error.partial
+    if state is None or seat is None or not isinstance(partial, ParsedMail):
+        return problems
+    first_bad = min((p.line for p in problems if p.line), default=0)
+    if not first_bad:
+        return problems
+    readable = [o for o in partial.orders if o.line < first_bad]
+    seen = {(p.line, p.message) for p in problems}
+    # complete=False: an unreadable line may have been a PLACE or a TRADE, so
+    # the armies due and placed are not known; those checks wait for the resend.
+    checked = validate_mail(state, seat, replace(partial, orders=readable), complete=False)
+    problems += [p for p in checked if (p.line, p.message) not in seen]
+    return sorted(problems, key=lambda p: (p.line or 10**9, p.column))
 
 
 @dataclass(frozen=True)
@@ -28,13 +51,13 @@ def check_text(
 ) -> CheckResult:
     """Parse ``text`` and, given a state, validate it for ``seat`` (default: the
     player to move)."""
+    if state is not None and seat is None and state.phase not in SETUP_PHASES:
+        seat = state.current
     try:
         mail = parse_orders(text, board)
     except OrdersError as error:
-        return CheckResult(False, format_problems(error.problems, text))
+        return CheckResult(False, format_problems(all_problems(error, state, seat), text))
     if state is not None:
-        if seat is None and state.phase not in SETUP_PHASES:
-            seat = state.current
         if seat is None:
             if mail.orders:
                 message = "setup orders are checked for one player: say which"

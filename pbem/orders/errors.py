@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Any
 
 from pbem.orders.lexer import source_lines
 from pbem.rules.board import Board, fold_name
@@ -34,8 +35,11 @@ class OrderProblem:
 class OrdersError(Exception):
     """The orders cannot be applied; ``problems`` lists every reason."""
 
-    def __init__(self, problems: list[OrderProblem]) -> None:
+    def __init__(self, problems: list[OrderProblem], partial: Any = None) -> None:
         self.problems = list(problems)
+        # The parser's ParsedMail of the lines it could read, so that a reply
+        # can also validate them (see pbem.orders.check.all_problems).
+        self.partial = partial
         if not self.problems:
             summary = "the orders cannot be applied"
         elif len(self.problems) == 1:

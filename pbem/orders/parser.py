@@ -763,5 +763,5 @@ def parse_orders(text: str, board: Board, *, max_chars: int = MAX_CHARS) -> Pars
     reader = _MailReader(board)
     mail = reader.read(source_lines(text))
     if reader.problems:
-        raise OrdersError(reader.problems)
+        raise OrdersError(reader.problems, partial=mail)
     return mail

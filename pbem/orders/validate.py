@@ -106,6 +106,7 @@ class _TurnCheck:
         self.trades = 0
         self.values: list[int] = []  # armies of each valid set, in order
         self.due_known = True  # False once a TRADE is wrong: the armies due are unknown
+        self.complete = True  # False: later lines of the mail could not be read
         self.placed = 0
         self.place_orders: list[Order] = []
         self.bonus_taken = state.bonus_taken
@@ -331,6 +332,8 @@ class _TurnCheck:
 
     # -- the whole turn ------------------------------------------------------------
     def finish(self) -> None:
+        if not self.complete:
+            return
         state = self.state
         if state.must_trade and self.trades == 0:
             held = len(state.players[self.seat].cards)
@@ -353,17 +356,22 @@ class _TurnCheck:
             self.problems.append(_at(self.place_orders[0], message))
 
 
-def validate_turn(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
+def validate_turn(
+    state: GameState, seat: int, orders: Sequence[Order], complete: bool = True
+) -> list[OrderProblem]:
     """Every problem with ``seat``'s turn orders in ``state`` (empty: they can run).
 
     Pass every order of the mail (``ParsedMail.orders``) so that setup orders
-    sent during play are reported too.
+    sent during play are reported too. ``complete=False``: these are only the
+    first orders of a mail whose later lines could not be read, so the checks
+    of the whole turn (armies due, a forced trade) are left out.
     """
     orders = list(orders)
     gate = _turn_gate(state, seat)
     if gate is not None:
         return [_whole(gate, orders)]
     check = _TurnCheck(state, seat)
+    check.complete = complete
     check.run(orders)
     return check.problems
 
@@ -474,7 +482,9 @@ def setup_actions(orders: Sequence[Order]) -> list[SetupAction]:
 
 
 # ----------------------------------------------------------------------- mail
-def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderProblem]:
+def validate_mail(
+    state: GameState, seat: int, mail: ParsedMail, complete: bool = True
+) -> list[OrderProblem]:
     """The TURN guard, then the orders against the phase the game is in.
 
     A mail with no orders (only commands or press) has no problems here.
@@ -494,4 +504,4 @@ def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderPr
         return problems
     if state.phase in SETUP_PHASES:
         return problems + validate_setup(state, seat, mail.orders)
-    return problems + validate_turn(state, seat, mail.orders)
+    return problems + validate_turn(state, seat, mail.orders, complete)

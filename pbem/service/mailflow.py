@@ -31,6 +31,7 @@ from pbem.orders import (
     Resign,
     parse_orders,
 )
+from pbem.orders.check import all_problems
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
@@ -152,7 +153,7 @@ def _handle(
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
     player = sender
     loaded = load(session, game)
-    parsed, parse_problems = _parse(mail.text, loaded.state.board)
+    parsed, parse_problems = _parse(mail.text, loaded.state.board, loaded.state, player.seat)
     password = _password(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     if not _authenticated(game, player, mail, password, resigning):
@@ -198,11 +199,15 @@ def _board_of(game: Game) -> Board:
     return board_of(game.map_text, game.map_name)
 
 
-def _parse(text: str, board) -> tuple[ParsedMail | None, list[OrderProblem]]:
+def _parse(
+    text: str, board: Board, state: GameState | None = None, seat: int | None = None
+) -> tuple[ParsedMail | None, list[OrderProblem]]:
+    """The parsed mail, or every problem one pass finds (unreadable lines, and
+    the readable orders before them validated against ``state``)."""
     try:
         return parse_orders(text, board), []
     except OrdersError as exc:
-        return None, exc.problems
+        return None, all_problems(exc, state, seat)
 
 
 def _password(text: str) -> str | None:
