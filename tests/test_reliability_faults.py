@@ -326,38 +326,33 @@ def test_postgresql_stopped_and_restarted_mid_poll_loses_nothing(
     exactly_once(world, games, kills=3)
 
 
+def run_workers(world: MailWorld, games: Games, workers: int, rounds: int) -> None:
+    """``workers`` daemons, each with its own state folder, play ``rounds`` rounds."""
+    running = [start_daemon(world, worker_config(world, f"w{i}"), f"w{i}") for i in range(workers)]
+    try:
+        for _ in range(rounds):
+            answer_all(world, games)
+            wait_answered(world, games, timeout=90)
+    finally:
+        for worker in running:
+            stop(worker)
+    exactly_once(world, games)
+    logs = [(world.directory / f"w{i}.log").read_text(errors="replace") for i in range(workers)]
+    assert all("Traceback" not in log for log in logs), logs
+
+
 def test_three_workers_on_one_postgresql_divide_the_mail_without_a_trace(
     mail_servers: MailServers, tmp_path: Path, own_postgresql: _Server
 ) -> None:
     world = make_world(mail_servers, tmp_path, own_postgresql.url("faults"))
-    games = new_games(world, 6)
-    workers = [start_daemon(world, worker_config(world, f"w{i}"), f"w{i}") for i in range(3)]
-    try:
-        for _ in range(4):
-            answer_all(world, games)
-            wait_answered(world, games, timeout=90)
-    finally:
-        for worker in workers:
-            stop(worker)
-    exactly_once(world, games)
-    logs = [(tmp_path / f"w{i}.log").read_text(errors="replace") for i in range(3)]
-    assert all("Traceback" not in log for log in logs), logs
+    run_workers(world, new_games(world, 6), workers=3, rounds=4)
 
 
 def test_two_workers_on_one_sqlite_divide_the_mail_without_a_trace(
     mail_servers: MailServers, tmp_path: Path
 ) -> None:
     world = make_world(mail_servers, tmp_path)
-    games = new_games(world, 4)
-    workers = [start_daemon(world, worker_config(world, f"w{i}"), f"w{i}") for i in range(2)]
-    try:
-        for _ in range(3):
-            answer_all(world, games)
-            wait_answered(world, games, timeout=90)
-    finally:
-        for worker in workers:
-            stop(worker)
-    exactly_once(world, games)
+    run_workers(world, new_games(world, 4), workers=2, rounds=3)
 
 
 # ------------------------------------------------------------------ IMAP down
