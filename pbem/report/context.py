@@ -136,6 +136,7 @@ class Receipt:
     orders_text: str
     adjudicated: bool  # True: played at once (the report follows); False: held
     check_only: bool = False  # a CHECK mail: validated, nothing applied
+    forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
 
 
 @dataclass(frozen=True)

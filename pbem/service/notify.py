@@ -52,6 +52,7 @@ class Reply:
     held: bool = False  # deadline mode: kept until the deadline, not played yet
     check_only: bool = False  # CHECK: validated, nothing applied
     waiting: bool = False  # setup orders kept until every player has sent theirs
+    forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
 
 
 # ----------------------------------------------------------------- helpers
@@ -192,6 +193,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 orders_text=orders_text,
                 adjudicated=played,
                 check_only=reply.check_only,
+                forecast=tuple(reply.forecast),
             )
         )
     if rendered is not None:
