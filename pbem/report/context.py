@@ -113,6 +113,7 @@ class YourTurn:
     seat: int
     token: str  # the turn token, carried in the subject of the reply
     deadline: datetime | None
+    since: tuple[str, ...] = ()  # what changed for this player since their last turn
 
 
 @dataclass(frozen=True)

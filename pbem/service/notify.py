@@ -18,10 +18,10 @@ from pbem import orders
 from pbem.mail.decode import DecodedMail
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
-from pbem.report import render
+from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
+from pbem.service import catchup, replay
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
@@ -110,9 +110,11 @@ def queue(
     seat: int | None = None,
     in_reply_to: str | None = None,
     attachment: tuple[str, str] | None = None,
+    attachment_type: str = "plain",
 ) -> None:
     """Add one mail to the outbox (once: a stable Message-ID already queued is
-    skipped). ``attachment`` is (file name, text), e.g. the game record."""
+    skipped). ``attachment`` is (file name, text), e.g. the game record, of type
+    text/``attachment_type``."""
     if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
         return
     references = []
@@ -131,7 +133,7 @@ def queue(
     )
     if attachment is not None:
         filename, content = attachment
-        msg.add_attachment(content, subtype="plain", filename=filename)
+        msg.add_attachment(content, subtype=attachment_type, filename=filename)
     session.add(
         Outbox(
             message_id=message_id,
@@ -610,7 +612,8 @@ def prompt_next(
         return
     player = players[seat]
     token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
-    notice = rc.YourTurn(info, state, seat, token, game.deadline)
+    since = tuple(catchup.since_last_turn(session, game, player, state))
+    notice = rc.YourTurn(info, state, seat, token, game.deadline, since)
     queue(
         session,
         ctx,
@@ -621,7 +624,20 @@ def prompt_next(
         ),
         game=game,
         seat=seat,
+        attachment=_deadline_ics(ctx, game, state, player),
+        attachment_type="calendar",
     )
+
+
+def _deadline_ics(
+    ctx: Context, game: Game, state: GameState, player: Player
+) -> tuple[str, str] | None:
+    """The deadline of this turn as a calendar file, when the game has deadlines."""
+    if game.deadline is None:
+        return None
+    due = ics.Deadline(game.name, state.turn, player.name, game.deadline, player.seat)
+    text = ics.calendar([due], host_of(ctx), ctx.clock.now())
+    return f"{game.name}-turn{state.turn}.ics", text
 
 
 def game_start(
