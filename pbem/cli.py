@@ -470,6 +470,7 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
     """A game's board by continent, players, card counts, whose turn, deadline."""
     from pbem.service.describe import describe_game, game_to_json
     from pbem.service.games import find_game, load
+    from pbem.service.stats import response_stats, stats_lines
 
     with _session(config) as session:
         row = find_game(session, game)
@@ -484,6 +485,19 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
         }
         data = game_to_json(state, info)
         text = describe_game(state, info)
+        answers = response_stats(session, row)
+        data["response_times"] = [
+            {
+                "player": s.name,
+                "answered": s.answered,
+                "median_seconds": s.median.total_seconds() if s.median else None,
+                "worst_seconds": s.worst.total_seconds() if s.worst else None,
+                "missed": s.missed,
+            }
+            for s in answers
+        ]
+        if answers:
+            text = text.rstrip("\n") + "\n\n" + "\n".join(stats_lines(answers))
     _emit(data, as_json, lambda: text)
 
 
@@ -839,6 +853,23 @@ def render(
     if html is None or text:
         typer.echo(f"Subject: {rendered.subject}\n")
         typer.echo(rendered.text)
+
+
+@app.command()
+def site(
+    out: Annotated[Path, typer.Argument(help="The folder to write the site into.")],
+    config: ConfigOption = None,
+) -> None:
+    """Write the static game site: every game's standings, maps, turns, public press,
+    deadline (.ics) and, once over, its record. No private fact is written."""
+    from pbem.service.clock import SystemClock
+    from pbem.service.context import Context
+    from pbem.site import build_site
+
+    with _session(config) as session:
+        written = build_site(session, Context(_config(config), SystemClock()), out)
+    pages = sum(1 for p in written if p.suffix == ".html")
+    typer.echo(f"wrote {pages} pages ({len(written)} files) to {out}")
 
 
 def _read(path: Path) -> str:

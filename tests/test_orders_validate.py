@@ -459,6 +459,11 @@ def test_check_text_against_a_state() -> None:
         "  PLACE 1 Alaska, 2 Ontario\n"
         "  ATTACK Alaska -> Alberta MOVE ALL\n"
         "\n"
+        "Odds before the dice (exact odds, the attacks form a chain; the game's own dice are "
+        "not used):\n"
+        "  1. Alaska -> Alberta: takes it 76.9%; armies left 3.8 (Alaska 1.0, Alberta 2.8)\n"
+        "  Whole plan (every territory attacked taken): 76.9%\n"
+        "\n"
         "Commands:\n"
         "  CHECK\n"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from pbem.orders.errors import OrderProblem, OrdersError, format_problems
+from pbem.orders.forecast import forecast_lines
 from pbem.orders.model import ParsedMail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_orders
@@ -80,6 +81,9 @@ def _report(mail: ParsedMail, board: Board, state: GameState | None) -> str:
     if mail.orders:
         out.append("Orders, as they would be recorded:")
         out += ["  " + line for line in render_orders(mail.orders, board).splitlines()]
+        odds = forecast_lines(state, mail.orders) if state is not None else []
+        if odds:
+            out += [""] + odds
     else:
         out.append("No orders.")
     if mail.commands:

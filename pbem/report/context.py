@@ -113,6 +113,7 @@ class YourTurn:
     seat: int
     token: str  # the turn token, carried in the subject of the reply
     deadline: datetime | None
+    since: tuple[str, ...] = ()  # what changed for this player since their last turn
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,7 @@ class Receipt:
     orders_text: str
     adjudicated: bool  # True: played at once (the report follows); False: held
     check_only: bool = False  # a CHECK mail: validated, nothing applied
+    forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
 
 
 @dataclass(frozen=True)

@@ -303,6 +303,7 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "token": notice.token,
         "deadline": when(notice.deadline, game.timezone),
         "example_orders": _example_orders(state, seat, sets),
+        "since": notice.since,
         "cid": cid,
     }
     subject = subjects.your_turn_subject(game.name, state.turn, notice.token)

@@ -394,6 +394,8 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
+    if (parsed.check or held) and game.phase == "playing":
+        reply.forecast = _forecast(session, game, player, parsed)
     if parsed.check:
         reply.check_only = True
         reply.notes.append("CHECK: valid, nothing applied")
@@ -418,6 +420,13 @@ def _orders(
     notify.after_steps(session, ctx, game, outcome.steps)
     deadlines.play_bot_turns(session, ctx, game)
     return outcome.message
+
+
+def _forecast(session: Session, game: Game, player: Player, parsed: ParsedMail) -> list[str]:
+    """The odds of accepted orders that are not played yet (held or CHECK)."""
+    from pbem.orders.forecast import forecast_lines
+
+    return forecast_lines(load(session, game).state, parsed.orders, player.seat)
 
 
 def _command(

@@ -19,10 +19,10 @@ from pbem import orders
 from pbem.mail.decode import DecodedMail
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
-from pbem.report import render
+from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import outbox, replay, schedule
+from pbem.service import catchup, outbox, replay, schedule
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
@@ -54,6 +54,7 @@ class Reply:
     held: bool = False  # deadline mode: kept until the deadline, not played yet
     check_only: bool = False  # CHECK: validated, nothing applied
     waiting: bool = False  # setup orders kept until every player has sent theirs
+    forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
 
 
 # ----------------------------------------------------------------- helpers
@@ -111,9 +112,11 @@ def queue(
     seat: int | None = None,
     in_reply_to: str | None = None,
     attachment: tuple[str, str] | None = None,
+    attachment_type: str = "plain",
 ) -> None:
     """Add one mail to the outbox (once: a stable Message-ID already queued is
-    skipped). ``attachment`` is (file name, text), e.g. the game record."""
+    skipped). ``attachment`` is (file name, text), e.g. the game record, of type
+    text/``attachment_type``."""
     if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
         return
     references = []
@@ -132,7 +135,7 @@ def queue(
     )
     if attachment is not None:
         filename, content = attachment
-        msg.add_attachment(content, subtype="plain", filename=filename)
+        msg.add_attachment(content, subtype=attachment_type, filename=filename)
     outbox.enqueue(
         session,
         message_id=message_id,
@@ -191,6 +194,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 orders_text=orders_text,
                 adjudicated=played,
                 check_only=reply.check_only,
+                forecast=tuple(reply.forecast),
             )
         )
     if rendered is not None:
@@ -623,7 +627,8 @@ def prompt_next(
         return
     player = players[seat]
     token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
-    notice = rc.YourTurn(info, state, seat, token, game.deadline)
+    since = tuple(catchup.since_last_turn(session, game, player, state))
+    notice = rc.YourTurn(info, state, seat, token, game.deadline, since)
     queue(
         session,
         ctx,
@@ -634,7 +639,20 @@ def prompt_next(
         ),
         game=game,
         seat=seat,
+        attachment=_deadline_ics(ctx, game, state, player),
+        attachment_type="calendar",
     )
+
+
+def _deadline_ics(
+    ctx: Context, game: Game, state: GameState, player: Player
+) -> tuple[str, str] | None:
+    """The deadline of this turn as a calendar file, when the game has deadlines."""
+    if game.deadline is None:
+        return None
+    due = ics.Deadline(game.name, state.turn, player.name, game.deadline, player.seat)
+    text = ics.calendar([due], host_of(ctx), ctx.clock.now())
+    return f"{game.name}-turn{state.turn}.ics", text
 
 
 def game_start(

@@ -37,6 +37,7 @@ from pbem.vocab import OutboxStatus, RawFormat
 log = logging.getLogger("pbem.outbox")
 
 BATCH = 50  # rows leased at a time: one SMTP connection each
+KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
 _RETRY_CAP_SECONDS = 3600.0
 
 
@@ -222,7 +223,8 @@ def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:
 
 def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int = 500) -> int:
     """Drop the body of mail sent more than ``retention_days`` ago (headers
-    and the hash stay); returns how many rows were pruned."""
+    and the hash stay); returns how many rows were pruned. Press is kept:
+    it is small, and the game site shows public press for the whole game."""
     cutoff = now - timedelta(days=retention_days)
     with session_scope(engine) as session:
         rows = list(
@@ -232,6 +234,7 @@ def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int 
                     Outbox.status == OutboxStatus.SENT,
                     col(Outbox.sent_at) < cutoff,
                     Outbox.raw_format != RawFormat.PRUNED,
+                    Outbox.kind != KEPT_KIND,
                 )
                 .limit(limit)
             )

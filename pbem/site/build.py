@@ -1,0 +1,284 @@
+"""Write the game site: an index of games; per game its standings, the map at every
+turn, the turn log, press sent to all players, the deadline (also as a calendar file),
+response times, and the game record once the game is over.
+
+Only public facts: pages are rendered from the observer's view of each turn (the GM's
+copy, which names no card drawn or taken and no mission), never an address, password or
+turn token; the dice secret appears only once the game has revealed it. A test scans
+every page for every private fact of a game.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from email import policy
+from email.parser import BytesParser
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from sqlmodel import Session, col, select
+
+from pbem.paths import templates_dir
+from pbem.report import context as rc
+from pbem.report import ics, views
+from pbem.report.picture import map_picture
+from pbem.report.textfmt import when
+from pbem.rules.events import event_from_dict
+from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.service import notify
+from pbem.service.archive import export_record
+from pbem.service.context import Context
+from pbem.service.games import definition_of
+from pbem.service.stats import ResponseStats, duration, response_stats
+from pbem.service.outbox import raw_of
+from pbem.store import Game, Outbox, TurnResult
+
+PRESS_KIND = "press"
+_TO_ALL = re.compile(r"^(?P<who>.+?) writes to all players:\s*$", re.MULTILINE)
+_RELAYED = "(Relayed by the game master."
+
+
+@dataclass(frozen=True)
+class TurnPage:
+    seq: int
+    turn: int
+    mover: str
+    headline: list[str]
+    sections: list[views.Section]
+    picture: str | None  # file name of the map after the turn
+    file: str
+
+
+@dataclass(frozen=True)
+class PressItem:
+    sender: str
+    text: str
+
+
+@dataclass
+class GamePage:
+    name: str
+    slug: str
+    title: str
+    status: str
+    turn: int
+    board_title: str
+    players: list[views.PlayerRow]
+    deadline: str
+    calendar: str | None
+    turns: list[TurnPage] = field(default_factory=list)
+    press: list[PressItem] = field(default_factory=list)
+    record: str | None = None
+    start_picture: str | None = None
+    stats: list[ResponseStats] = field(default_factory=list)
+    commitment: str = ""
+    secret: str | None = None
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "game"
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir() / "site")),
+        autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["duration"] = duration
+    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
+    return env
+
+
+def build_site(session: Session, ctx: Context, out: Path) -> list[Path]:
+    """Write every page under ``out`` (made if missing); the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    env = _environment()
+    written: list[Path] = []
+    pages = []
+    for game in session.exec(select(Game).order_by(col(Game.name))):
+        page = _game_page(session, ctx, game, out / slug(game.name), written)
+        pages.append(page)
+    css = out / "style.css"
+    shutil.copyfile(templates_dir() / "site" / "style.css", css)
+    written.append(css)
+    _write(out / "index.html", env.get_template("index.html").render(games=pages, root=""), written)
+    for page in pages:
+        folder = out / page.slug
+        _write(
+            folder / "index.html",
+            env.get_template("game.html").render(game=page, root="../"),
+            written,
+        )
+        for i, turn in enumerate(page.turns):
+            previous = page.turns[i - 1] if i else None
+            following = page.turns[i + 1] if i + 1 < len(page.turns) else None
+            html = env.get_template("turn.html").render(
+                game=page, turn=turn, previous=previous, following=following, root="../"
+            )
+            _write(folder / turn.file, html, written)
+    return written
+
+
+def _write(path: Path, text: str | bytes, written: list[Path]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    written.append(path)
+
+
+def _game_page(
+    session: Session, ctx: Context, game: Game, folder: Path, written: list[Path]
+) -> GamePage:
+    info = notify.game_info(session, ctx, game)
+    definition = definition_of(session, game)
+    results = list(
+        session.exec(
+            select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq))
+        )
+    )
+
+    def state_of(row: TurnResult) -> GameState:
+        return GameState.from_dict(
+            json.loads(row.snapshot_json), definition.board, definition.options
+        )
+
+    states = [state_of(r) for r in results]
+    now = states[-1] if states else None
+    over = now is not None and now.phase == OVER
+    to_move = (
+        now.current if now is not None and now.phase not in SETUP_PHASES and not over else None
+    )
+    page = GamePage(
+        name=game.name,
+        slug=slug(game.name),
+        title=info.title,
+        status=_status(game, now),
+        turn=game.turn,
+        board_title=definition.board.title,
+        players=views.player_rows(info, now, to_move) if now is not None else [],
+        deadline=when(game.deadline, info.timezone) if game.deadline and not over else "",
+        calendar=None,
+        commitment=game.commitment,
+        secret=game.secret if game.secret_revealed else None,
+        stats=response_stats(session, game),
+    )
+    if states:
+        page.start_picture = _picture(
+            info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written
+        )
+    for i, row in enumerate(results):
+        if row.seat is None or row.turn <= 0 or i == 0:
+            continue
+        after, before = states[i], states[i - 1]
+        events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
+        report = rc.TurnReport(
+            info,
+            row.turn,
+            row.seat,
+            events,
+            before,
+            after,
+            row.state_hash,
+            None,
+            after.current if after.phase != OVER else None,
+        )
+        view = views.turn_view(report, None)
+        picture = _picture(
+            info,
+            after,
+            view.changed,
+            f"{game.name}: after turn {row.turn}",
+            folder,
+            f"map-{row.seq}.png",
+            written,
+        )
+        page.turns.append(
+            TurnPage(
+                row.seq,
+                row.turn,
+                view.mover.name,
+                view.headline,
+                view.sections,
+                picture,
+                f"turn-{row.seq}.html",
+            )
+        )
+    if page.deadline and now is not None and to_move is not None:
+        due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
+        text = ics.calendar([due], notify.host_of(ctx), ctx.clock.now())
+        _write(folder / "deadline.ics", text, written)
+        page.calendar = "deadline.ics"
+    page.press = _public_press(session, game)
+    if over:
+        record = export_record(session, game, with_secret=game.secret_revealed)
+        name = f"{page.slug}.pgn"
+        _write(folder / name, record, written)
+        page.record = name
+    return page
+
+
+def _status(game: Game, state: GameState | None) -> str:
+    if state is None:
+        return "waiting for players"
+    if state.phase == OVER:
+        if state.winner is not None:
+            return f"over: won by {state.players[state.winner].name} ({state.win_reason})"
+        return "over"
+    if game.status == "paused":
+        return "paused by the game master"
+    if state.phase in SETUP_PHASES:
+        return f"setting up ({state.phase})"
+    return f"turn {state.turn}: {state.players[state.current].name} to move"
+
+
+def _picture(
+    info: rc.GameInfo,
+    state: GameState,
+    changed: list[int],
+    caption: str,
+    folder: Path,
+    name: str,
+    written: list[Path],
+) -> str | None:
+    png = map_picture(
+        state.board, state.owner, state.armies, views.sides(info, state), changed, caption
+    )
+    if png is None:
+        return None
+    _write(folder / name, png, written)
+    return name
+
+
+def _public_press(session: Session, game: Game) -> list[PressItem]:
+    """Press sent TO ALL: one copy went to every player; read back once from the outbox."""
+    seen: set[tuple[str, str]] = set()
+    items: list[PressItem] = []
+    query = (
+        select(Outbox)
+        .where(Outbox.game_id == game.id, Outbox.kind == PRESS_KIND)
+        .order_by(col(Outbox.id))
+    )
+    parser = BytesParser(policy=policy.default)
+    for row in session.exec(query):
+        msg = parser.parsebytes(raw_of(row))
+        part = msg.get_body(preferencelist=("plain",))
+        text = part.get_content() if part is not None else ""  # type: ignore[union-attr]
+        found = _TO_ALL.search(text)
+        if found is None:
+            continue
+        body = text[found.end() :].split(_RELAYED)[0].strip("\n")
+        who = found.group("who").strip()
+        sender = "anonymous" if who == "An anonymous player" else who
+        key = (sender, body)
+        if key not in seen:
+            seen.add(key)
+            items.append(PressItem(sender, body))
+    return items
