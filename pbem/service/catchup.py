@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem.rules.events import (
     AttackResolved,
@@ -68,7 +68,7 @@ def since_last_turn(session: Session, game: Game, player: Player, state: GameSta
     """The lines for ``player`` from the store: the steps after their own last one."""
     rows = list(
         session.exec(
-            select(TurnResult).where(TurnResult.game_id == game.id).order_by(TurnResult.seq)
+            select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq))
         )
     )
     own = [i for i, r in enumerate(rows) if r.seat == player.seat and r.turn > 0]

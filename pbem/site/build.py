@@ -32,8 +32,8 @@ from pbem.service import notify
 from pbem.service.archive import export_record
 from pbem.service.context import Context
 from pbem.service.games import definition_of
-from pbem.service.stats import ResponseStats, duration, response_stats
 from pbem.service.outbox import raw_of
+from pbem.service.stats import ResponseStats, duration, response_stats
 from pbem.store import Game, Outbox, TurnResult
 
 PRESS_KIND = "press"
@@ -211,7 +211,7 @@ def _game_page(
                 f"turn-{row.seq}.html",
             )
         )
-    if page.deadline and now is not None and to_move is not None:
+    if game.deadline is not None and now is not None and to_move is not None:
         due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
         text = ics.calendar([due], notify.host_of(ctx), ctx.clock.now())
         _write(folder / "deadline.ics", text, written)
