@@ -24,6 +24,7 @@ from pbem.orders.model import (
     ParsedMail,
     Press,
     Resign,
+    SetMail,
     ShowMap,
     Status,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "ParsedMail",
     "Press",
     "Resign",
+    "SetMail",
     "ShowMap",
     "Status",
     "TextBot",

@@ -210,6 +210,16 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "Announce an absence, both days included; the game's policy says what it changes.",
         ("ABSENT FROM 2025-07-01 TO 2025-07-14",),
     ),
+    OrderDef(
+        "SET",
+        COMMAND,
+        "SET MAIL EVERY|MYTURN|DIGEST",
+        "Which mail you get: EVERY turn report; MYTURN, only the reports of your own "
+        "turns (your turn mail still says what changed); DIGEST, your own turns and one "
+        "mail a day with the other turns.",
+        ("SET MAIL DIGEST",),
+    ),
 )
+MAIL_MODES = ("EVERY", "MYTURN", "DIGEST")
 
 KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(d.keyword for d in ORDER_DEFS))

@@ -132,6 +132,13 @@ class Absent(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class SetMail(Command):
+    """SET MAIL: which mail this player gets (every, myturn or digest)."""
+
+    mode: str = "every"
+
+
+@dataclass(frozen=True, slots=True)
 class Press:
     """A message to relay: ``recipient`` is a player's name or ``ALL``."""
 

@@ -51,6 +51,7 @@ from pbem.orders.model import (
     ParsedMail,
     Press,
     Resign,
+    SetMail,
     ShowMap,
     Status,
 )
@@ -540,6 +541,13 @@ def _press(p: _LineParser) -> _Result:
     return _PressStart(recipient, p.line, p.head.column, p.raw)
 
 
+def _set(p: _LineParser) -> _Result:
+    p.expect_word("MAIL", expected="MAIL (SET MAIL EVERY, MYTURN or DIGEST)")
+    mode = p.expect_word(*g.MAIL_MODES, expected="EVERY, MYTURN or DIGEST")
+    p.end()
+    return SetMail(p.line, p.head.column, p.raw, mode.lower())
+
+
 _HANDLERS: dict[str, Callable[[_LineParser], _Result]] = {
     "GAME": _game,
     "TURN": _turn,
@@ -561,6 +569,7 @@ _HANDLERS: dict[str, Callable[[_LineParser], _Result]] = {
     "JOIN": _join,
     "CONFIRM": _confirm,
     "ABSENT": _absent,
+    "SET": _set,
 }
 assert set(_HANDLERS) == set(g.KEYWORDS), "every order of the grammar table has a reader"
 

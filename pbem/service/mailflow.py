@@ -29,6 +29,7 @@ from pbem.orders import (
     OrdersError,
     ParsedMail,
     Resign,
+    SetMail,
     parse_orders,
 )
 from pbem.orders.check import all_problems
@@ -42,7 +43,7 @@ from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
-from pbem.service.settings import settings
+from pbem.service.settings import set_mail_mode, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import InboundStatus
 
@@ -448,5 +449,18 @@ def _command(
         return "absence"
     if isinstance(cmd, Check):
         return "check"
+    if isinstance(cmd, SetMail):
+        set_mail_mode(game, player.seat, cmd.mode)
+        session.add(game)
+        reply.notes.append(
+            {
+                "every": "From now on you get every turn report.",
+                "myturn": "From now on you get the reports of your own turns only; your "
+                "turn mail says what changed since.",
+                "digest": "From now on you get the reports of your own turns, and one "
+                "mail a day with the other turns.",
+            }[cmd.mode]
+        )
+        return f"mail {cmd.mode}"
     reply.commands.append(cmd)
     return type(cmd).__name__.lower()

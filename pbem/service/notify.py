@@ -26,7 +26,7 @@ from pbem.service import catchup, outbox, replay, schedule
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
-from pbem.service.settings import settings
+from pbem.service.settings import mail_mode, settings
 from pbem.store import Game, Outbox, Player, TurnResult
 
 STATUS_BY_PLAYER = {
@@ -544,6 +544,8 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
         )
         for p in players:
+            if p.seat != step.seat and mail_mode(game, p.seat) != "every":
+                continue  # SET MAIL MYTURN / DIGEST: others' turns come in the digest
             rendered = render.render_turn_report(report, p.seat)
             queue(
                 session,

@@ -39,7 +39,7 @@ from pbem.mail.errors import MessageGone
 from pbem.mail.identity import identify
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.transport import HELD, Checkpoint, FetchedMail, Inbox, Sender
-from pbem.service import claims, deadlines, notify, outbox
+from pbem.service import claims, deadlines, digest, notify, outbox
 from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
 from pbem.service.context import Context
@@ -302,7 +302,7 @@ def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
 
 # ------------------------------------------------------------ 2. deadlines
 def _deadline_stage(engine: Engine, ctx: Context, report: PollReport) -> None:
-    report.deadline_events = deadlines.run(engine, ctx)
+    report.deadline_events = deadlines.run(engine, ctx) + digest.run(engine, ctx)
 
 
 # --------------------------------------------------------------- 3. outbox

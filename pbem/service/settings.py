@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "press_copy_gm": False,
     "press_per_hour": 10,
     "replacement_extra_hours": 24.0,
+    "mail_default": "every",  # which mail a player gets until they SET MAIL
 }
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
@@ -65,7 +66,11 @@ def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
         ZoneInfo(str(conf["timezone"]))
     except (ZoneInfoNotFoundError, ValueError):
         raise bad("timezone", "an IANA time zone such as Europe/Paris") from None
-    choices = {"adjudicate": ("orders", "deadline"), "on_removal": ("neutral", "bot")}
+    choices = {
+        "adjudicate": ("orders", "deadline"),
+        "on_removal": ("neutral", "bot"),
+        "mail_default": MAIL_MODES,
+    }
     for key, allowed in choices.items():
         if conf[key] not in allowed:
             raise bad(key, f"one of {', '.join(allowed)}")
@@ -81,6 +86,21 @@ def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
     ):
         raise bad("remove_after_of_last", "[N, M]: N misses among the last M turns, N <= M")
     return conf
+
+
+MAIL_MODES = ("every", "myturn", "digest")
+
+
+def mail_mode(game: Game, seat: int) -> str:
+    """Which mail a seat gets: its own SET MAIL, else the game's default."""
+    conf = settings(game)
+    return str(conf.get("mail_prefs", {}).get(str(seat), conf["mail_default"]))
+
+
+def set_mail_mode(game: Game, seat: int, mode: str) -> None:
+    stored = json.loads(game.settings_json or "{}")
+    stored.setdefault("mail_prefs", {})[str(seat)] = mode
+    game.settings_json = json.dumps(stored, sort_keys=True)
 
 
 def bot_seats(game: Game) -> set[int]:

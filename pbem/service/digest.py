@@ -1,0 +1,104 @@
+"""The daily digest: one mail a day with the turns a player did not get a report of.
+
+A player who sent SET MAIL DIGEST (or whose game defaults to it) gets the
+reports of their own turns only; once a day, at the first poll 24 hours
+after their last digest, this sends them the headline of every other turn
+played since (the turn reports' own subjects), so nothing is missed. A
+ServiceState row per seat keeps when the last digest went and up to which
+step of the log it reached.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from pbem.report import context as rc
+from pbem.report import render
+from pbem.service import notify
+from pbem.service.context import Context
+from pbem.service.games import players_of
+from pbem.service.settings import mail_mode
+from pbem.store import Game, ServiceState, TurnResult, session_scope
+
+EVERY = timedelta(hours=24)
+
+
+def _key(game: Game, seat: int) -> str:
+    return f"digest:{game.id}:{seat}"
+
+
+def run(engine: Engine, ctx: Context) -> list[str]:
+    """Queue the digests that are due; one line per digest sent."""
+    out: list[str] = []
+    with session_scope(engine) as session:
+        for game in session.exec(select(Game).where(Game.status == "running")):
+            if "digest" not in game.settings_json:  # neither a default nor a player's wish
+                continue
+            for player in players_of(session, game):
+                if player.status == "active" and mail_mode(game, player.seat) == "digest":
+                    out += _one(session, ctx, game, player.seat)
+    return out
+
+
+def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
+    now = ctx.clock.now()
+    row = session.exec(select(ServiceState).where(ServiceState.key == _key(game, seat))).first()
+    last_seq = session.exec(
+        select(TurnResult.seq)
+        .where(TurnResult.game_id == game.id)
+        .order_by(col(TurnResult.seq).desc())
+    ).first()
+    if row is None:  # the first poll after the wish: the digest counts from here
+        value = {"at": now.isoformat(), "seq": last_seq or 0}
+        session.add(ServiceState(key=_key(game, seat), value=json.dumps(value)))
+        return []
+    mark = json.loads(row.value)
+    if now - datetime.fromisoformat(mark["at"]) < EVERY:
+        return []
+    turns = list(
+        session.exec(
+            select(TurnResult.turn)
+            .where(
+                TurnResult.game_id == game.id,
+                col(TurnResult.seq) > mark["seq"],
+                col(TurnResult.seat).is_not(None),
+                TurnResult.seat != seat,
+                col(TurnResult.turn) > 0,
+            )
+            .order_by(col(TurnResult.seq))
+        )
+    )
+    row.value = json.dumps({"at": now.isoformat(), "seq": last_seq or mark["seq"]})
+    session.add(row)
+    if not turns:
+        return []
+    info = notify.game_info(session, ctx, game)
+    lines = []
+    for turn in dict.fromkeys(turns):
+        report = notify.stored_report(session, info, game, turn)
+        if report is not None:
+            subject = render.render_turn_report(report, seat).subject
+            lines.append(subject.removeprefix(f"[{game.name}] "))
+    player = players_of(session, game)[seat]
+    text = (
+        f"The turns played since your last digest ({len(lines)}):\n\n"
+        + "\n".join(f"  {line}" for line in lines)
+        + "\n\nSTATUS brings you the board as it stands; SET MAIL EVERY brings back "
+        "every turn report."
+    )
+    notify.queue(
+        session,
+        ctx,
+        render.render_gm_alert(
+            rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
+        ),
+        recipient=player.address,
+        message_id=notify._message_id(ctx, "digest", game.name, seat, now.isoformat()),
+        game=game,
+        seat=seat,
+    )
+    return [f"{game.name}: digest of {len(lines)} turns to {player.name}"]
