@@ -14,12 +14,17 @@ from tests.longgame_helpers import World, new_table
 PLAYERS = ["ann", "bob", "cat"]
 
 
-def test_greetings_and_sign_offs_are_ignored_and_said_so(tmp_path) -> None:  # noqa: ANN001
+def quiet_game(tmp_path, name: str):  # noqa: ANN001, ANN201
+    """A game whose players write only what the test says; the one to move."""
     world = World(tmp_path)
-    table = new_table(world, "hi", PLAYERS)
+    table = new_table(world, name, PLAYERS)
     table.silence()
     table.read_all()
-    mover = table[table.mover()]
+    return world, table, table[table.mover()]
+
+
+def test_greetings_and_sign_offs_are_ignored_and_said_so(tmp_path) -> None:  # noqa: ANN001
+    world, table, mover = quiet_game(tmp_path, "hi")
     state = world.state("hi")
     orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
     mover.reply(mover.latest("your_turn"), f"Hi GM,\n\n{orders}\n\nThanks,\nAnn\n")
@@ -33,11 +38,7 @@ def test_greetings_and_sign_offs_are_ignored_and_said_so(tmp_path) -> None:  # n
 
 
 def test_a_mail_of_nothing_but_prose_gets_a_plain_answer(tmp_path) -> None:  # noqa: ANN001
-    world = World(tmp_path)
-    table = new_table(world, "prose", PLAYERS)
-    table.silence()
-    table.read_all()
-    mover = table[table.mover()]
+    world, table, mover = quiet_game(tmp_path, "prose")
     mover.reply(mover.latest("your_turn"), "Hello GM, I will send my orders tonight.\n")
     world.poll()
     answer = [m for m in mover.read() if m.kind == "error_reply"]
@@ -46,11 +47,7 @@ def test_a_mail_of_nothing_but_prose_gets_a_plain_answer(tmp_path) -> None:  # n
 
 
 def test_press_is_relayed_only_from_an_applied_mail_and_once(tmp_path) -> None:  # noqa: ANN001
-    world = World(tmp_path)
-    table = new_table(world, "press", PLAYERS)
-    table.silence()
-    table.read_all()
-    mover = table[table.mover()]
+    world, table, mover = quiet_game(tmp_path, "press")
     other = next(n for n in PLAYERS if n != mover.name)
     state = world.state("press")
     orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
@@ -105,11 +102,7 @@ def test_join_takes_its_line_and_leaves_the_signature(tmp_path) -> None:  # noqa
 
 def test_every_problem_of_a_mail_comes_in_one_reply(tmp_path) -> None:  # noqa: ANN001
     """Grammar and validation problems together: no second round trip."""
-    world = World(tmp_path)
-    table = new_table(world, "pass", PLAYERS)
-    table.silence()
-    table.read_all()
-    mover = table[table.mover()]
+    world, table, mover = quiet_game(tmp_path, "pass")
     state = world.state("pass")
     seat = state.current
     theirs = next(t for t, owner in enumerate(state.owner) if owner != seat)
