@@ -693,7 +693,8 @@ def poll(config: ConfigOption = None) -> None:
     from pbem.store import init_db
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("alembic", "imapclient"):  # their INFO lines are not the poll's log
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
         engine = init_db(cfg.database_url)
@@ -747,7 +748,8 @@ def daemon(
     from pbem.service.daemon import open_database, run_daemon
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    for noisy in ("alembic", "imapclient"):  # their INFO lines are not the poll's log
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
         engine = open_database(cfg, min(interval, 10.0))
