@@ -758,3 +758,17 @@ def test_set_changes_timing_and_refuses_rules(started: Path) -> None:
     assert bad.exit_code == 1 and "turn_hours" in bad.stderr
     unknown = pbem("set", GAME, "turn_hour=3", "--config", started)
     assert unknown.exit_code == 1 and "turn_hour: no such setting" in unknown.stderr
+
+
+def test_show_gives_the_gm_hands_and_missions(tmp_path: Path) -> None:
+    """Issue 13: `pbem show` is the GM's view: every hand and every mission."""
+    config = write_config(tmp_path)
+    ok("new", "sm", *PLAYER_OPTIONS, "--preset", "secret-mission", "--config", config)
+    text = ok("show", "sm", "--config", config).stdout
+    assert "Hands and missions (the GM's view: private to each player)" in text
+    data = json.loads(ok("show", "sm", "--json", "--config", config).stdout)
+    missions = [p["mission"] for p in data["players"] if not p["neutral"]]
+    assert len(missions) == 3 and all(missions)
+    for mission in missions:
+        assert f"mission: {mission}" in text
+    assert [p["hand"] for p in data["players"]] == [[], [], []]

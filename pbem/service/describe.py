@@ -8,6 +8,7 @@ from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.options import Options
 from pbem.rules.state import GameState
+from pbem.rules.victory import mission_of
 
 
 def map_to_json(board: Board) -> dict[str, Any]:
@@ -75,6 +76,9 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
                 "territories": state.territory_count(seat),
                 "armies": state.army_count(seat),
                 "cards": len(p.cards),
+                # private: `pbem show` is the GM's view, never mailed
+                "hand": [board.card_name(c) for c in p.cards],
+                "mission": _mission_text(state, seat),
             }
             for seat, p in enumerate(state.players)
         ],
@@ -88,6 +92,11 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
             for t in board.territories
         },
     }
+
+
+def _mission_text(state: GameState, seat: int) -> str | None:
+    mission = mission_of(state, seat)
+    return mission.text if mission is not None else None
 
 
 def describe_game(state: GameState, info: dict[str, Any]) -> str:
@@ -111,6 +120,17 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
             f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
             f"{len(p.cards):>7}  {due:>4}{status}"
         )
+    private = [
+        (p.name, [board.card_name(c) for c in p.cards], _mission_text(state, seat))
+        for seat, p in enumerate(state.players)
+        if not p.neutral and (p.cards or _mission_text(state, seat))
+    ]
+    if private:
+        lines += ["", "Hands and missions (the GM's view: private to each player)"]
+        for name, hand, mission in private:
+            lines.append(f"  {name}: {', '.join(hand) or 'no cards'}")
+            if mission:
+                lines.append(f"  {'':<{len(name)}}  mission: {mission}")
     for c in board.continents:
         lines.append("")
         lines.append(f"{c.name} (+{c.bonus})")
