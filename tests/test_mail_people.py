@@ -117,3 +117,23 @@ def test_every_problem_of_a_mail_comes_in_one_reply(tmp_path) -> None:  # noqa: 
     assert f"Line 1: PLACE {state.reinforcements} {name} {name} is not yours" in text
     assert "ATACK: no such order; did you mean ATTACK?" in text  # line 2: grammar
     assert world.game("pass").turn == state.turn  # nothing applied
+
+
+def test_set_timezone_shows_deadlines_in_the_players_own_zone(tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: SET TIMEZONE by mail; deadlines in the game's zone and UTC, and
+    in the player's own zone."""
+    world = World(tmp_path)
+    table = new_table(world, "tz", PLAYERS, settings={"timezone": "Europe/Paris"})
+    table.read_all()
+    table["ann"].write("SET TIMEZONE America/New_York\n")
+    world.poll()
+    table.read_all()
+    assert [m for m in table.mails("ann") if "also shown in America/New_York" in m.flat]
+    table.clear()
+    table.run(lambda: world.state("tz").players[world.state("tz").current].name == "ann")
+    table.read_all()
+    notice = table["ann"].latest("your_turn").flat
+    assert "CET" in notice and "UTC)" in notice and "; for you " in notice
+    assert "EST" in notice.split("; for you ")[1]
+    other = next(n for n in PLAYERS if n != "ann")
+    assert all("; for you " not in m.flat for m in table.mails(other))

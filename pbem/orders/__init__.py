@@ -25,6 +25,7 @@ from pbem.orders.model import (
     Press,
     Resign,
     SetMail,
+    SetTimezone,
     ShowMap,
     Status,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Press",
     "Resign",
     "SetMail",
+    "SetTimezone",
     "ShowMap",
     "Status",
     "TextBot",

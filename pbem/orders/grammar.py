@@ -213,11 +213,12 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
     OrderDef(
         "SET",
         COMMAND,
-        "SET MAIL EVERY|MYTURN|DIGEST",
-        "Which mail you get: EVERY turn report; MYTURN, only the reports of your own "
-        "turns (your turn mail still says what changed); DIGEST, your own turns and one "
-        "mail a day with the other turns.",
-        ("SET MAIL DIGEST",),
+        "SET MAIL EVERY|MYTURN|DIGEST  or  SET TIMEZONE zone",
+        "MAIL: which mail you get: EVERY turn report; MYTURN, only the reports of your "
+        "own turns (your turn mail still says what changed); DIGEST, your own turns and "
+        "one mail a day with the other turns. TIMEZONE: deadlines are also shown in your "
+        "own time zone (a name such as Europe/Paris; UTC to stop).",
+        ("SET MAIL DIGEST", "SET TIMEZONE Europe/Paris"),
     ),
 )
 MAIL_MODES = ("EVERY", "MYTURN", "DIGEST")

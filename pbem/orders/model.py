@@ -139,6 +139,13 @@ class SetMail(Command):
 
 
 @dataclass(frozen=True, slots=True)
+class SetTimezone(Command):
+    """SET TIMEZONE: deadlines also in this player's own zone (an IANA name)."""
+
+    zone: str = "UTC"
+
+
+@dataclass(frozen=True, slots=True)
 class Press:
     """A message to relay: ``recipient`` is a player's name or ``ALL``."""
 

@@ -52,6 +52,7 @@ from pbem.orders.model import (
     Press,
     Resign,
     SetMail,
+    SetTimezone,
     ShowMap,
     Status,
 )
@@ -542,10 +543,29 @@ def _press(p: _LineParser) -> _Result:
 
 
 def _set(p: _LineParser) -> _Result:
-    p.expect_word("MAIL", expected="MAIL (SET MAIL EVERY, MYTURN or DIGEST)")
+    what = p.expect_word("MAIL", "TIMEZONE", expected="MAIL or TIMEZONE")
+    if what == "TIMEZONE":
+        token = p.word("a time zone such as Europe/Paris")
+        p.end()
+        if not _known_zone(token.text):
+            p.problem(
+                token.column, token.text, f"{token.text}: no such time zone (e.g. Europe/Paris)"
+            )
+            return None
+        return SetTimezone(p.line, p.head.column, p.raw, token.text)
     mode = p.expect_word(*g.MAIL_MODES, expected="EVERY, MYTURN or DIGEST")
     p.end()
     return SetMail(p.line, p.head.column, p.raw, mode.lower())
+
+
+def _known_zone(name: str) -> bool:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
 
 
 _HANDLERS: dict[str, Callable[[_LineParser], _Result]] = {

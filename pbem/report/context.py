@@ -52,6 +52,11 @@ class GameInfo:
     timezone: str  # an IANA name, e.g. "Europe/Paris"
     from_address: str
     preset: str = ""  # the rules preset the options started from, if any
+    player_zones: tuple[tuple[int, str], ...] = ()  # (seat, IANA zone) of SET TIMEZONE
+
+    def zone_of(self, seat: int | None) -> str | None:
+        """The player's own time zone, when they set one."""
+        return next((zone for s, zone in self.player_zones if s == seat), None)
 
     def player(self, seat: int) -> PlayerInfo:
         for p in self.players:

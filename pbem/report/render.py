@@ -225,7 +225,7 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
         "report": report,
         "view": view,
         "next": next_who,
-        "deadline": when(report.deadline, game.timezone),
+        "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": after.round,
     }
@@ -257,7 +257,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
         "first": views.who(game, state, state.current) if state.current >= 0 else None,
-        "deadline": when(start.deadline, game.timezone),
+        "deadline": when(start.deadline, game.timezone, game.zone_of(seat)),
         "has_deadline": start.deadline is not None,
         "your_territories": [state.board.territories[t].name for t in state.territories_of(seat)],
         "cid": cid,
@@ -277,7 +277,7 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
         **_board_context(game, state, None),
         **_private(state, seat),
         "setup": views.setup_task(state, seat),
-        "deadline": when(prompt.deadline, game.timezone),
+        "deadline": when(prompt.deadline, game.timezone, game.zone_of(seat)),
         "cid": cid,
     }
     return _mail("setup_prompt", subject, game.address_of(seat), context, game, images)
@@ -301,7 +301,7 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "forced_at": game.options.forced_trade_at,
         "sets": sets,
         "token": notice.token,
-        "deadline": when(notice.deadline, game.timezone),
+        "deadline": when(notice.deadline, game.timezone, game.zone_of(seat)),
         "example_orders": _example_orders(state, seat, sets),
         "since": notice.since,
         "cid": cid,
@@ -352,7 +352,7 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
         "setup": setup,
         "turn": state.turn,
         "token": reminder.token,
-        "deadline": when(reminder.deadline, game.timezone),
+        "deadline": when(reminder.deadline, game.timezone, game.zone_of(seat)),
         "missed": reminder.missed,
         "missed_limit": reminder.missed_limit,
     }
@@ -526,7 +526,7 @@ def render_status(status: Status, viewer: int | None) -> RenderedMail:
         "state": state,
         "where": where,
         "mover": mover,
-        "deadline": when(status.deadline, game.timezone),
+        "deadline": when(status.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
     }
     return _mail("status", subject, game.address_of(viewer), context, game, images)

@@ -111,8 +111,9 @@ def zone(name: str) -> ZoneInfo:
         return ZoneInfo("UTC")
 
 
-def when(moment: datetime | None, tz: str) -> str:
-    """A deadline as people read it: ``Tue 4 Mar 2025 18:00 CET (17:00 UTC)``."""
+def when(moment: datetime | None, tz: str, own: str | None = None) -> str:
+    """A deadline as people read it: ``Tue 4 Mar 2025 18:00 CET (17:00 UTC)``,
+    and in the reader's own zone when they set one: ``; for you Tue 4 Mar 12:00 EST``."""
     if moment is None:
         return "no deadline"
     if moment.tzinfo is None:
@@ -122,6 +123,9 @@ def when(moment: datetime | None, tz: str) -> str:
     text = f"{local:%a} {local.day} {local:%b %Y %H:%M} {local.tzname()}"
     if local.utcoffset() != utc.utcoffset():
         text += f" ({utc:%H:%M} UTC)"
+    if own and own != tz:
+        mine = moment.astimezone(zone(own))
+        text += f"; for you {mine:%a} {mine.day} {mine:%b %H:%M} {mine.tzname()}"
     return text
 
 

@@ -65,7 +65,7 @@ def _when(moment: datetime | None) -> str:
 
 
 # The service's own bookkeeping in settings_json, never set by hand.
-_BOOKKEEPING = {"bot_seats", "bot_since", "setup_autopilot", "mail_prefs"}
+_BOOKKEEPING = {"bot_seats", "bot_since", "setup_autopilot", "mail_prefs", "tz_prefs"}
 
 
 def change_settings(session: Session, ctx: Context, game: Game, changes: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from pbem.orders import (
     ParsedMail,
     Resign,
     SetMail,
+    SetTimezone,
     parse_orders,
 )
 from pbem.orders.check import all_problems
@@ -43,7 +44,7 @@ from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, load, players_of, submit
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
-from pbem.service.settings import set_mail_mode, settings
+from pbem.service.settings import set_mail_mode, set_player_zone, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import InboundStatus
 
@@ -449,6 +450,11 @@ def _command(
         return "absence"
     if isinstance(cmd, Check):
         return "check"
+    if isinstance(cmd, SetTimezone):
+        set_player_zone(game, player.seat, cmd.zone)
+        session.add(game)
+        reply.notes.append(f"From now on deadlines are also shown in {cmd.zone} time.")
+        return f"timezone {cmd.zone}"
     if isinstance(cmd, SetMail):
         set_mail_mode(game, player.seat, cmd.mode)
         session.add(game)

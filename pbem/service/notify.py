@@ -91,6 +91,9 @@ def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
         players=tuple(players),
         gm_address=game.gm_address or ctx.config.mail.gm_address,
         timezone=settings_of(game).get("timezone", "UTC"),
+        player_zones=tuple(
+            sorted((int(s), z) for s, z in settings_of(game).get("tz_prefs", {}).items())
+        ),
         from_address=ctx.config.mail.game_address,
         preset=game.preset,
     )

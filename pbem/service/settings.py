@@ -103,6 +103,12 @@ def set_mail_mode(game: Game, seat: int, mode: str) -> None:
     game.settings_json = json.dumps(stored, sort_keys=True)
 
 
+def set_player_zone(game: Game, seat: int, zone: str) -> None:
+    stored = json.loads(game.settings_json or "{}")
+    stored.setdefault("tz_prefs", {})[str(seat)] = zone
+    game.settings_json = json.dumps(stored, sort_keys=True)
+
+
 def bot_seats(game: Game) -> set[int]:
     """Seats the greedy bot plays (their players were removed with on_removal = bot)."""
     return {int(s) for s in settings(game).get("bot_seats", [])}
