@@ -434,3 +434,23 @@ def test_zero_grace_applies_the_missed_turn_policy_at_the_deadline(tmp_path) -> 
     assert world.game("zero").turn == turn + 1
     assert [e.source for e in world.log("zero")][-1] == "default"
     assert table.mover() != mover
+
+
+def test_the_reminder_says_what_the_games_settings_do(tmp_path) -> None:
+    """Issue 13: the reminder follows the grace period and the removal policy."""
+    world = World(tmp_path)
+    settings = {**TIMING, "grace_hours": 12, "on_removal": "bot", "remove_after_misses": 2}
+    table = new_table(world, "rem", PLAYERS, settings=settings)
+    table.silence()
+    table.step()
+    mover = table.mover()
+    table.clear()
+    world.poll_until(START + timedelta(hours=30))  # the 24-hour reminder is due
+    table.read_all()
+    reminders = table.mails(mover, "reminder")
+    assert reminders, [m.kind for m in table[mover].received]
+    text = reminders[0].flat
+    assert "If none arrive within 12 hours after it (the game's grace), the default turn" in text
+    assert "After 2 a player is removed from the game and the greedy bot plays their seat." in (
+        text
+    )

@@ -130,6 +130,8 @@ class Reminder:
     deadline: datetime | None
     missed: int = 0  # turns missed so far (by the game's policy)
     missed_limit: int = 0  # removal after this many (0: never)
+    grace_hours: float = 0.0  # the default is played this long after the deadline
+    on_removal: str = "neutral"  # what removal does: "neutral" or "bot"
 
 
 @dataclass(frozen=True)

@@ -355,8 +355,23 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
         "deadline": when(reminder.deadline, game.timezone, game.zone_of(seat)),
         "missed": reminder.missed,
         "missed_limit": reminder.missed_limit,
+        "when_default": (
+            "by then"
+            if not reminder.grace_hours
+            else f"within {plural_hours(reminder.grace_hours)} after it (the game's grace)"
+        ),
+        "removal": (
+            "the greedy bot plays their seat"
+            if reminder.on_removal == "bot"
+            else "their territories become neutral"
+        ),
     }
     return _mail("reminder", subject, game.address_of(seat), context, game)
+
+
+def plural_hours(hours: float) -> str:
+    shown = f"{hours:g}"
+    return f"{shown} hour" if shown == "1" else f"{shown} hours"
 
 
 def render_receipt(receipt: Receipt) -> RenderedMail:

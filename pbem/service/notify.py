@@ -704,9 +704,17 @@ def reminder(session: Session, ctx: Context, game: Game, state: GameState, playe
     token = None
     if state.phase not in SETUP_PHASES:
         token = turn_token(bytes.fromhex(game.secret), game.name, player.seat, state.turn)
-    limit = settings(game)["remove_after_misses"]
+    conf = settings(game)
     notice = rc.Reminder(
-        info, state, player.seat, token, game.deadline, player.missed_in_row, limit
+        info,
+        state,
+        player.seat,
+        token,
+        game.deadline,
+        player.missed_in_row,
+        conf["remove_after_misses"],
+        float(conf["grace_hours"]),
+        str(conf["on_removal"]),
     )
     queue(
         session,
