@@ -375,15 +375,19 @@ def test_process_plays_the_turn_now_without_counting_a_miss(tmp_path) -> None:
     before = world.state("proc")
     world.clock.set(START + timedelta(hours=5))
     line = world.gm(gm.process, "proc")
-    assert line == f"proc: turn 1 missed by {mover}, default played"
+    # issue 13: a turn the GM plays before the deadline is the GM's, not a miss
+    assert line == "proc: turn 1 played by the GM, default orders"
     log = world.log("proc")
-    assert [(e.turn, e.seat, e.source) for e in log] == [(1, before.current, "default")]
+    assert [(e.turn, e.seat, e.source) for e in log] == [(1, before.current, "gm")]
     assert log[0].text == render_orders(default_turn(before), before.board)
     assert world.player("proc", mover).missed_in_row == 0  # the deadline had not passed
     nxt = table.mover()
     assert world.game("proc").deadline == START + timedelta(hours=5 + 48)
     table.read_all()
     assert len(table.mails(nxt, "your_turn")) == 1
+    report = table.mails(nxt, "turn_report")[-1].flat
+    assert f"The GM played this turn for {mover}." in report
+    assert "sent no orders in time" not in report
     assert alerts(table.mails(mover), "You missed") == []
     assert GM_ADDRESS  # the GM's copy of the report
     assert [m.kind for m in table.gm] == ["turn_report"]

@@ -88,6 +88,7 @@ class TurnReport:
     deadline: datetime | None  # the next player's deadline
     next_seat: int | None  # None when the game is over
     missed: bool = False  # no orders by the deadline: the default turn was played
+    by_gm: bool = False  # the GM played the turn (pbem process, pbem adjudicate)
 
 
 @dataclass(frozen=True)

@@ -256,8 +256,14 @@ def play_missing(
     if seat in bot_seats(game):
         return play_bot_turns(session, ctx, game)
     text = render_orders(default_turn(state), state.board)
-    outcome = submit(session, game, player, text, source="default")
-    out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
+    # Before the deadline (the GM's `pbem process`) the turn is the GM's doing,
+    # not a miss: logged as the GM's, reported as such.
+    source = "default" if count_miss else "gm"
+    outcome = submit(session, game, player, text, source=source)
+    if count_miss:
+        out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
+    else:
+        out.append(f"{game.name}: turn {state.turn} played by the GM, default orders")
     removed = False
     if count_miss:
         misses = record_turn(player, missed=True)

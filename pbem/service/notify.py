@@ -545,6 +545,7 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             game.deadline,
             step.state.current if step.state.phase != OVER else None,
             missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
+            by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
         )
         for p in players:
             if p.seat != step.seat and mail_mode(game, p.seat) != "every":
