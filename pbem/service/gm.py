@@ -370,13 +370,18 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         game,
         f"The GM rolled {game.name} back to the start of turn "
         f"{state.turn}: {cut} log entries were undone. The board is as it was then; "
-        f"the deadline is {_when(game.deadline)}.",
+        f"the deadline is {_when(game.deadline)}. The dice are the game's committed "
+        "dice: the same orders would roll the same dice again.",
         subject=f"Rolled back to turn {state.turn}",
     )
     if state.phase != "over":
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
-    return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone)"
+    return (
+        f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); the dice "
+        "of the replayed turns are the same as before (they follow from the committed "
+        "secret), so the same orders roll the same dice"
+    )
 
 
 def _recount_misses(session: Session, game: Game, player: Player, log: list[OrderEntry]) -> None:
