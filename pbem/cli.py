@@ -158,23 +158,26 @@ def simulate(
     seed: Annotated[int, typer.Option(help="Seed of the first game.")] = 1,
     bot: Annotated[str, typer.Option(help="random or greedy.")] = "random",
     preset: Annotated[str, typer.Option(help="Rules preset.")] = "classic",
-    map_name: Annotated[str, typer.Option("--map", help="Map name.")] = "classic",
+    map_name: Annotated[
+        str, typer.Option("--map", help="A built-in map's name, or a map file (.toml).")
+    ] = "classic",
     workers: Annotated[int, typer.Option(help="Processes to spread the games over.")] = 2,
     cap: Annotated[int, typer.Option(help="Safety cap on player-turns per game.")] = 3000,
     as_json: JsonOption = False,
 ) -> None:
     """Play whole games between bots and print how they went."""
-    from pbem.rules.errors import OptionsError
-    from pbem.rules.maps import builtin_map
+    from pbem.rules.errors import MapError, OptionsError, RulesError
     from pbem.rules.options import load_preset
     from pbem.rules.simulate import simulate_many
+    from pbem.service.errors import ServiceError
+    from pbem.service.games import map_text_of
 
     try:
         options = load_preset(preset)
         options.check_players(players)
-        board = builtin_map(map_name)
+        board = map_text_of(map_name)[2]
         summary = simulate_many(board, options, players, games, seed, bot, workers, cap)
-    except (OptionsError, ValueError, KeyError) as exc:
+    except (OptionsError, ValueError, KeyError, ServiceError, MapError, RulesError) as exc:
         fail(str(exc))
     _emit(summary.to_json(), as_json, summary.describe)
 

@@ -772,3 +772,13 @@ def test_show_gives_the_gm_hands_and_missions(tmp_path: Path) -> None:
     for mission in missions:
         assert f"mission: {mission}" in text
     assert [p["hand"] for p in data["players"]] == [[], [], []]
+
+
+def test_simulate_takes_a_map_file(tmp_path: Path) -> None:
+    """Issue 15: every command that takes a map takes a built-in name or a file."""
+    tiny = Path(__file__).parent / "data" / "maps" / "tiny.toml"
+    result = ok("simulate", "--map", str(tiny), "--players", "2", "--games", "2", "--workers", "1")
+    assert result.stdout.startswith("2 games of 2 random bots")
+    assert "winners:" in result.stdout
+    missing = pbem("simulate", "--map", str(tmp_path / "nowhere.toml"), "--games", "1")
+    assert missing.exit_code == 1 and "nowhere.toml: no such map file" in missing.stderr
