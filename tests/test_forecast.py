@@ -17,7 +17,7 @@ from pbem.rules.actions import Amount, Attack, Place, Until
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import AttackSkipped
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import setup_game
 from pbem.rules.state import GameState

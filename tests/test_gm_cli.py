@@ -29,7 +29,7 @@ from typer.testing import CliRunner, Result
 from pbem.cli import app
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import load_preset
 from pbem.rules.state import GameState
 from pbem.service import replay

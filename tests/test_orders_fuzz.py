@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pbem.orders import OrdersError, ParsedMail, format_problems, parse_orders
 from pbem.orders.lexer import source_lines
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 
 BOARD = builtin_map("classic")
 

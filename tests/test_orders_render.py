@@ -21,7 +21,7 @@ from pbem.rules.actions import (
     Trade,
     Until,
 )
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 
 BOARD = builtin_map("classic")
 T = BOARD.territory

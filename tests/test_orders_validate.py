@@ -25,7 +25,7 @@ from pbem.rules import engine
 from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
 from pbem.rules.state import GameState

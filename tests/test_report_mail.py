@@ -51,7 +51,7 @@ from pbem.report.views import card_text, mission_text
 from pbem.rules import engine
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import CardDrawn, CardsTaken
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret
 

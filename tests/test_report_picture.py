@@ -24,7 +24,7 @@ from pbem.report.picture import (
 )
 from pbem.report.render import NO_PICTURE
 from pbem.report.sample import play_sample
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 
 ALASKA, KAMCHATKA, JAPAN = 0, 33, 32
 

@@ -22,7 +22,7 @@ from pbem.rules.events import (
     Fortified,
     MovedIn,
 )
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import Options, load_preset
 from pbem.rules.state import ATTACK, GameState
 

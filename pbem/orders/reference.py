@@ -9,7 +9,7 @@ import sys
 
 from pbem.orders.help import help_text
 from pbem.rules.board import Board
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 
 
 def reference_document(board: Board) -> str:

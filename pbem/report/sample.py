@@ -14,7 +14,7 @@ from pbem.report.context import OUT, PLAYING, WINNER, GameInfo, PlayerInfo, Turn
 from pbem.rules.board import Board
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_VERSION, DiceStream, commitment
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
 from pbem.rules.state import OVER, GameState

@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 
 from pbem.rules.dice import DICE_VERSION, commitment
 from pbem.rules.errors import MapError, OptionsError
-from pbem.rules.maps import map_names, parse_map
+from pbem.maps import map_names
+from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
 from pbem.service.replay import Entry, GameDefinition, ReplayError, replay
 
