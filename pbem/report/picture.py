@@ -1,7 +1,8 @@
 """The map picture: every territory at its position, coloured by owner, with its armies.
 
 Drawn with Pillow on the map's own canvas (``Board.picture``), then a legend
-strip below it. The PNG is saved with a fixed palette (every colour drawn is in
+strip below it.  An imported map with its own image is drawn on that image
+instead (pbem.report.mapimage). The PNG is saved with a fixed palette (every colour drawn is in
 it exactly, plus the blends that anti-aliased text needs), so it stays small
 (tens of KiB) and a pixel's colour can be checked exactly. A map without
 positions has no picture: ``map_picture`` returns None.
@@ -115,9 +116,12 @@ def map_picture(
     """
     if board.picture is None:
         return None
-    return _render(
-        board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption
-    )
+    args = (board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption)
+    if board.image or board.colour_map:
+        from pbem.report.mapimage import render_on_image
+
+        return render_on_image(*args)
+    return _render(*args)
 
 
 def picture_size(board: Board, sides: int) -> tuple[int, int] | None:
