@@ -88,8 +88,7 @@ def check(raw: RawMap, two_way: bool = False) -> list[Problem]:
     found += _check_names(raw)
     found += _check_continents(raw)
     found += _check_borders(raw, two_way)
-    if not any(p.error for p in found):
-        found += _check_connected(raw)
+    found += _check_connected(raw)
     found += _check_positions(raw)
     return found
 
@@ -174,7 +173,7 @@ def report(imported: Imported | None, path: Path, error: MapError | None = None)
     """The text of `pbem maps check`: what the map is, then every problem found."""
     if imported is None:
         assert error is not None
-        return f"{path}: refused\n{error.key}: {error.message}\n"
+        return f"{path}: refused, the map cannot be played\n{error.key}: {error.message}\n"
     board = imported.board
     one_way = len(board.one_way)
     cards = len(board.deck_cards())

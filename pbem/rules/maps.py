@@ -271,7 +271,7 @@ class _Parser:
         for key in ("image", "colour_map"):
             found = self.string(table, "picture", key) if key in table else ""
             if found and self.base is not None and not posixpath.isabs(found):
-                found = posixpath.join(self.base, found)
+                found = posixpath.normpath(posixpath.join(self.base, found))
             images.append(found)
         return size, (images[0], images[1])
 
