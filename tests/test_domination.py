@@ -38,8 +38,7 @@ def test_sample_imports_with_the_cards_file_it_names() -> None:
         "file: image 'three_lakes_map.gif' (map) not found next to the map",
         "line 22: one-way border Heron Rock -> Otter Holt: kept (Otter Holt cannot attack "
         "Heron Rock)",
-        "picture: picture size unknown; using the smallest that holds every position "
-        "(221 x 211)",
+        "picture: picture size unknown; using the smallest that holds every position (221 x 211)",
         "names: the map has no aliases: players write names in full",
     ]
     text = imported.text
@@ -85,8 +84,9 @@ def test_one_way_border_made_two_way_on_request() -> None:
     board = imported.board
     heron, otter = board.territory("Heron Rock"), board.territory("Otter Holt")
     assert board.adjacent(otter, heron) and board.one_way == ()
-    assert "borders: Heron Rock -> Otter Holt went one way only; added Otter Holt -> Heron Rock" in (
-        imported.warnings
+    assert (
+        "borders: Heron Rock -> Otter Holt went one way only; added Otter Holt -> Heron Rock"
+        in (imported.warnings)
     )
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pbem.maps import builtin_map, load_map, map_names
 from pbem.rules.board import fold_name
 from pbem.rules.errors import MapError
-from pbem.maps import builtin_map, load_map, map_names
 from pbem.rules.maps import dump_map, parse_map
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -252,7 +252,9 @@ def test_maps_import_detects_the_format_and_writes_relative_image_paths(
     tmp_path: Path,
 ) -> None:
     out = tmp_path / "islands.toml"
-    result = RUNNER.invoke(app, ["maps", "import", str(DATA / "conquest/islands.map"), "-o", str(out)])
+    result = RUNNER.invoke(
+        app, ["maps", "import", str(DATA / "conquest/islands.map"), "-o", str(out)]
+    )
     assert result.exit_code == 0, result.output
     text = out.read_text()
     assert text.startswith("# Imported from islands.map, islands.png (Conquest format)\n")

@@ -221,13 +221,13 @@ def chart_png(result: Balance, width: int = 560, height: int = 320) -> bytes:
         middle = (x0 + x1) / 2
         draw.line([(middle, y_of(low)), (middle, y_of(high))], fill=(20, 20, 20), width=2)
         for end in (low, high):
-            draw.line([(middle - 6, y_of(end)), (middle + 6, y_of(end))], fill=(20, 20, 20), width=2)
+            draw.line(
+                [(middle - 6, y_of(end)), (middle + 6, y_of(end))], fill=(20, 20, 20), width=2
+            )
         draw.text((middle, bottom + 6), f"seat {seat}", fill=(20, 20, 20), font=font, anchor="mt")
     fair = y_of(1 / result.players)
     draw.line([(left, fair), (right, fair)], fill=(204, 40, 40), width=2)
-    draw.text(
-        (right, fair - 4), "fair share", fill=(204, 40, 40), font=font, anchor="rb"
-    )
+    draw.text((right, fair - 4), "fair share", fill=(204, 40, 40), font=font, anchor="rb")
     draw.text(
         (left, height - 20),
         f"bars: share of wins; lines: 95% Wilson intervals; "

@@ -315,7 +315,7 @@ def _check_connected(raw: RawMap) -> list[Problem]:
 
 
 def _check_positions(raw: RawMap) -> list[Problem]:
-    found = []
+    found: list[Problem] = []
     if raw.size is None:
         return found
     width, height = raw.size

@@ -46,7 +46,9 @@ def fallback_of(mission: Mission) -> Mission:
         return Mission(
             id=f"{mission.id}-fallback",
             text=f"Occupy {mission.count} territories"
-            + (f" with at least {mission.min_armies} armies each" if mission.min_armies > 1 else ""),
+            + (
+                f" with at least {mission.min_armies} armies each" if mission.min_armies > 1 else ""
+            ),
             kind="territories",
             count=mission.count,
             min_armies=mission.min_armies,

@@ -87,7 +87,9 @@ def write_grid_domination(world: dict, folder: Path) -> None:
         x, y = world["pos"][i]
         lines.append(f"{i + 1} {name} {world['continent'][i] + 1} {x} {y}")
     lines += ["", "[borders]"]
-    lines += [f"{i + 1} " + " ".join(str(b + 1) for b in bs) for i, bs in enumerate(world["borders"])]
+    lines += [
+        f"{i + 1} " + " ".join(str(b + 1) for b in bs) for i, bs in enumerate(world["borders"])
+    ]
     (folder / "grid120.map").write_text("\n".join(lines) + "\n")
     designs = ["Infantry", "Cavalry", "Cannon"]
     cards = ["; cards for 115 of the 120 countries: the last five have none", "[cards]"]
@@ -125,7 +127,7 @@ def write_grid_lux(world: dict, folder: Path) -> None:
     out = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>", "<luxboard>", "<version>1.0</version>",
            f"<width>{width}</width>", f"<height>{height}</height>", "<theme>Classic</theme>",
            "<author>pbem tests</author>", "<title>Grid World 120</title>",
-           "<description>A generated 120-territory board for pbem's tests.</description>"]  # fmt: skip
+           "<description>A generated board for pbem tests.</description>"]  # fmt: skip
     for n, bonus in enumerate(world["bonuses"]):
         out += ["<continent>", f"  <continentname>{CONTINENTS[n]}</continentname>",
                 f"  <bonus>{bonus}</bonus>"]  # fmt: skip
