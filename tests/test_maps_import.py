@@ -277,3 +277,27 @@ def test_a_map_file_of_any_format_is_taken_where_a_map_is() -> None:
          "--games", "2", "--workers", "1", "--json"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+
+
+def test_a_destroy_mission_falls_back_to_the_map_own_mission() -> None:
+    from pbem.rules.victory import MISSION_FALLBACK, fallback_of
+
+    board = import_file(DATA / "sample.map").board
+    destroy_red = board.missions[4]
+    fallback = fallback_of(destroy_red)
+    assert (fallback.kind, fallback.count, fallback.min_armies) == ("territories", 6, 1)
+    assert fallback.text == "Occupy 6 territories"
+    grid = import_file(DATA / "domination/grid120.map").board
+    assert fallback_of(grid.missions[3]).text == (
+        "Occupy 70 territories with at least 2 armies each"
+    )
+    classic_destroy = [m for m in load_any("classic").missions if m.kind == "destroy"][0]
+    assert fallback_of(classic_destroy) is MISSION_FALLBACK  # the rulebook's 24
+
+
+def test_a_game_is_created_from_a_map_file_of_any_format() -> None:
+    from pbem.service.games import map_text_of
+
+    name, text, board = map_text_of(str(DATA / "lux/valleys.luxb"))
+    assert name == "valleys" and board.names()[0] == "High Pass"
+    assert parse_map(text, "stored") == board
