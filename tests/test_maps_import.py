@@ -301,3 +301,20 @@ def test_a_game_is_created_from_a_map_file_of_any_format() -> None:
     name, text, board = map_text_of(str(DATA / "lux/valleys.luxb"))
     assert name == "valleys" and board.names()[0] == "High Pass"
     assert parse_map(text, "stored") == board
+
+
+def test_an_attack_against_a_one_way_border_says_so() -> None:
+    from pbem.orders.parser import not_adjacent
+
+    board = import_file(DATA / "lux/valleys.luxb").board
+    watchtower, orchard = board.territory("Watchtower"), board.territory("Orchard")
+    assert not_adjacent(board, orchard, watchtower) == (
+        "Orchard and Watchtower are not adjacent (the border goes one way only, from "
+        "Watchtower to Orchard); Orchard borders Ford, River Bend"
+    )
+    result = RUNNER.invoke(app, ["maps", str(DATA / "lux/valleys.luxb")])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[:2] == [
+        "Twin Valleys (by pbem tests) (valleys): 7 territories, 2 continents, 10 edges, 9 cards",
+        "one-way: Watchtower -> Orchard",
+    ]
