@@ -318,3 +318,15 @@ def test_an_attack_against_a_one_way_border_says_so() -> None:
         "Twin Valleys (by pbem tests) (valleys): 7 territories, 2 continents, 10 edges, 9 cards",
         "one-way: Watchtower -> Orchard",
     ]
+
+
+def test_a_game_whose_map_image_has_gone_gets_the_graph_picture() -> None:
+    from dataclasses import replace
+
+    board = import_file(DATA / "conquest/islands.map").board
+    gone = replace(board, image="/nonexistent/islands.png")
+    owner, armies = [i % 2 for i in range(8)], [2] * 8
+    png = map_picture(gone, owner, armies, _sides(2))
+    assert png is not None
+    graph = map_picture(replace(board, image=""), owner, armies, _sides(2))
+    assert png == graph

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from PIL import Image, ImageColor, ImageDraw, ImageFont
+from PIL import Image, ImageColor, ImageDraw, ImageFont, UnidentifiedImageError
 
 from pbem.rules.board import Board
 
@@ -121,7 +121,10 @@ def map_picture(
         return None
     args = (board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption)
     if board.image or board.colour_map:
-        return render_on_image(*args)
+        try:
+            return render_on_image(*args)
+        except (OSError, UnidentifiedImageError, ValueError):
+            pass  # the image has gone or is broken since the game began: draw the graph
     return _render(*args)
 
 
