@@ -330,3 +330,35 @@ def test_a_game_whose_map_image_has_gone_gets_the_graph_picture() -> None:
     assert png is not None
     graph = map_picture(replace(board, image=""), owner, armies, _sides(2))
     assert png == graph
+
+
+def test_a_turn_report_of_an_imported_map_carries_its_picture() -> None:
+    """Through the real report path: a game played on Domination's risk map."""
+    from pbem.report import render_turn_report
+    from pbem.report.sample import play_sample
+
+    board = import_file(DATA / "domination/risk.map").board
+    sample = play_sample(seed=3, players=4, turns=3, board=board)
+    mail = render_turn_report(sample.reports[2], 0)
+    assert len(mail.images) == 1
+    (png,) = mail.images.values()
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    assert image.size == picture_size(board, 4)
+    from pbem.report import views
+
+    state = sample.reports[2].after
+    rgb = views.sides(sample.game, state)[state.owner[0]].rgb  # Alaska's owner
+    values = Image.open(board.colour_map).convert("L")
+    alaska = next(
+        (x, y) for y in range(0, 425, 3) for x in range(0, 120, 3) if values.getpixel((x, y)) == 1
+    )
+    under = Image.open(board.image).convert("RGB").getpixel(alaska)
+    tinted = tuple(round(u + (c - u) * 0.65) for u, c in zip(under, rgb, strict=True))
+    got = image.getpixel(alaska)
+
+    def distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+        return sum(abs(x - y) for x, y in zip(a, b, strict=True))
+
+    # Alaska's pixels are filled in its owner's colour (the PNG's palette may shift them a bit)
+    assert distance(got, tinted) < distance(got, under)
+    assert distance(got, tinted) <= 24
