@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pbem.maps import builtin_map
 from pbem.rules.bots import BotRandom, spread
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import load_preset
 from pbem.rules.simulate import play_game, simulate_many
 
