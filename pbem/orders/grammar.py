@@ -123,6 +123,15 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         ("FORTIFY 4 {b} -> {c}", "FORTIFY ALL BUT 2 {b} -> {c}"),
     ),
     OrderDef(
+        "SALT",
+        TURN,
+        "SALT anything",
+        "Optional: your share in this turn's dice (any text to the end of the line). In "
+        "games with dice version 2 the dice mix the game's secret with it, or, without a "
+        "SALT, with your orders; so neither the GM nor anyone else can choose your dice.",
+        ("SALT my lucky socks 1987",),
+    ),
+    OrderDef(
         "CLAIM",
         SETUP,
         "CLAIM territory, territory, ...",
