@@ -100,7 +100,8 @@ def log_texts(config: Path) -> list[tuple[int, str, int | None, str]]:
 
 def new_game(config: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
     monkeypatch.setattr("pbem.service.games.new_secret", lambda: SECRET)
-    return ok("new", GAME, *PLAYER_OPTIONS, "--config", config)
+    # the reference game and its hashes were rolled with dice version 1
+    return ok("new", GAME, *PLAYER_OPTIONS, "--dice", "v1", "--config", config)
 
 
 def play_setup(config: Path, folder: Path, bots: list[TextBot]) -> list[Result]:
@@ -215,7 +216,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 def test_new_prints_commitment_and_one_password_per_player(played: Played) -> None:
     lines = played.new_output.splitlines()
     assert lines[0] == f"game {GAME} created: 3 players, preset classic, map classic"
-    assert lines[1] == f"dice commitment: {hashlib.sha256(SECRET).hexdigest()}"
+    assert lines[1] == f"dice commitment (pbem-dice-v1): {hashlib.sha256(SECRET).hexdigest()}"
     passwords = [
         re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]
     ]
