@@ -178,9 +178,15 @@ class DiceStreamV2(DiceStream):
     def __init__(
         self, secret: bytes, game: str, label: str, contributions: tuple[bytes, ...] = ()
     ) -> None:
-        super().__init__(secret, game, label)
-        self.contributions = tuple(_checked_contribution(c) for c in contributions)
-        self.key = stream_key(self._secret, game, label, self.contributions)
+        # No super().__init__: v1's HMAC prefix is not needed; stream_key checks the rest.
+        self.label = label
+        self.log = None
+        self._secret = b""  # the key below is all this stream needs of the secret
+        self._prefix = b""
+        self._next_block = 0
+        self._buf, self._pos, self._base = b"", 0, 0
+        self.contributions = tuple(contributions)
+        self.key = stream_key(secret, game, label, self.contributions)
         self._xof = hashlib.shake_256(self.key)
         self._made = 0  # bytes of the XOF output produced so far
 
@@ -197,7 +203,7 @@ class DiceStreamV2(DiceStream):
         self._pos = 0
 
 
-_V2_FIRST_BYTES = 512  # 128 draws: most turns never need a second call
+_V2_FIRST_BYTES = 256  # 64 draws: most turns never need a second call
 _V2_TAG = DICE_V2.encode("ascii")
 
 
