@@ -326,3 +326,34 @@ def test_a_v1_record_still_verifies_both_ways(tmp_path: Path) -> None:
     checked = independent(forged, tmp_path)
     assert checked.returncode == 1
     assert checked.stdout.startswith(f"FAILED: {section.label}: draw 1 is ")
+
+
+def test_a_salt_by_mail_reaches_the_log_the_receipt_and_every_report(tmp_path: Path) -> None:
+    """Through the real mail path (Maildir spool, pbem poll): the mover's SALT is logged,
+    echoed to the mover only, and every turn report names its hash."""
+    from tests.longgame_helpers import Table, World
+
+    world = World(tmp_path)
+    names = ["ann", "bob", "cat"]
+    world.create("salty", names, dice_version="v2")
+    table = Table(world, "salty", names)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    state = world.state("salty")
+    assert mover.bot is not None
+    orders = mover.bot.write_turn(state)
+    mover.reply(mover.latest("your_turn"), orders + "\nSALT  blue   moon # mine")
+    world.poll()
+    table.read_all()
+    assert world.log("salty")[-1].text.endswith("\nSALT blue moon")
+    (receipt,) = table.mails(mover.name, "receipt")
+    assert "SALT blue moon" in receipt.text
+    digest = hashlib.sha256(b"blue moon").hexdigest()
+    for name in names:
+        (report,) = table.mails(name, "turn_report")
+        assert "The dice of this turn (pbem-dice-v2) mix the game's secret with:" in report.text
+        assert f"  {mover.name}'s SALT, SHA-256:\n    {digest}\n" in report.text
+        if name != mover.name:
+            assert "blue moon" not in report.text
+    assert world.game("salty").dice_version == DICE_V2
