@@ -125,7 +125,9 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
 
 def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
     """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order."""
-    contributions = tuple(contribution(e.text) for e in entries)
+    contributions: tuple[bytes, ...] = ()
+    if definition.dice_version == DICE_V2:
+        contributions = tuple(contribution(e.text) for e in entries)
     return make_stream(
         definition.dice_version, definition.secret, definition.name, label, contributions
     )
