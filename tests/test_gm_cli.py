@@ -576,6 +576,7 @@ def test_duplicate_game_name(started: Path) -> None:
         (["--preset", "capital"], "these rules need 3 to 6 players, not 2"),
         (["--preset", "nosuch"], None),
         (["--map", "mars"], "no map 'mars' (known: classic, fantasy)"),
+        (["--dice", "v3"], "--dice 'v3': use v1 or v2"),
     ],
 )
 def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -> None:
@@ -590,6 +591,14 @@ def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -
         one_line_error(result, message)
     ok("init", "--config", config)
     assert ok("list", "--config", config).stdout == "no games\n"  # nothing was created
+
+
+def test_new_games_roll_dice_version_2_unless_told(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    two = ["-p", "ann:ann@example.org", "-p", "ben:ben@example.org"]
+    assert "dice commitment (pbem-dice-v2): " in ok("new", "g", *two, "--config", config).stdout
+    old = ok("new", "h", *two, "--dice", "v1", "--config", config).stdout
+    assert "dice commitment (pbem-dice-v1): " in old
 
 
 def test_too_many_players_for_the_preset(tmp_path: Path) -> None:
