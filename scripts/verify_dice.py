@@ -80,6 +80,8 @@ def check(text, secret_hex=None):
         return "the record has no [Secret]: give --secret HEX"
     if hashlib.sha256(secret).hexdigest() != headers.get("Commitment"):
         return "the secret does not match the commitment"
+    if not draws:
+        return "no draws sections: they come with the secret (pbem export after the reveal)"
     labels = {label for label, _, _ in draws}
     for kind, turn, _ in entries:
         if kind == "turn" and f"turn:{turn}" not in labels:
