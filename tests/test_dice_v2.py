@@ -357,3 +357,18 @@ def test_a_salt_by_mail_reaches_the_log_the_receipt_and_every_report(tmp_path: P
         if name != mover.name:
             assert "blue moon" not in report.text
     assert world.game("salty").dice_version == DICE_V2
+
+
+def test_a_v2_record_imports_replays_and_exports_bit_for_bit(tmp_path: Path) -> None:
+    from pbem.service.archive import export_record, import_record, replay_game
+
+    text = write_record(bot_game("classic", DICE_V2, seed=5))
+    engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
+    with session_scope(engine) as session:
+        game, _ = import_record(session, text, source="v2.pgn")
+        assert game.dice_version == DICE_V2
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, "classic-v2")
+        report = replay_game(session, game)
+        assert report.ok, report.message
+        assert export_record(session, game) == text
