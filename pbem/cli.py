@@ -334,6 +334,10 @@ def new(
     adjudicate_at: Annotated[
         str | None, typer.Option("--adjudicate", help="'orders' (default) or 'deadline'.")
     ] = None,
+    dice: Annotated[
+        str,
+        typer.Option("--dice", help="Dice version: v2 (default: players' orders mix in) or v1."),
+    ] = "v2",
     setting: Annotated[
         list[str] | None,
         typer.Option(
@@ -360,6 +364,8 @@ def new(
         fail("name the players with --player NAME:ADDRESS (or --open --seats N)")
     if adjudicate_at not in (None, "orders", "deadline"):
         fail("--adjudicate must be 'orders' or 'deadline'")
+    if dice not in ("v1", "v2"):
+        fail(f"--dice {dice!r}: use v1 or v2")
     with _session(config) as session:
         cfg = _config(config)
         settings = {
@@ -380,6 +386,7 @@ def new(
             gm_address=gm,
             settings=settings,
             open_seats=seats if open_ else 0,
+            dice_version=dice,
         )
         row = created.game
         if open_:
@@ -392,7 +399,7 @@ def new(
         typer.echo(
             f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}"
         )
-        typer.echo(f"dice commitment: {row.commitment}")
+        typer.echo(f"dice commitment ({row.dice_version}): {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
 

@@ -100,7 +100,8 @@ def log_texts(config: Path) -> list[tuple[int, str, int | None, str]]:
 
 def new_game(config: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
     monkeypatch.setattr("pbem.service.games.new_secret", lambda: SECRET)
-    return ok("new", GAME, *PLAYER_OPTIONS, "--config", config)
+    # the reference game and its hashes were rolled with dice version 1
+    return ok("new", GAME, *PLAYER_OPTIONS, "--dice", "v1", "--config", config)
 
 
 def play_setup(config: Path, folder: Path, bots: list[TextBot]) -> list[Result]:
@@ -215,7 +216,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 def test_new_prints_commitment_and_one_password_per_player(played: Played) -> None:
     lines = played.new_output.splitlines()
     assert lines[0] == f"game {GAME} created: 3 players, preset classic, map classic"
-    assert lines[1] == f"dice commitment: {hashlib.sha256(SECRET).hexdigest()}"
+    assert lines[1] == f"dice commitment (pbem-dice-v1): {hashlib.sha256(SECRET).hexdigest()}"
     passwords = [
         re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]
     ]
@@ -575,6 +576,7 @@ def test_duplicate_game_name(started: Path) -> None:
         (["--preset", "capital"], "these rules need 3 to 6 players, not 2"),
         (["--preset", "nosuch"], None),
         (["--map", "mars"], "no map 'mars' (known: classic, fantasy)"),
+        (["--dice", "v3"], "--dice 'v3': use v1 or v2"),
     ],
 )
 def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -> None:
@@ -589,6 +591,14 @@ def test_bad_new_game(tmp_path: Path, options: list[str], message: str | None) -
         one_line_error(result, message)
     ok("init", "--config", config)
     assert ok("list", "--config", config).stdout == "no games\n"  # nothing was created
+
+
+def test_new_games_roll_dice_version_2_unless_told(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    two = ["-p", "ann:ann@example.org", "-p", "ben:ben@example.org"]
+    assert "dice commitment (pbem-dice-v2): " in ok("new", "g", *two, "--config", config).stdout
+    old = ok("new", "h", *two, "--dice", "v1", "--config", config).stdout
+    assert "dice commitment (pbem-dice-v1): " in old
 
 
 def test_too_many_players_for_the_preset(tmp_path: Path) -> None:

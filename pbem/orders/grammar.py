@@ -77,6 +77,16 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         ("PASSWORD correct-horse-battery",),
     ),
     OrderDef(
+        "SALT",
+        HEADER,
+        "SALT anything",
+        "Optional, and may stand anywhere in the mail: your share in this turn's dice "
+        "(any text to the end of the line). In games with dice version 2 the dice mix the "
+        "game's secret with it, or, without a SALT, with your orders; so neither the GM "
+        "nor anyone else can choose your dice.",
+        ("SALT my lucky socks 1987",),
+    ),
+    OrderDef(
         "TRADE",
         TURN,
         "TRADE card, card, card",

@@ -165,6 +165,7 @@ class ParsedMail:
     game: Header | None = None
     turn: Header | None = None
     password: Header | None = None
+    salt: Header | None = None  # SALT: the player's contribution to the dice (v2)
     orders: list[Order] = field(default_factory=list)  # every order, as written
     commands: list[Command] = field(default_factory=list)
     press: list[Press] = field(default_factory=list)

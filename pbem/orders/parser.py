@@ -476,6 +476,20 @@ def _password(p: _LineParser) -> _Result:
     return _HeaderLine("PASSWORD", Header(password, p.line, token.column))
 
 
+MAX_SALT = 200  # characters: a SALT is a phrase, not a document
+
+
+def _salt(p: _LineParser) -> _Result:
+    token = p.peek()
+    if token is None:
+        p.fail("some text of your choice (your share in the dice)")
+    salt = " ".join(p.content[token.column - 1 :].split())
+    if len(salt) > MAX_SALT:
+        p.problem(token.column, salt[:20], f"a SALT is at most {MAX_SALT} characters long")
+        return None
+    return _HeaderLine("SALT", Header(salt, p.line, token.column))
+
+
 # -------------------------------------------------------------------- commands
 def _plain(kind: type[Command]) -> Callable[[_LineParser], _Result]:
     def read(p: _LineParser) -> _Result:
@@ -577,6 +591,7 @@ _HANDLERS: dict[str, Callable[[_LineParser], _Result]] = {
     "GAME": _game,
     "TURN": _turn,
     "PASSWORD": _password,
+    "SALT": _salt,
     "TRADE": _trade,
     "PLACE": _place,
     "ATTACK": _attack,
@@ -770,7 +785,7 @@ class _MailReader:
                 self.problems.append(
                     OrderProblem(header.line, header.column, str(header.value), message)
                 )
-            elif mail.orders:
+            elif mail.orders and result.name != "SALT":  # a SALT may stand anywhere
                 message = f"{result.name} must come before the orders"
                 self.problems.append(
                     OrderProblem(header.line, header.column, str(header.value), message)

@@ -89,6 +89,9 @@ class TurnReport:
     next_seat: int | None  # None when the game is over
     missed: bool = False  # no orders by the deadline: the default turn was played
     by_gm: bool = False  # the GM played the turn (pbem process, pbem adjudicate)
+    # dice version 2: (player, "SALT" or "orders", hex SHA-256) of each contribution
+    # mixed with the secret into this turn's dice, in the order they were mixed
+    dice_inputs: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True)

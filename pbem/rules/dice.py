@@ -1,10 +1,14 @@
-"""The game's random stream, `pbem-dice-v1` (the public contract is docs/DICE-VECTORS.md and
-the design note DICE.md).
+"""The game's random streams, `pbem-dice-v1` and `pbem-dice-v2` (the public contract is
+docs/DICE.md, with the v1 vectors in docs/DICE-VECTORS.md).
 
 Every draw of a game comes from one 32-byte secret, the game's name and a stream label
 (``setup``, ``turn:1``, ``turn:2``, ...), so a game replays bit for bit on any machine, and
 once the secret is revealed every player can check every roll.  Block ``i`` of a stream is
 ``HMAC-SHA256(secret, utf8(game) || 0x00 || utf8(label) || 0x00 || uint64_be(i))``.
+
+Version 2 keys each stream with ``BLAKE2b(key=secret)`` over the label and the hashes of
+the players' contributions (their SALT lines or their orders), and expands the key with
+SHAKE-256, so a turn's dice are fixed only once its orders are in, and cost one keyed hash.
 
 This module is on the hot path of simulations: blocks are produced several at a time and
 dice are read straight from the buffer.
@@ -17,8 +21,14 @@ import hmac
 import secrets
 from typing import Any
 
-DICE_VERSION = "pbem-dice-v1"
+DICE_V1 = "pbem-dice-v1"
+DICE_V2 = "pbem-dice-v2"
+DICE_VERSIONS = (DICE_V1, DICE_V2)
+DICE_VERSION = DICE_V1  # the version of DiceStream itself (records without a version)
+DEFAULT_DICE_VERSION = DICE_V2  # what new games use
 SECRET_BYTES = 32
+CONTRIBUTION_BYTES = 32
+SALT_PREFIX = "SALT "  # the canonical SALT line of an entry: "SALT " + the player's text
 
 _TWO_32 = 1 << 32
 _BLOCKS_PER_REFILL = 8  # 256 bytes = 64 draws per refill; costs nothing in replay terms
@@ -53,13 +63,15 @@ def _checked_name(kind: str, value: Any) -> bytes:
 class DiceStream:
     """One named stream of a game: bytes, uniform integers, dice and shuffles, in order."""
 
-    __slots__ = ("label", "_secret", "_prefix", "_next_block", "_buf", "_pos", "_base")
+    __slots__ = ("label", "log", "_secret", "_prefix", "_next_block", "_buf", "_pos", "_base")
 
     def __init__(self, secret: bytes, game: str, label: str) -> None:
         self._secret = _checked_secret(secret)
         self._prefix = _checked_name("game", game) + b"\x00" + _checked_name("label", label)
         self._prefix += b"\x00"
         self.label = label
+        # (n, result) of every uniform(n) drawn, when a record's draws are being written
+        self.log: list[tuple[int, int]] | None = None
         self._next_block = 0
         self._buf = b""  # bytes of the stream not yet consumed start at _buf[_pos]
         self._pos = 0
@@ -111,10 +123,14 @@ class DiceStream:
         while True:
             u = self._u32()
             if u < limit:
+                if self.log is not None:
+                    self.log.append((n, u % n))
                 return u % n
 
     def die(self) -> int:
         """One die, 1..6: ``uniform(6) + 1`` (inlined: simulations roll millions)."""
+        if self.log is not None:
+            return self.uniform(6) + 1
         while True:
             pos = self._pos
             if pos + 4 > len(self._buf):
@@ -129,6 +145,8 @@ class DiceStream:
         """``count`` dice in the order drawn (the caller sorts them for the comparison)."""
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ValueError(f"roll() needs a number of dice >= 0, got {count!r}")
+        if self.log is not None:
+            return [self.uniform(6) + 1 for _ in range(count)]
         dice: list[int] = []
         buf, pos = self._buf, self._pos
         while len(dice) < count:
@@ -149,6 +167,106 @@ class DiceStream:
         for i in range(len(items) - 1, 0, -1):
             j = uniform(i + 1)
             items[i], items[j] = items[j], items[i]
+
+
+class DiceStreamV2(DiceStream):
+    """A ``pbem-dice-v2`` stream: SHAKE-256 of a key that mixes the secret, the label and
+    the contributions of the step. The same draws as v1 (uniform, die, roll, shuffle)."""
+
+    __slots__ = ("key", "contributions", "_xof", "_made")
+
+    def __init__(
+        self, secret: bytes, game: str, label: str, contributions: tuple[bytes, ...] = ()
+    ) -> None:
+        # No super().__init__: v1's HMAC prefix is not needed; stream_key checks the rest.
+        self.label = label
+        self.log = None
+        self._secret = b""  # the key below is all this stream needs of the secret
+        self._prefix = b""
+        self._next_block = 0
+        self._buf, self._pos, self._base = b"", 0, 0
+        self.contributions = tuple(contributions)
+        self.key = stream_key(secret, game, label, self.contributions)
+        self._xof = hashlib.shake_256(self.key)
+        self._made = 0  # bytes of the XOF output produced so far
+
+    def __repr__(self) -> str:
+        return f"DiceStreamV2(label={self.label!r}, position={self.position})"
+
+    def _refill(self) -> None:
+        # SHAKE-256 output is a prefix-stable stream: ask for twice as much, keep the tail.
+        want = max(_V2_FIRST_BYTES, 2 * self._made)
+        fresh = self._xof.digest(want)[self._made :]
+        self._made = want
+        self._base += self._pos
+        self._buf = self._buf[self._pos :] + fresh
+        self._pos = 0
+
+
+_V2_FIRST_BYTES = 256  # 64 draws: most turns never need a second call
+_V2_TAG = DICE_V2.encode("ascii")
+
+
+def _checked_contribution(value: Any) -> bytes:
+    if not isinstance(value, bytes | bytearray) or len(value) != CONTRIBUTION_BYTES:
+        raise ValueError(f"a {DICE_V2} contribution is a {CONTRIBUTION_BYTES}-byte hash")
+    return bytes(value)
+
+
+def stream_key(secret: bytes, game: str, label: str, contributions: tuple[bytes, ...]) -> bytes:
+    """The 32-byte key of a v2 stream: BLAKE2b-256, keyed with the secret, of
+    ``"pbem-dice-v2" 0x00 game 0x00 label 0x00 uint32_be(count) h_1 .. h_count``."""
+    if len(contributions) >= 1 << 32:
+        raise ValueError("too many contributions for one stream")
+    message = b"".join(
+        (
+            _V2_TAG,
+            b"\x00",
+            _checked_name("game", game),
+            b"\x00",
+            _checked_name("label", label),
+            b"\x00",
+            len(contributions).to_bytes(4, "big"),
+            *(_checked_contribution(c) for c in contributions),
+        )
+    )
+    return hashlib.blake2b(message, key=_checked_secret(secret), digest_size=32).digest()
+
+
+def salt_of(text: str) -> str | None:
+    """The SALT of an entry's canonical text (its line ``SALT ...``), or None."""
+    for line in text.split("\n"):
+        if line.startswith(SALT_PREFIX):
+            return line[len(SALT_PREFIX) :]
+    return None
+
+
+def contribution(text: str) -> bytes:
+    """What one log entry adds to a v2 key: SHA-256 of its SALT when it has one, else
+    SHA-256 of its canonical text (leading and trailing line feeds removed)."""
+    salt = salt_of(text)
+    chosen = salt if salt is not None else text.strip("\n")
+    return hashlib.sha256(chosen.encode("utf-8")).digest()
+
+
+def make_stream(
+    version: str, secret: bytes, game: str, label: str, contributions: tuple[bytes, ...] = ()
+) -> DiceStream:
+    """The stream ``label`` of a game under its dice version (v1 has no contributions)."""
+    if version == DICE_V1:
+        return DiceStream(secret, game, label)
+    if version == DICE_V2:
+        return DiceStreamV2(secret, game, label, contributions)
+    known = ", ".join(DICE_VERSIONS)
+    raise ValueError(f"unknown dice version {version!r} (known: {known})")
+
+
+def check_version(version: str) -> str:
+    """A dice version as stored with a game: the full tag, from ``v1``/``v2`` or the tag."""
+    full = {"v1": DICE_V1, "v2": DICE_V2}.get(version, version)
+    if full not in DICE_VERSIONS:
+        raise ValueError(f"unknown dice version {version!r}: use v1 or v2")
+    return full
 
 
 def stream_for_turn(secret: bytes, game: str, turn: int) -> DiceStream:

@@ -21,7 +21,7 @@ from pbem.service.games import (
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
-from pbem.service.records import Record, RecordError, read_record, write_record
+from pbem.service.records import Record, RecordError, draws_of, read_record, write_record
 from pbem.store import Game, Player, SeatHolder, TurnResult, id_of
 
 
@@ -98,7 +98,10 @@ def export_record(session: Session, game: Game, with_secret: bool = False) -> st
         secret_hex=game.secret if (game.secret_revealed or with_secret) else None,
         result=result,
         preset=game.preset,
+        dice_version=game.dice_version,
     )
+    if record.secret_hex:  # every draw, so anyone can check the dice from the spec alone
+        record.draws = draws_of(record, bytes.fromhex(record.secret_hex))
     return write_record(record)
 
 
@@ -126,8 +129,6 @@ def import_record(
         raise ServiceError(f"a game named {record.game!r} exists already")
     import json
 
-    from pbem.rules.dice import DICE_VERSION
-
     game = Game(
         name=record.game,
         title=record.game,
@@ -135,7 +136,7 @@ def import_record(
         map_text=record.map_text,
         preset=record.preset or "classic",
         options_json=json.dumps(record.options.to_dict(), sort_keys=True),
-        dice_version=DICE_VERSION,
+        dice_version=record.dice_version,
         secret=secret.hex(),
         commitment=record.commitment,
         secret_revealed=record.secret_hex is not None,

@@ -18,13 +18,20 @@ from sqlmodel import Session, col, func, select
 from pbem.orders import (
     OrderProblem,
     OrdersError,
+    ParsedMail,
     parse_orders,
     render_orders,
     turn_actions,
     validate_mail,
 )
 from pbem.rules.board import Board
-from pbem.rules.dice import DICE_VERSION, commitment, new_secret
+from pbem.rules.dice import (
+    DEFAULT_DICE_VERSION,
+    SALT_PREFIX,
+    check_version,
+    commitment,
+    new_secret,
+)
 from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options, load_preset, parse_value
@@ -123,6 +130,7 @@ def create_game(
     secret: bytes | None = None,
     title: str = "",
     open_seats: int = 0,
+    dice_version: str = DEFAULT_DICE_VERSION,
 ) -> Created:
     """A new game with its players seated and dealt; or, with ``open_seats``,
     a game open for that many players to JOIN by mail (it starts when full)."""
@@ -130,6 +138,10 @@ def create_game(
         raise ServiceError(f"game name {name!r}: use letters, digits, - and _ only")
     if session.exec(select(Game).where(Game.name == name)).first() is not None:
         raise ServiceError(f"a game named {name!r} exists already")
+    try:
+        dice_version = check_version(dice_version)
+    except ValueError as exc:
+        raise ServiceError(str(exc)) from None
     options = options_for(preset, overrides or {})
     options.check_players(open_seats or len(players))
     map_name, map_text, _ = map_text_of(map_name)
@@ -146,7 +158,7 @@ def create_game(
         preset=preset,
         options_json=json.dumps(options.to_dict(), sort_keys=True),
         settings_json=json.dumps(stored, sort_keys=True),
-        dice_version=DICE_VERSION,
+        dice_version=dice_version,
         secret=secret.hex(),
         commitment=commitment(secret),
         gm_address=gm_address,
@@ -242,7 +254,8 @@ def definition_of(session: Session, game: Game) -> replay.GameDefinition:
     board = board_of(game.map_text, game.map_name)
     options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
     players = tuple((p.name, p.colour) for p in players_of(session, game))
-    return replay.GameDefinition(game.name, board, options, players, bytes.fromhex(game.secret))
+    secret = bytes.fromhex(game.secret)
+    return replay.GameDefinition(game.name, board, options, players, secret, game.dice_version)
 
 
 def log_of(session: Session, game: Game) -> list[OrderEntry]:
@@ -387,14 +400,16 @@ def submit(
         problems = validate_mail(state, seat, parsed)
         if problems:
             return Outcome(False, problems)
-        canonical = render_orders([o.action for o in parsed.setup_orders], state.board)
+        canonical = with_salt(
+            render_orders([o.action for o in parsed.setup_orders], state.board), parsed
+        )
         if dry_run:
             return Outcome(True, canonical=canonical, message="valid (nothing applied)")
         return _accept_setup(session, game, loaded, player, canonical, source, message_id)
     problems = validate_mail(state, seat, parsed)
     if problems:
         return Outcome(False, problems)
-    canonical = render_orders(turn_actions(state, parsed.orders), state.board)
+    canonical = with_salt(render_orders(turn_actions(state, parsed.orders), state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
     entry = replay.Entry("turn", seat, canonical, state.turn, source)
@@ -406,6 +421,14 @@ def submit(
         record_turn(player, missed=False)
         session.add(player)
     return Outcome(True, canonical=canonical, steps=[step], message=f"turn {step.turn} played")
+
+
+def with_salt(canonical: str, parsed: ParsedMail) -> str:
+    """The canonical text keeps the player's SALT (last line): in dice version 2
+    it is the player's share in the dice, so the log must hold it to replay."""
+    if parsed.salt is None:
+        return canonical
+    return canonical.rstrip("\n") + f"\n{SALT_PREFIX}{parsed.salt.value}"
 
 
 def record_turn(player: Player, missed: bool) -> list[bool]:

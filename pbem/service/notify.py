@@ -21,6 +21,7 @@ from pbem.orders import OrderProblem
 from pbem.report import context as rc
 from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
+from pbem.rules.dice import salt_of
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import catchup, outbox, replay, schedule
 from pbem.service.context import Context
@@ -546,6 +547,7 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             step.state.current if step.state.phase != OVER else None,
             missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
             by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
+            dice_inputs=_dice_inputs(step, players),
         )
         for p in players:
             if p.seat != step.seat and mail_mode(game, p.seat) != "every":
@@ -593,6 +595,16 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
             )
         return
     prompt_next(session, ctx, game, state, info)
+
+
+def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str], ...]:
+    """Whose contribution went into the step's dice (v2), as the turn report names it."""
+    names = {p.seat: p.name for p in players}
+    return tuple(
+        (names.get(seat, "the GM") if seat is not None else "the GM", kind, digest)
+        for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
+        for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
+    )
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:

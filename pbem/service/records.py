@@ -17,11 +17,17 @@ A record holds everything needed to replay a game and check every roll:
     === turn 1 alice mail hash=9f2c…
     PLACE 3 Alaska
     ATTACK Alaska -> Kamchatka
+    === draws turn:1 entries=1
+    6 5 3 4 2 1 17/42
 
-A map that is not shipped with pbem (or differs from the shipped one) is
-embedded after a line ``=== map``. ``hash=`` is the state hash after the
-step that entry completed, so `pbem verify` can name the first turn that
-differs.
+A record that carries the secret also carries every draw of every stream
+(``=== draws LABEL entries=I,J``: the stream, the indices of the log entries
+whose contributions key it in dice version 2, then each ``uniform(n)`` drawn,
+``r/n``, a die written as its face), so scripts/verify_dice.py can check every
+roll from docs/DICE.md alone. A map that is not shipped with pbem (or
+differs from the shipped one) is embedded after a line ``=== map``.
+``hash=`` is the state hash after the step that entry completed, so
+`pbem verify` can name the first turn that differs.
 """
 
 from __future__ import annotations
@@ -31,15 +37,24 @@ import json
 from dataclasses import dataclass, field
 
 from pbem.maps import map_names
-from pbem.rules.dice import DICE_VERSION, commitment
+from pbem.rules.dice import DICE_V1, check_version, commitment
 from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
-from pbem.service.replay import Entry, GameDefinition, ReplayError, replay
+from pbem.service.replay import Entry, GameDefinition, ReplayError, apply, replay, start
 
 
 class RecordError(ValueError):
     """A record file that cannot be read; names the line."""
+
+
+@dataclass
+class DrawSection:
+    """``=== draws``: one stream's draws, ``(n, result)`` of each ``uniform(n)``."""
+
+    label: str
+    entries: list[int]  # indices (from 0) in Record.entries of the contributing entries
+    draws: list[tuple[int, int]]
 
 
 @dataclass
@@ -56,6 +71,8 @@ class Record:
     result: str = ""
     preset: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    dice_version: str = DICE_V1
+    draws: list[DrawSection] = field(default_factory=list)  # only with the secret
 
 
 def map_sha256(text: str) -> str:
@@ -77,7 +94,7 @@ def write_record(record: Record) -> str:
     lines.append(f"[Options {_quote(json.dumps(record.options.to_dict(), sort_keys=True))}]")
     for seat, (name, colour) in enumerate(record.players):
         lines.append(f"[Player {_quote(f'{seat} {name} {colour}'.strip())}]")
-    lines.append(f"[DiceVersion {_quote(DICE_VERSION)}]")
+    lines.append(f"[DiceVersion {_quote(record.dice_version)}]")
     lines.append(f"[Commitment {_quote(record.commitment)}]")
     if record.secret_hex:
         lines.append(f"[Secret {_quote(record.secret_hex)}]")
@@ -92,6 +109,12 @@ def write_record(record: Record) -> str:
             head += f" hash={state_hash}"
         lines.append(head)
         lines.extend(entry.text.rstrip("\n").split("\n") if entry.text.strip() else [])
+    for section in record.draws:
+        lines.append(
+            f"=== draws {section.label} entries={','.join(map(str, section.entries)) or '-'}"
+        )
+        tokens = [str(r + 1) if n == 6 else f"{r}/{n}" for n, r in section.draws]
+        lines.extend(" ".join(tokens[i : i + 30]) for i in range(0, len(tokens), 30))
     if not _is_builtin(record.map_name, record.map_text):
         lines.append("=== map")
         lines.extend(record.map_text.rstrip("\n").split("\n"))
@@ -135,9 +158,13 @@ def read_record(text: str, source: str = "record") -> Record:
     current: list[str] | None = None
     head: list[str] = []
     head_line = 0
+    draws: list[DrawSection] = []
 
     def close() -> None:
         if current is None:
+            return
+        if head[0] == "draws":
+            draws.append(_draws(head, current, source, head_line))
             return
         entries.append(_entry(head, "\n".join(current).strip("\n"), names, source, head_line))
         hashes.append(next((p[5:] for p in head[4:] if p.startswith("hash=")), None))
@@ -176,6 +203,10 @@ def read_record(text: str, source: str = "record") -> Record:
             f"{source}: the map {map_name!r} differs from the one the game was played on"
         )
     try:
+        version = check_version(headers.get("DiceVersion", DICE_V1))
+    except ValueError as exc:
+        raise RecordError(f"{source}: DiceVersion: {exc}") from None
+    try:
         options = Options.from_dict(json.loads(headers["Options"]), source=f"{source}: Options")
     except OptionsError as exc:
         raise RecordError(str(exc)) from None
@@ -194,6 +225,8 @@ def read_record(text: str, source: str = "record") -> Record:
         result=headers.get("Result", ""),
         preset=headers.get("Preset", ""),
         headers=headers,
+        dice_version=version,
+        draws=draws,
     )
 
 
@@ -201,6 +234,22 @@ def _unquote(raw: str, source: str, line: int) -> str:
     if len(raw) < 2 or raw[0] != '"' or raw[-1] != '"':
         raise RecordError(f"{source}: line {line}: header values are in double quotes")
     return raw[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSection:
+    """``=== draws LABEL entries=I,J`` and its lines of draws (``r/n``, or a die face)."""
+    if len(head) != 3 or not head[2].startswith("entries="):
+        raise RecordError(f"{source}: line {line}: expected '=== draws LABEL entries=I,J'")
+    listed = head[2][len("entries=") :]
+    try:
+        indices = [] if listed == "-" else [int(i) for i in listed.split(",")]
+        drawn = []
+        for token in " ".join(lines).split():
+            r, _, n = token.partition("/")
+            drawn.append((int(n), int(r)) if n else (6, int(r) - 1))
+    except ValueError:
+        raise RecordError(f"{source}: line {line}: unreadable draws") from None
+    return DrawSection(head[1], indices, drawn)
 
 
 def _entry(head: list[str], text: str, names: list[str], source: str, line: int) -> Entry:
@@ -225,7 +274,20 @@ def definition_of(record: Record, secret: bytes) -> GameDefinition:
         board = parse_map(record.map_text, f"{record.map_name} (in the record)")
     except MapError as exc:
         raise RecordError(str(exc)) from None
-    return GameDefinition(record.game, board, record.options, tuple(record.players), secret)
+    players = tuple(record.players)
+    return GameDefinition(record.game, board, record.options, players, secret, record.dice_version)
+
+
+def draws_of(record: Record, secret: bytes) -> list[DrawSection]:
+    """Replay the record and note every draw of every stream (for its draws sections)."""
+    game, _ = start(definition_of(record, secret), log_draws=True)
+    for entry in record.entries:
+        apply(game, entry)
+    assert game.draws is not None
+    index = {id(entry): i for i, entry in enumerate(record.entries)}
+    return [
+        DrawSection(d.label, [index[id(e)] for e in d.entries], list(d.log)) for d in game.draws
+    ]
 
 
 @dataclass
@@ -279,4 +341,23 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
                 f"the record says {record.result} won; the orders give {winner or 'no winner'}"
             )
             return VerifyReport(False, steps, message)
+    if record.draws:
+        problem = _compare_draws(record.draws, draws_of(record, secret))
+        if problem:
+            return VerifyReport(False, steps, problem)
     return VerifyReport(True, steps, f"all {steps} steps verified; every roll matches the secret")
+
+
+def _compare_draws(written: list[DrawSection], computed: list[DrawSection]) -> str:
+    """The first difference between a record's draws sections and the replay's, or ''."""
+    for i, (w, c) in enumerate(zip(written, computed, strict=False)):
+        if (w.label, w.entries) != (c.label, c.entries):
+            return f"draws section {i + 1} ({w.label}) names another stream or other entries"
+        if w.draws != c.draws:
+            pairs = zip(w.draws, c.draws, strict=False)
+            at = next((k for k, (a, b) in enumerate(pairs) if a != b), None)
+            at = min(len(w.draws), len(c.draws)) if at is None else at
+            return f"the draws of {w.label} differ from the secret's at draw {at + 1}"
+    if len(written) != len(computed):
+        return f"the record has {len(written)} draws sections; the game used {len(computed)}"
+    return ""

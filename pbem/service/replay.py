@@ -22,7 +22,7 @@ from pbem.orders import (
 from pbem.rules import engine
 from pbem.rules.actions import SetupAction, TurnAction
 from pbem.rules.board import Board
-from pbem.rules.dice import DiceStream
+from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, contribution, make_stream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import Event
 from pbem.rules.options import Options
@@ -53,6 +53,7 @@ class GameDefinition:
     options: Options
     players: tuple[tuple[str, str], ...]  # (name, colour) by seat
     secret: bytes
+    dice_version: str = DICE_V1  # games and records from before version 2 are v1
 
 
 @dataclass
@@ -66,6 +67,8 @@ class Step:
     state: GameState
     state_hash: str
     before: GameState | None = None  # the state before the step, when asked for
+    # v2: (seat, hex SHA-256) of each contribution mixed into the step's dice, in order
+    contributions: tuple[tuple[int | None, str], ...] = ()
 
 
 class ReplayError(Exception):
@@ -79,6 +82,16 @@ class ReplayError(Exception):
 
 
 @dataclass
+class Draws:
+    """One stream as a game used it: its label, the log entries whose contributions
+    key it (v2), and every ``uniform(n)`` drawn from it as ``(n, result)``."""
+
+    label: str
+    entries: list[Entry]
+    log: list[tuple[int, int]]
+
+
+@dataclass
 class Game:
     """A game being replayed: its state and the stream labels of DICE.md."""
 
@@ -86,25 +99,62 @@ class Game:
     state: GameState
     pending_setup: dict[int, list[SetupAction]] = field(default_factory=dict)
     pending_entries: list[Entry] = field(default_factory=list)
+    draws: list[Draws] | None = None  # every stream used, when a record's draws are written
+
+    def stream(self, label: str, entries: list[Entry]) -> DiceStream:
+        rng = stream_of(self.definition, label, entries)
+        if self.draws is not None:
+            rng.log = []
+            self.draws.append(Draws(label, list(entries), rng.log))
+        return rng
 
 
-def start(definition: GameDefinition) -> tuple[Game, list[Event]]:
-    """Seat the players and deal: the ``setup`` stream."""
-    rng = DiceStream(definition.secret, definition.name, "setup")
+def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, list[Event]]:
+    """Seat the players and deal: the ``setup`` stream. ``log_draws`` keeps every
+    draw of every stream in ``Game.draws`` (for a record's draws sections)."""
+    rng = stream_of(definition, "setup", [])
+    draws: list[Draws] | None = None
+    if log_draws:
+        rng.log = []
+        draws = [Draws("setup", [], rng.log)]
     state, events = engine.new_game(
         definition.board, definition.options, definition.name, list(definition.players), rng
     )
-    return Game(definition, state), events
+    return Game(definition, state, draws=draws), events
 
 
-def turn_stream(definition: GameDefinition, turn: int) -> DiceStream:
-    return DiceStream(definition.secret, definition.name, f"turn:{turn}")
+def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
+    """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order."""
+    contributions: tuple[bytes, ...] = ()
+    if definition.dice_version == DICE_V2:
+        contributions = tuple(contribution(e.text) for e in entries)
+    return make_stream(
+        definition.dice_version, definition.secret, definition.name, label, contributions
+    )
 
 
-def setup_place_stream(definition: GameDefinition) -> DiceStream:
+def turn_stream(
+    definition: GameDefinition, turn: int, entries: list[Entry] | None = None
+) -> DiceStream:
+    return stream_of(definition, f"turn:{turn}", entries or [])
+
+
+def setup_place_stream(
+    definition: GameDefinition, entries: list[Entry] | None = None
+) -> DiceStream:
     """Automatic placement after a draft happens later than the deal, so it has
-    a stream of its own (documented in docs/DICE-VECTORS.md)."""
-    return DiceStream(definition.secret, definition.name, "setup:place")
+    a stream of its own (documented in docs/DICE.md); in v2 every player's
+    setup orders go into it."""
+    return stream_of(definition, "setup:place", entries or [])
+
+
+def contributions_of(
+    definition: GameDefinition, entries: list[Entry]
+) -> tuple[tuple[int | None, str], ...]:
+    """What a report shows: whose contribution went into the step's dice (v2 only)."""
+    if definition.dice_version != DICE_V2:
+        return ()
+    return tuple((e.seat, contribution(e.text).hex()) for e in entries)
 
 
 def parse_turn(game: Game, seat: int, text: str) -> list[TurnAction]:
@@ -151,12 +201,13 @@ def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
         game.pending_entries.append(entry)
         if any(seat not in game.pending_setup for seat in state.order):
             return None
+        entries = list(game.pending_entries)
         events = _guard(
             0,
             entry.seat,
-            lambda: play_setup(state, game.pending_setup, setup_place_stream(definition)),
+            lambda: play_setup(state, game.pending_setup, game.stream("setup:place", entries)),
         )
-        entries, game.pending_entries, game.pending_setup = game.pending_entries, [], {}
+        game.pending_entries, game.pending_setup = [], {}
         turn = 0
         seat = None
     elif entry.kind == TURN:
@@ -167,7 +218,9 @@ def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
         turn = state.turn
         actions = parse_turn(game, entry.seat, entry.text)
         events = _guard(
-            turn, entry.seat, lambda: play_turn(state, actions, turn_stream(definition, turn))
+            turn,
+            entry.seat,
+            lambda: play_turn(state, actions, game.stream(f"turn:{turn}", [entry])),
         )
         entries = [entry]
         seat = entry.seat
@@ -178,7 +231,8 @@ def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
         entries = [entry]
     else:
         raise ReplayError(state.turn, entry.seat, f"unknown log entry kind {entry.kind!r}")
-    return Step(turn, seat, entries, events, state, state.state_hash(), before)
+    inputs = contributions_of(definition, entries) if entry.kind != COMMAND else ()
+    return Step(turn, seat, entries, events, state, state.state_hash(), before, inputs)
 
 
 def _guard(turn: int, seat: int | None, run):  # noqa: ANN001, ANN202

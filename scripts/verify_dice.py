@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Check every draw of a pbem game record from docs/DICE.md alone (standard library only).
+
+    python scripts/verify_dice.py world-1.pgn [--secret HEX]
+
+It does not know the rules of Risk: it checks that the secret matches the commitment, that
+each stream is keyed as the spec says (v2: with the contributions of the right log entries)
+and that every draw written in the record's ``=== draws`` sections is the one the stream
+gives. Together with `pbem verify` (which replays the orders) it shows that no roll was
+chosen. Exit status 0: every draw matches; 1: the first difference is printed.
+"""
+
+import hashlib
+import hmac
+import sys
+
+
+def read(text):
+    """(headers, entries [(kind, turn, text)], draws [(label, [entry index], [(n, r)])])."""
+    headers, entries, draws, block = {}, [], [], None
+    for line in text.split("\n"):
+        if line.startswith("=== map"):
+            break
+        if line.startswith("=== "):
+            head = line[4:].split()
+            if head[0] == "draws":
+                listed = head[2][len("entries=") :]
+                indices = [] if listed == "-" else [int(i) for i in listed.split(",")]
+                block = []
+                draws.append((head[1], indices, block))
+            else:
+                block = []
+                entries.append((head[0], int(head[1]), block))
+        elif block is not None:
+            block.append(line)
+        elif line.startswith("[") and line.endswith("]"):
+            key, _, value = line[1:-1].partition(" ")
+            headers[key] = value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    entries = [(kind, turn, "\n".join(lines).strip("\n")) for kind, turn, lines in entries]
+    parsed = []
+    for label, indices, lines in draws:
+        drawn = []
+        for token in " ".join(lines).split():  # "r/n" is uniform(n) -> r; a digit, a die face
+            r, _, n = token.partition("/")
+            drawn.append((int(n), int(r)) if n else (6, int(r) - 1))
+        parsed.append((label, indices, drawn))
+    return headers, entries, parsed
+
+
+def contribution(text):
+    """v2: SHA-256 of the entry's SALT (text after 'SALT '), else of its canonical text."""
+    for line in text.split("\n"):
+        if line.startswith("SALT "):
+            return hashlib.sha256(line[5:].encode()).digest()
+    return hashlib.sha256(text.encode()).digest()
+
+
+def stream(version, secret, game, label, contributions, length):
+    if version == "pbem-dice-v1":
+        out, i = b"", 0
+        while len(out) < length:
+            msg = game.encode() + b"\x00" + label.encode() + b"\x00" + i.to_bytes(8, "big")
+            out += hmac.new(secret, msg, hashlib.sha256).digest()
+            i += 1
+        return out[:length]
+    if version == "pbem-dice-v2":
+        msg = b"pbem-dice-v2\x00" + game.encode() + b"\x00" + label.encode() + b"\x00"
+        msg += len(contributions).to_bytes(4, "big") + b"".join(contributions)
+        key = hashlib.blake2b(msg, key=secret, digest_size=32).digest()
+        return hashlib.shake_256(key).digest(length)
+    raise SystemExit(f"unknown dice version {version!r}")
+
+
+def check(text, secret_hex=None):
+    """'' when every draw matches, else the first problem."""
+    headers, entries, draws = read(text)
+    version = headers.get("DiceVersion", "pbem-dice-v1")
+    secret = bytes.fromhex(secret_hex or headers.get("Secret", ""))
+    if not secret:
+        return "the record has no [Secret]: give --secret HEX"
+    if hashlib.sha256(secret).hexdigest() != headers.get("Commitment"):
+        return "the secret does not match the commitment"
+    if not draws:
+        return "no draws sections: they come with the secret (pbem export after the reveal)"
+    labels = {label for label, _, _ in draws}
+    for kind, turn, _ in entries:
+        if kind == "turn" and f"turn:{turn}" not in labels:
+            return f"turn {turn} has no draws section"
+    total = 0
+    for label, indices, drawn in draws:
+        chosen = [entries[i] for i in indices]
+        if label == "setup":
+            expected = not chosen
+        elif label == "setup:place":
+            expected = bool(chosen) and all(kind == "setup" for kind, _, _ in chosen)
+        else:
+            expected = [(k, f"turn:{t}") for k, t, _ in chosen] == [("turn", label)]
+        if not expected:
+            return f"stream {label} is keyed with the wrong log entries {indices}"
+        v2 = version != "pbem-dice-v1"
+        contributions = [contribution(t) for _, _, t in chosen] if v2 else []
+        length = 64 + 8 * len(drawn)
+        data = stream(version, secret, headers["Game"], label, contributions, length)
+        offset = 0
+        for k, (n, r) in enumerate(drawn):
+            while True:
+                while offset + 4 > len(data):
+                    length *= 2
+                    data = stream(version, secret, headers["Game"], label, contributions, length)
+                u = int.from_bytes(data[offset : offset + 4], "big")
+                offset += 4
+                if u < 2**32 - 2**32 % n:
+                    break
+            if u % n != r:
+                return (
+                    f"{label}: draw {k + 1} is {r} of {n} in the record, the secret gives {u % n}"
+                )
+        total += len(drawn)
+    print(f"ok: {len(draws)} streams, {total} draws, every one as {version} gives it")
+    return ""
+
+
+def main(argv):
+    if not argv or argv[0].startswith("-"):
+        raise SystemExit(__doc__)
+    secret = argv[argv.index("--secret") + 1] if "--secret" in argv else None
+    with open(argv[0], encoding="utf-8") as f:
+        problem = check(f.read(), secret)
+    if problem:
+        print(f"FAILED: {problem}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
