@@ -37,9 +37,9 @@ _CONTINENT_KEYS = (("name", "bonus"), ("aliases",))
 _TERRITORY_KEYS = (("name", "continent", "neighbours", "card"), ("aliases", "pos"))
 _PICTURE_KEYS = (("width", "height"), ())
 _MISSION_KEYS = {
-    "territories": (("id", "text", "kind", "count"), ("min_armies",)),
-    "continents": (("id", "text", "kind", "continents"), ("extra_continents",)),
-    "destroy": (("id", "text", "kind", "colour"), ()),
+    "territories": (("id", "text", "kind", "count"), ("min_armies", "extended")),
+    "continents": (("id", "text", "kind", "continents"), ("extra_continents", "extended")),
+    "destroy": (("id", "text", "kind", "colour"), ("extended",)),
 }
 
 
@@ -116,6 +116,8 @@ def dump_map(board: Board) -> str:
             lines += [f"continents = {_toml(chosen)}", f"extra_continents = {m.extra_continents}"]
         else:
             lines.append(f"colour = {_toml(m.colour)}")
+        if m.extended:
+            lines.append("extended = true")
     return "\n".join(lines) + "\n"
 
 
@@ -427,7 +429,10 @@ class _Parser:
                 if colour not in colours:
                     self.fail(f"{label}.colour", f"{colour!r} is not one of colours")
                 mission = replace(mission, colour=colour)
-            found.append(mission)
+            extended = entry.get("extended", False)
+            if not isinstance(extended, bool):
+                self.fail(f"{label}.extended", "must be true or false")
+            found.append(replace(mission, extended=extended))
         return tuple(found)
 
     def territories_mission(self, entry: dict, label: str, mission: Mission, total: int) -> Mission:

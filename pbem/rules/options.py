@@ -21,11 +21,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
     "territory_bonus": ("once", "per_card"),
-    "traded_cards": ("bottom", "discard"),
+    "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
     "goal": ("domination", "capital", "mission"),
     "mission_win": ("at_once", "own_turn"),
+    "mission_deck": ("rulebook", "extended"),
 }
 
 # One sentence per option, used by `pbem rules` and the game-start mail.
@@ -54,6 +55,7 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "traded_cards": {
         "bottom": "Traded cards go to the bottom of the draw pile.",
         "discard": "Traded cards are discarded; discards are reshuffled when the pile runs out.",
+        "removed": "Traded cards leave the game; once the draw pile is empty no card is drawn.",
     },
     "fixed_mixed_set": {
         True: "With fixed card values, one card of each type is a set too, worth 10.",
@@ -75,7 +77,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
         "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
     ),
     "card_reroll": {
-        True: "An attacker holding the card of either territory re-rolls one lost die per roll.",
+        True: (
+            "An attacker holding the card of either territory may re-roll one lost die "
+            "per roll (ATTACK ... REROLL)."
+        ),
         False: "No card re-rolls.",
     },
     "commander": {
@@ -94,6 +99,16 @@ WORDS: dict[str, dict[Any, str] | str] = {
         "own_turn": (
             "A secret mission completed on another player's turn wins at the start "
             "of its holder's next turn."
+        ),
+    },
+    "mission_deck": {
+        "rulebook": (
+            "The mission deck is the rulebooks' 12 cards; destroy cards of colours not "
+            "in play are removed."
+        ),
+        "extended": (
+            "The mission deck adds the older European cards (two continents and one more "
+            "of your choice) to the rulebooks' 12."
         ),
     },
     "capitals_to_win": {
@@ -136,6 +151,7 @@ class Options:
     commander: bool = False
     goal: str = "domination"
     mission_win: str = "at_once"
+    mission_deck: str = "rulebook"
     capitals_to_win: bool = False
     neutral: bool = True
     max_turns: int = 0
