@@ -27,7 +27,7 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             events += _attack(state, action, rng)
         elif isinstance(action, Place):
             if attacked:
-                events += _place_after_attack(state, action)
+                events += place_after_attack(state, action)
                 continue
             for armies, territory in action.placements:
                 if state.phase == OVER:  # a placement completed a mission
@@ -59,7 +59,7 @@ def attack_problem(state: GameState, source: int, target: int) -> str | None:
     return None
 
 
-def _place_after_attack(state: GameState, action: Place) -> list[Event]:
+def place_after_attack(state: GameState, action: Place) -> list[Event]:
     """PLACE written after an ATTACK: the armies of the sets an elimination made
     the player trade. Without such armies, or past them, it is skipped."""
     events: list[Event] = []
