@@ -183,6 +183,10 @@ def _private(state: GameState, seat: int | None) -> dict[str, Any]:
         "your_cards": views.hand_text(state.board, state.players[seat].cards),
         "your_card_count": len(state.players[seat].cards),
         "mission": views.mission_text(state, seat),
+        # standing orders DEFEND WITH 1: private, like the cards
+        "defend_one": [
+            state.board.territories[t].name for t in state.defend_one if state.owner[t] == seat
+        ],
     }
 
 

@@ -25,10 +25,12 @@ from pbem.rules.events import (
     CardsTaken,
     CardsTraded,
     DeckShuffled,
+    DefenceOrdered,
     Fortified,
     FortifySkipped,
     GameWon,
     MovedIn,
+    PlaceSkipped,
     PlayerEliminated,
     Roll,
 )
@@ -348,7 +350,25 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             (attacks if event.forced else reinforce).items.append(line)
         elif isinstance(event, ArmiesPlaced):
             lost = f" ({event.lost} lost over the cap)" if event.lost else ""
-            placed.append(f"{event.armies} on {territory_name(board, event.territory)}{lost}")
+            where = f"{event.armies} on {territory_name(board, event.territory)}{lost}"
+            if last_attack or attacks.items:  # after an elimination's forced trade
+                attacks.items.append(f"{name} placed {where} (armies of a forced trade).")
+            else:
+                placed.append(where)
+        elif isinstance(event, PlaceSkipped):
+            attacks.items.append(
+                f"PLACE {event.armies} {territory_name(board, event.territory)}: skipped, "
+                f"{event.reason}."
+            )
+        elif isinstance(event, DefenceOrdered):
+            if viewer == event.seat:
+                dice = "1 die" if event.dice == 1 else "the most dice allowed"
+                line = (
+                    f"Standing order: you defend {territory_name(board, event.territory)} "
+                    f"with {dice}."
+                )
+                fortify.items.append(line)
+                private.append(line)
         elif isinstance(event, AttackResolved):
             attack = _attack_line(game, after, event)
             attacks.items.append(attack)
