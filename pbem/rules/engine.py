@@ -141,14 +141,7 @@ def _deal_neutral(state: GameState, rng: ShuffleStream) -> list[Event]:
 def _deal_missions(state: GameState, rng: ShuffleStream) -> list[Event]:
     board = state.board
     colours = {p.colour for p in state.players if not p.neutral}
-    # The rulebooks' deck (12 cards on the classic map) without the destroy
-    # cards of colours not in play; the older extended cards only on request.
-    extended = state.options.mission_deck == "extended"
-    deck = [
-        i
-        for i, m in enumerate(board.missions)
-        if (m.kind != "destroy" or m.colour in colours) and (extended or not m.extended)
-    ]
+    deck = victory.mission_deck(board, state.options, colours)
     if len(deck) < len(state.order):
         raise RulesError("secret missions", f"map {board.name} has too few missions")
     rng.shuffle(deck)

@@ -116,7 +116,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
         False: "Capital Risk needs every headquarters.",
     },
     "neutral": {
-        True: "A two-player game adds a neutral army that never attacks (40 armies each).",
+        True: (
+            "A two-player game adds a neutral army that never attacks (40 armies each); "
+            "its territories are dealt at random (with a draft, its third is dealt first)."
+        ),
         False: "A two-player game has no neutral army.",
     },
     "max_turns": (
@@ -126,6 +129,15 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "min_players": "At least {} players.",
     "max_players": "At most {} players.",
 }
+
+# Rules every preset plays (no option changes them), said after the options.
+FIXED_RULES: tuple[str, ...] = (
+    "A defender rolls the most dice allowed (2, or 1 on one army), unless the owner's "
+    "standing order DEFEND WITH 1 IN the territory says one die.",
+    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
+    "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
+    "(the rest on the territory taken last).",
+)
 
 # The sentence for 0 (no limit) of the numeric options where 0 means that.
 UNLIMITED: dict[str, str] = {
@@ -230,7 +242,7 @@ class Options:
                 lines.append(UNLIMITED[f.name])
             else:
                 lines.append(words.format(value))
-        return lines
+        return lines + list(FIXED_RULES)
 
 
 def parse_value(name: str, text: str) -> Any:
