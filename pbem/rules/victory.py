@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pbem.rules.board import Board, Mission
-from pbem.rules.options import Options
 from pbem.rules.events import Event, GameWon
+from pbem.rules.options import Options
 from pbem.rules.state import OVER, GameState
 
 MISSION_FALLBACK = Mission(
