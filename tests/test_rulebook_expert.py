@@ -16,7 +16,6 @@ from pbem.orders import validate_mail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
-from pbem.rules import engine
 from pbem.rules.actions import Attack
 from pbem.rules.events import ArmiesPlaced, AttackResolved, Roll
 from pbem.rules.options import load_preset
