@@ -80,7 +80,12 @@ def test_presets_and_what_they_change() -> None:
     }
     assert changed == {
         "classic": {},
-        "2016": {"fortify": "chained", "move_in": "survivors", "max_players": 5},
+        "2016": {
+            "fortify": "chained",
+            "move_in": "survivors",
+            "traded_cards": "removed",
+            "max_players": 5,
+        },
         "expert": {
             "card_values": "linear",
             "fortify": "unlimited",
@@ -92,6 +97,7 @@ def test_presets_and_what_they_change() -> None:
             "card_values": "fixed",
             "territory_bonus": "per_card",
             "goal": "mission",
+            "mission_deck": "extended",
             "min_players": 3,
         },
         "european-domination": {"card_values": "fixed", "territory_bonus": "per_card"},
