@@ -337,6 +337,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
     winner: Who | None = None
     win_text = ""
     last_attack: list[AttackLine] = []
+    standing: list[str] = []  # the viewer's own DEFEND orders of this turn
     events = list(report.events)
     i = 0
     while i < len(events):
@@ -367,7 +368,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
                     f"Standing order: you defend {territory_name(board, event.territory)} "
                     f"with {dice}."
                 )
-                fortify.items.append(line)
+                standing.append(line)
                 private.append(line)
         elif isinstance(event, AttackResolved):
             attack = _attack_line(game, after, event)
@@ -434,6 +435,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             attacks.items.append(f"{name} did not attack.")
     if not fortify.items:
         fortify.items.append("No fortifying move.")
+    fortify.items += standing
     if not cards.items:
         cards.items.append("No card drawn (no territory taken).")
 
