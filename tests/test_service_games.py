@@ -478,3 +478,27 @@ def test_whole_game_through_the_service(db_url: str, tmp_path: Path) -> None:
         rows = session.exec(select(OrderEntry)).all()
         assert len(rows) == 4 + turns
         assert {p.game_id for p in session.exec(select(Player)).all()} == {rows[0].game_id}
+
+
+def test_a_defend_standing_order_is_kept_across_turns_and_replays(engine: Engine) -> None:
+    """Issue 14: DEFEND WITH 1 IN t, sent with a turn's orders, stays in the
+    game's state (snapshot and log replay alike) until cleared."""
+    new_game(engine, players=3)
+    writers = bots(3)
+    play_setup(engine, writers)
+    state = current(engine)
+    mover = state.current
+    home = state.territories_of(mover)[0]
+    name = state.board.territories[home].name
+    with session_scope(engine) as session:
+        game = find_game(session, "g")
+        text = writers[mover].write_turn(state) + f"DEFEND WITH 1 IN {name}\n"
+        outcome = submit(session, game, players_of(session, game)[mover], text)
+        assert outcome.accepted, outcome.problems
+    play_turn(engine, writers)  # the next player's turn: the order stays
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, "g")
+        loaded = load(session, game).state
+        assert loaded.owner[home] == mover and loaded.defend_one == [home]
+        assert loaded.state_hash() == rebuilt_hash(session, game)
+        assert rebuilt_hash(session, game) == stored_hashes(session, game)[-1]
