@@ -32,7 +32,7 @@ from itertools import product
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
-from pbem.rules import combat, engine
+from pbem.rules import combat, defence, engine
 from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
@@ -279,7 +279,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
         for s, p in active:
             have = s.armies[source]
             att = action.dice if action.dice < have else have - 1
-            dfn = engine.defender_dice(s, target)
+            dfn = defence.defender_dice(s, target)
             commander = s.options.commander and not s.commander_used
             for dice, q in roll_classes(att, dfn, reroll, commander):
                 branch = s.copy()

@@ -23,7 +23,6 @@ from pbem.rules.events import (
     CardsTaken,
     CardsTraded,
     DeckShuffled,
-    DefenceOrdered,
     Event,
     Fortified,
     GameWon,
@@ -699,33 +698,6 @@ def place_leftover(state: GameState) -> list[Event]:
     if left and places:
         events.append(ArmiesPlaced(seat, places[0], 0, left))  # no room anywhere: lost
     return events
-
-
-def defender_dice(state: GameState, target: int) -> int:
-    """Dice the defender of ``target`` rolls: the most allowed, or one by its
-    owner's standing order DEFEND WITH 1."""
-    return 1 if state.armies[target] < 2 or target in state.defend_one else 2
-
-
-def set_defence(
-    state: GameState, territory: int, dice: int, seat: int | None = None
-) -> list[Event]:
-    """The standing order DEFEND WITH ``dice`` IN ``territory`` of the player to
-    move: 1 die from now on, or 2 (the most, the default) to clear it."""
-    _expect_turn(state, seat)
-    _check_territory(state, territory, "defence")
-    me = state.current
-    if state.owner[territory] != me:
-        name = state.board.territories[territory].name
-        raise RulesError("defence", f"{name} is not {state.players[me].name}'s")
-    if dice not in (1, 2):
-        raise RulesError("defence", "a defender rolls 1 or 2 dice")
-    if dice == 1 and territory not in state.defend_one:
-        state.defend_one.append(territory)
-        state.defend_one.sort()
-    elif dice == 2 and territory in state.defend_one:
-        state.defend_one.remove(territory)
-    return [DefenceOrdered(me, territory, dice)]
 
 
 def best_set(state: GameState, seat: int) -> tuple[int, int, int] | None:

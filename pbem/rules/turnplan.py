@@ -8,7 +8,7 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import engine
+from pbem.rules import defence, engine
 from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
@@ -39,7 +39,7 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             events += _fortify(state, action)
         elif isinstance(action, Defend):
             if state.owner[action.territory] == state.current:
-                events += engine.set_defence(state, action.territory, action.dice)
+                events += defence.set_defence(state, action.territory, action.dice)
         else:  # pragma: no cover - the type says it cannot happen
             raise TypeError(f"not a turn action: {action!r}")
     if state.phase != OVER:
