@@ -126,7 +126,8 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "DEFEND WITH 1|2 IN territory",
         "A standing order for when others attack your territory: WITH 1, roll one die in "
         "its defence from now on; WITH 2 (the default: the most the rules allow) clears "
-        "it. It lasts until you change it or lose the territory, and is shown only to you.",
+        "it. Write it with your turn's orders, anywhere among them. It lasts until you "
+        "change it or lose the territory, and is shown only to you.",
         ("DEFEND WITH 1 IN {a}", "DEFEND WITH 2 IN {a}"),
     ),
     OrderDef(
