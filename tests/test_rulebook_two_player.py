@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pbem.report.views import setup_task
 from pbem.rules import engine
 from pbem.rules.events import TerritoriesDealt
 from pbem.rules.options import load_preset
@@ -52,3 +53,12 @@ def test_with_a_draft_the_neutral_is_dealt_its_third_first() -> None:
     assert [state.owner.count(s) for s in (0, 1, NEUTRAL)] == [14, 14, 14]
     assert all(e.seat != NEUTRAL for e in picks)
     assert [engine.neutral_share(state, s) for s in (1, 0)] == [13, 13]
+
+
+def test_the_draft_prompt_says_the_neutral_was_dealt_first() -> None:
+    options = replace(TWO, claim="draft")
+    state, _ = engine.new_game(classic(), options, "duel", PLAYERS, ScriptedDice())
+    assert setup_task(state, 0)[-1] == (
+        "The neutral army's 14 territories were dealt at random before the draft; "
+        "they are not free."
+    )

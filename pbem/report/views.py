@@ -596,13 +596,21 @@ def setup_task(state: GameState, seat: int) -> list[str]:
     """What a setup phase asks of ``seat``, in sentences (empty once play began)."""
     player = state.players[seat]
     if state.phase == CLAIM:
-        return [
+        lines = [
             "Territories are drafted: send your preference list, best first, on one line:",
             "  CLAIM Alaska, Kamchatka, Japan, ...",
             "Picks are made in turn order, one territory each round, each taking the first "
             "free territory on your list (a list that runs out takes the first free "
             "territory in map order).",
         ]
+        neutral = state.neutral_seat
+        if neutral is not None and neutral in state.owner:
+            held = state.owner.count(neutral)
+            lines.append(
+                f"The neutral army's {plural(held, 'territory', 'territories')} were dealt "
+                "at random before the draft; they are not free."
+            )
+        return lines
     if state.phase == PLACE:
         lines = [
             f"Place your {plural(player.to_place, 'initial army', 'initial armies')} on your "
