@@ -8,6 +8,9 @@ preset)." RULES.md for the rest of the edition: "`fortify = ... chained`
 
 from __future__ import annotations
 
+from typer.testing import CliRunner
+
+from pbem.cli import app
 from pbem.rules import engine
 from pbem.rules.events import CardDrawn
 from pbem.rules.options import load_preset
@@ -66,3 +69,14 @@ def test_no_card_is_drawn_once_the_pile_is_empty() -> None:
     events = engine.end_turn(state, rng)
     assert not any(isinstance(e, CardDrawn) for e in events) and rng.shuffles == 0
     assert full_deck_ok(state)
+
+
+def test_pbem_rules_2016_says_it_in_words() -> None:
+    """`pbem rules PRESET` states each rule and option in words."""
+    result = CliRunner().invoke(app, ["rules", "2016"])
+    assert result.exit_code == 0, result.stdout
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("2016: The 2016 edition")
+    assert "- Traded cards leave the game; once the draw pile is empty no card is drawn." in lines
+    assert "- One fortifying move per turn, along a chain of own territories." in lines
+    assert len(lines) == 1 + len(EDITION_2016.describe())

@@ -101,3 +101,10 @@ def test_elimination_armies_are_not_lost_to_the_cap() -> None:
     # MOVE ALL: 9 of Kamchatka's 10 into Alaska; then 1 + 3 = 4 and New Guinea 1 + 2 = 3
     assert (state.armies[ALASKA], state.armies[KAMCHATKA], state.armies[39]) == (9, 4, 3)
     assert not any(e.lost for e in placed)
+
+
+def test_the_rules_in_words_say_the_reroll_is_asked_for() -> None:
+    assert (
+        "An attacker holding the card of either territory may re-roll one lost die per roll "
+        "(ATTACK ... REROLL)."
+    ) in EXPERT.describe()
