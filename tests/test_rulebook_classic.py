@@ -6,23 +6,35 @@ rulebooks) and checks it with numbers worked out by hand.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pbem.orders import validate_mail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
+from pbem.report.views import setup_task
 from pbem.rules import engine
-from pbem.rules.actions import Defend
+from pbem.rules.actions import Claim, Defend
 from pbem.rules.events import (
     ArmiesPlaced,
     CardsTraded,
     DefenceOrdered,
     PlaceSkipped,
+    TerritoryClaimed,
     seats_that_see,
 )
 from pbem.rules.options import FIXED_RULES, load_preset
-from pbem.rules.state import GameState
+from pbem.rules.setupplan import play_setup
+from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn
-from tests.test_rules_support import ScriptedDice, arrange, give_cards, new_state, start_turn
+from tests.test_rules_support import (
+    ScriptedDice,
+    arrange,
+    classic,
+    give_cards,
+    new_state,
+    start_turn,
+)
 
 CLASSIC = load_preset("classic")
 SEAT = 0
@@ -142,3 +154,33 @@ def test_pbem_rules_states_the_fixed_rules() -> None:
     lines = CLASSIC.describe()
     assert lines[-2:] == list(FIXED_RULES)
     assert "DEFEND WITH 1 IN" in lines[-2] and "PLACE orders written after that ATTACK" in lines[-1]
+
+
+# ------------------------------------------------------------ claiming in turn
+def test_claim_turns_takes_one_territory_each_per_round() -> None:
+    """The 2003 rulebook claims territories in turn, one army on one empty
+    territory at a time; by mail (claim = turns) one round per mail, each
+    player taking the first free territory on their list, in turn order."""
+    options = replace(CLASSIC, claim="turns")
+    players = [("a", "red"), ("b", "blue"), ("c", "yellow")]
+    state, _ = engine.new_game(classic(), options, "c", players, ScriptedDice())
+    assert state.order == [2, 1, 0] and state.phase == CLAIM
+    rounds = 0
+    lists = {2: [5], 1: [5, 6], 0: []}
+    while state.phase == CLAIM:
+        events = play_setup(
+            state, {s: [Claim(tuple(lists[s]))] for s in state.order}, ScriptedDice()
+        )
+        if rounds == 0:
+            # c takes Quebec; Quebec gone, b takes Western United States; a
+            # sent no list: the first free territory in map order, Alaska
+            assert events == [
+                TerritoryClaimed(2, 5),
+                TerritoryClaimed(1, 6),
+                TerritoryClaimed(0, 0),
+            ]
+            assert setup_task(state, 0)[2].endswith("39 territories are still free.")
+        rounds += 1
+    assert rounds == 14  # 42 territories, 3 a round
+    assert [state.owner.count(s) for s in (0, 1, 2)] == [14, 14, 14]
+    assert state.phase == PLACE and [state.players[s].to_place for s in (0, 1, 2)] == [21, 21, 21]

@@ -273,6 +273,8 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
     what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    if state.phase == "claim" and state.options.claim == "turns":
+        what = f"claim ({state.owner.count(-1)} territories free)"
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
         prompt.deadline, game.timezone
     )

@@ -595,7 +595,17 @@ def sets_view(state: GameState, seat: int) -> list[SetView]:
 def setup_task(state: GameState, seat: int) -> list[str]:
     """What a setup phase asks of ``seat``, in sentences (empty once play began)."""
     player = state.players[seat]
-    if state.phase == CLAIM:
+    if state.phase == CLAIM and state.options.claim == "turns":
+        free = state.owner.count(-1)
+        lines = [
+            "Territories are claimed in turn, one each round. Send your preference list, "
+            "best first, on one line:",
+            "  CLAIM Alaska, Kamchatka, Japan, ...",
+            "This round, in turn order, each player takes the first free territory on their "
+            "list (none free on it: the first free territory in map order). "
+            f"{plural(free, 'territory is', 'territories are')} still free.",
+        ]
+    elif state.phase == CLAIM:
         lines = [
             "Territories are drafted: send your preference list, best first, on one line:",
             "  CLAIM Alaska, Kamchatka, Japan, ...",
@@ -610,6 +620,7 @@ def setup_task(state: GameState, seat: int) -> list[str]:
                 f"The neutral army's {plural(held, 'territory', 'territories')} were dealt "
                 "at random before the draft; they are not free."
             )
+    if state.phase == CLAIM:
         return lines
     if state.phase == PLACE:
         lines = [

@@ -199,6 +199,34 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
     return events
 
 
+def claim_round(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
+    """claim = turns: one round of claiming in turn (the rulebook's "take turns
+    placing one army on an unoccupied territory", one mail per round). In turn
+    order each player takes the first free territory on their list (none free
+    on it: the first free in map order); the CLAIM phase lasts until every
+    territory is taken (then after_draft)."""
+    _expect_phase(state, CLAIM, "claim")
+    missing = [s for s in state.order if s not in claims]
+    if missing:
+        raise RulesError("claim", f"no CLAIM from {state.players[missing[0]].name}")
+    for prefs in claims.values():
+        for t in prefs:
+            _check_territory(state, t, "claim")
+    events: list[Event] = []
+    for seat in state.order:
+        free = [t for t in range(len(state.owner)) if state.owner[t] < 0]
+        if not free:
+            break
+        pick = next((t for t in claims[seat] if state.owner[t] < 0), free[0])
+        _occupy(state, seat, pick)
+        events.append(TerritoryClaimed(seat, pick))
+    return events
+
+
+def claims_done(state: GameState) -> bool:
+    return all(o >= 0 for o in state.owner)
+
+
 def after_draft(state: GameState, rng: ShuffleStream) -> list[Event]:
     """Continue the setup once the draft is done (auto placement uses ``rng``)."""
     return _after_claims(state, rng)

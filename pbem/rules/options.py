@@ -17,7 +17,7 @@ from pbem.rules.errors import OptionsError
 
 # option name -> allowed values (for the string-valued options)
 CHOICES: dict[str, tuple[str, ...]] = {
-    "claim": ("deal", "draft"),
+    "claim": ("deal", "draft", "turns"),
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
     "territory_bonus": ("once", "per_card"),
@@ -34,6 +34,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "claim": {
         "deal": "Territories are dealt at random from the shuffled territory cards.",
         "draft": "Territories are drafted from each player's preference list, in turn order.",
+        "turns": (
+            "Territories are claimed in turn, one each per round of mail: the first free "
+            "territory on each player's list, in turn order."
+        ),
     },
     "placement": {
         "blind": "Initial armies are placed by all players at once, in secret.",
