@@ -502,3 +502,29 @@ def test_a_defend_standing_order_is_kept_across_turns_and_replays(engine: Engine
         assert loaded.owner[home] == mover and loaded.defend_one == [home]
         assert loaded.state_hash() == rebuilt_hash(session, game)
         assert rebuilt_hash(session, game) == stored_hashes(session, game)[-1]
+
+
+def test_claim_turns_takes_one_round_of_mail_per_territory_each(engine: Engine) -> None:
+    """claim = turns: every round waits for every player's CLAIM, takes one
+    territory each, and the game asks again (one prompt per round) until the
+    42 territories are taken; the log replays to the same state."""
+    from pbem.service.notify import _setup_round
+
+    specs = [PlayerSpec(n, f"{n}@example.org") for n in NAMES[:3]]
+    with session_scope(engine) as session:
+        create_game(session, "g", specs, secret=SECRET, overrides={"claim": "turns"})
+    rounds, seen = 0, set()
+    while (state := current(engine)).phase == "claim":
+        seen.add(_setup_round(state))
+        for seat in state.order:
+            with session_scope(engine) as session:
+                game = find_game(session, "g")
+                outcome = submit(session, game, players_of(session, game)[seat], "CLAIM Alaska\n")
+                assert outcome.accepted, outcome.problems
+        rounds += 1
+    assert rounds == 14 and len(seen) == 14  # 42, 39, ..., 3 territories free
+    assert state.phase == "place" and state.owner[0] == state.order[0]
+    assert sorted(state.owner.count(s) for s in range(3)) == [14, 14, 14]
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, "g")
+        assert rebuilt_hash(session, game) == load(session, game).state.state_hash()
