@@ -65,4 +65,4 @@ def test_the_issue_14_table_names_real_options_values_and_defaults() -> None:
         assert sorted(said) == PRESETS, defaults
         assert said == {p: _text(getattr(load_preset(p), name)) for p in PRESETS}, name
         checked += 1
-    assert checked == 4  # mission_deck, card_reroll, traded_cards, neutral
+    assert checked == 5  # mission_deck, card_reroll, traded_cards, neutral, claim
