@@ -33,7 +33,7 @@ from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
 from pbem.rules.state import CLAIM, HQ, OVER, PLACE, REINFORCE, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
-    CLAIM: "drafting territories",
+    CLAIM: "claiming territories",
     PLACE: "placing initial armies",
     HQ: "choosing headquarters",
 }
