@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pbem.orders import validate_mail
+from pbem.orders.forecast import forecast
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
 from pbem.report.views import setup_task
 from pbem.rules import engine
-from pbem.rules.actions import Claim, Defend
+from pbem.rules.actions import Attack, Claim, Defend
 from pbem.rules.events import (
     ArmiesPlaced,
     CardsTraded,
@@ -184,3 +185,15 @@ def test_claim_turns_takes_one_territory_each_per_round() -> None:
     assert rounds == 14  # 42 territories, 3 a round
     assert [state.owner.count(s) for s in (0, 1, 2)] == [14, 14, 14]
     assert state.phase == PLACE and [state.players[s].to_place for s in (0, 1, 2)] == [21, 21, 21]
+
+
+def test_the_attackers_forecast_does_not_reveal_a_defend_order() -> None:
+    """A standing order is shown only to its player: the attacker's odds are
+    the same with and without it."""
+    state, _ = _facing(alaska=3)
+    start_turn(state, SEAT)
+    engine.place(state, INDONESIA, state.reinforcements)
+    plain = forecast(state, [Attack(KAMCHATKA, ALASKA)])
+    state.defend_one = [ALASKA]
+    assert forecast(state, [Attack(KAMCHATKA, ALASKA)]) == plain
+    assert state.defend_one == [ALASKA]

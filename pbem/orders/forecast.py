@@ -82,7 +82,13 @@ class _TooMany(Exception):
 
 
 def forecast(state: GameState, actions: Sequence[TurnAction], runs: int = RUNS) -> Forecast:
-    """The odds of ``actions`` played by the player to move, from ``state`` (unchanged)."""
+    """The odds of ``actions`` played by the player to move, from ``state`` (unchanged).
+
+    The defenders' standing orders (DEFEND WITH 1) are private: the odds
+    assume every defender rolls the most dice, as the attacker must."""
+    if state.defend_one:
+        state = state.copy()
+        state.defend_one = []
     attacks = [a for a in actions if isinstance(a, Attack)]
     chain = all(b.source == a.target for a, b in zip(attacks, attacks[1:], strict=False))
     try:
