@@ -669,7 +669,7 @@ def attack(
     if conquered:
         eliminated = defender not in owner
         if eliminated:
-            events += _eliminate(state, defender, me, target)
+            events += _eliminate(state, defender, me)
         if eliminated or options.goal != "domination":
             events += _check_victory(state)
         if state.phase == OVER and state.pending_move is not None:
@@ -677,7 +677,7 @@ def attack(
     return events
 
 
-def _eliminate(state: GameState, loser: int, winner: int, territory: int) -> list[Event]:
+def _eliminate(state: GameState, loser: int, winner: int) -> list[Event]:
     victim = state.players[loser]
     victim.alive = False
     taken = list(victim.cards)
