@@ -299,7 +299,7 @@ BAD_SYNTAX = [
     (
         "ATTACK Alaska -> Kamchatka UNTILL 4 LEFT",
         [
-            "UNTILL: expected WITH, UNTIL, MOVE or the end of the line after Kamchatka; "
+            "UNTILL: expected WITH, UNTIL, MOVE, REROLL or the end of the line after Kamchatka; "
             "did you mean UNTIL?"
         ],
     ),
@@ -318,7 +318,10 @@ BAD_SYNTAX = [
         "ATTACK Alaska -> Kamchatka MOVE EVERYTHING",
         ["EVERYTHING: expected a number, ALL, ALL BUT n or MIN"],
     ),
-    ("ATTACK Alaska -> Kamchatka, Japan", [",: expected WITH, UNTIL, MOVE or the end of the line"]),
+    (
+        "ATTACK Alaska -> Kamchatka, Japan",
+        [",: expected WITH, UNTIL, MOVE, REROLL or the end of the line"],
+    ),
     ("FORTIFY Ontario -> Quebec", ["Ontario: expected a number, ALL or ALL BUT n"]),
     ("FORTIFY MIN Ontario -> Quebec", ["MIN: expected a number, ALL or ALL BUT n"]),
     ("FORTIFY ALL BUT Ontario -> Quebec", ["Ontario: expected a number after ALL BUT"]),

@@ -18,8 +18,10 @@ from pbem.rules.events import (
     CardsTaken,
     CardsTraded,
     DeckShuffled,
+    DefenceOrdered,
     FortifySkipped,
     MovedIn,
+    PlaceSkipped,
     PlayerEliminated,
     Roll,
 )
@@ -190,3 +192,44 @@ def test_html_escapes_what_players_write() -> None:
     assert "<script>alert(1)</script> & co" in mail.text
     assert mail.subject == "[sim-7] Press from p1"
     assert "p1 writes to you:" in mail.text
+
+
+def test_elimination_armies_skipped_place_and_standing_orders() -> None:
+    """Issue 14: armies of an elimination's forced trade are placed by the
+    player's PLACE after the ATTACK; a DEFEND order is shown to its player only."""
+    sample = play_sample(seed=7, turns=1)
+    report = sample.reports[0]
+    me = report.seat  # p2, seat 1
+    after = report.after.copy()
+    after.owner[23] = me
+    after.defend_one = [23]
+    report = replace(
+        report,
+        after=after,
+        events=(
+            ArmiesPlaced(me, 23, 3),
+            AttackResolved(me, 3, 31, 32, (Roll((6, 2), (1,), 0, 1),), True, 3, 0, "conquered"),
+            PlayerEliminated(3, me, 3),
+            CardsTraded(me, (0, 5, 42), 4, 1, (), forced=True),
+            MovedIn(me, 31, 32, 2),
+            ArmiesPlaced(me, 23, 4),
+            PlaceSkipped(me, 0, 2, "no armies from an elimination"),
+            DefenceOrdered(me, 23, 1),
+        ),
+    )
+    items = {s.title: s.items for s in turn_view(report, me).sections}
+    attacks = items["Attacks"]
+    assert attacks[2:] == [
+        "p2 traded Alaska, Quebec and Wild (set 1) for 4 armies.",
+        "p2 placed 4 on Congo (armies of a forced trade).",
+        "PLACE 2 Alaska: skipped, no armies from an elimination.",
+    ]
+    assert items["Fortify"] == [
+        "No fortifying move.",
+        "Standing order: you defend Congo with 1 die.",
+    ]
+    mine = render_turn_report(report, me).text
+    assert "Your standing orders: DEFEND WITH 1 IN Congo." in mine
+    for viewer in (0, 2, None):
+        text = render_turn_report(report, viewer).text
+        assert "DEFEND" not in text and "Standing order" not in text

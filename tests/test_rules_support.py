@@ -182,8 +182,10 @@ class Shadow:
             elif isinstance(event, CardsTraded):
                 for card in event.cards:
                     self.hands[event.seat].remove(card)
-                pile = self.deck if state.options.traded_cards == "bottom" else self.discard
-                pile.extend(event.cards)
+                mode = state.options.traded_cards
+                if mode != "removed":  # removed (2016): out of the game
+                    pile = self.deck if mode == "bottom" else self.discard
+                    pile.extend(event.cards)
             elif isinstance(event, CardsTaken):
                 self.hands[event.seat].extend(event.cards)
                 self.hands[event.from_seat] = []

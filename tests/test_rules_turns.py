@@ -294,22 +294,26 @@ def _elimination(attacker_cards: list[int], victim_cards: list[int]):
     return state, victim
 
 
-def test_elimination_with_six_cards_trades_at_once_on_the_territory_taken() -> None:
+def test_elimination_with_six_cards_trades_at_once_and_the_player_places() -> None:
     # none of the cards 1..8 is SEAT's: no territory bonus, the first set in
-    # sorted order is traded: (1, 2, 3) = cavalry, artillery, infantry
+    # sorted order is traded: (1, 2, 3) = cavalry, artillery, infantry.
+    # Issue 14: the 4 armies are the player's to place (a PLACE after the
+    # ATTACK), no longer put on the territory just taken.
     state, victim = _elimination([1, 3, 8], [2, 5, 6])
     engine.place(state, 38, 5)
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     kinds = [type(e) for e in events]
-    assert kinds == [AttackResolved, PlayerEliminated, CardsTaken, CardsTraded, ArmiesPlaced]
+    assert kinds == [AttackResolved, PlayerEliminated, CardsTaken, CardsTraded]
     assert events[1] == PlayerEliminated(victim, SEAT, 3)
     assert events[2] == CardsTaken(SEAT, (2, 5, 6), victim)
     assert events[3] == CardsTraded(SEAT, (1, 2, 3), 4, 1, (), forced=True)
-    assert events[4] == ArmiesPlaced(SEAT, 0, 4)
     assert sorted(state.players[SEAT].cards) == [5, 6, 8]
-    assert state.armies[0] == 4 and state.pending_move == (33, 0, 3)
+    assert state.armies[0] == 0 and state.reinforcements == 4
+    assert state.pending_move == (33, 0, 3)
     engine.move_in(state, 3)
-    assert state.armies[0] == 7 and state.armies[33] == 7
+    assert state.armies[0] == 3 and state.armies[33] == 7
+    assert engine.place(state, 38, 4) == [ArmiesPlaced(SEAT, 38, 4)]
+    assert state.reinforcements == 0
     assert full_deck_ok(state)
 
 
@@ -321,7 +325,12 @@ def test_elimination_with_eight_cards_trades_twice_down_to_two() -> None:
     # hand 1..8: first set (1, 2, 3) for 4, then of 4..8 the first set (4, 5, 6) for 6
     assert [(t.cards, t.value) for t in trades] == [((1, 2, 3), 4), ((4, 5, 6), 6)]
     assert sorted(state.players[SEAT].cards) == [7, 8]
-    assert state.armies[0] == 10
+    assert state.reinforcements == 10 and state.armies[0] == 0
+    engine.move_in(state, 3)
+    # no PLACE for them: before the turn goes on they are placed on the
+    # territory taken last, 3 + 10 = 13
+    events = engine.end_turn(state, ScriptedDice())
+    assert events[0] == ArmiesPlaced(SEAT, 0, 10) and state.armies[0] == 13
 
 
 def test_elimination_with_five_cards_waits_for_the_next_turn() -> None:

@@ -80,7 +80,12 @@ def test_presets_and_what_they_change() -> None:
     }
     assert changed == {
         "classic": {},
-        "2016": {"fortify": "chained", "move_in": "survivors", "max_players": 5},
+        "2016": {
+            "fortify": "chained",
+            "move_in": "survivors",
+            "traded_cards": "removed",
+            "max_players": 5,
+        },
         "expert": {
             "card_values": "linear",
             "fortify": "unlimited",
@@ -92,6 +97,7 @@ def test_presets_and_what_they_change() -> None:
             "card_values": "fixed",
             "territory_bonus": "per_card",
             "goal": "mission",
+            "mission_deck": "extended",
             "min_players": 3,
         },
         "european-domination": {"card_values": "fixed", "territory_bonus": "per_card"},
@@ -421,10 +427,17 @@ def test_the_cap_applies_to_card_bonus_and_elimination_trades() -> None:
     assert events[0].value == 4 and events[1] == ArmiesPlaced(SEAT, 38, 1, lost=1)
     engine.place(state, 39, state.reinforcements)
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
-    # 3 + 3 = 6 cards: the first set (1, 2, 3) worth 5 (linear, second set) goes on Alaska
-    assert [e for e in events if isinstance(e, ArmiesPlaced)] == [ArmiesPlaced(SEAT, 0, 5)]
-    events = engine.move_in(state, 11)  # only 7 more fit; 4 stay in Kamchatka
-    assert events == [MovedIn(SEAT, 33, 0, 7, asked=11)]
+    # 3 + 3 = 6 cards: the first set (1, 2, 3) worth 5 (linear, second set) is
+    # the player's to place (issue 14), not put on Alaska where the cap bites
+    assert [e for e in events if isinstance(e, ArmiesPlaced)] == []
+    assert state.reinforcements == 5
+    events = engine.move_in(state, 11)
+    assert events == [MovedIn(SEAT, 33, 0, 11)]
+    assert (state.armies[33], state.armies[0]) == (1, 11)
+    # no PLACE order for them: Alaska takes the 1 that fits, Kamchatka
+    # (first in map order with room) the other 4; none is lost
+    events = engine.end_turn(state, ScriptedDice())
+    assert events[:2] == [ArmiesPlaced(SEAT, 0, 1), ArmiesPlaced(SEAT, 33, 4)]
     assert (state.armies[33], state.armies[0]) == (5, 12)
 
 
@@ -435,7 +448,7 @@ def test_card_reroll_rerolls_the_lowest_losing_die() -> None:
     # 5 3 2 v 4 4: the 3 lost; re-rolled to 6: 6 5 2 v 4 4, defender loses 2
     # 6 2 1 v 6 5: both lost; the lower (2) re-rolled to 6: 6 6 1 v 6 5, one each
     rng = ScriptedDice([5, 3, 2, 4, 4, 6] + [2, 1, 6, 6, 5, 6])
-    events = engine.attack(state, 33, 0, rng, max_rolls=2)
+    events = engine.attack(state, 33, 0, rng, max_rolls=2, reroll=True)
     assert rng.requests == [5, 1, 5, 1]
     assert events[0].rolls == (
         Roll((6, 5, 2), (4, 4), 0, 2, rerolled=(3, 6)),
@@ -450,7 +463,7 @@ def test_card_reroll_needs_the_card_of_from_or_to(card: int | None) -> None:
     if card is not None:
         give_cards(state, SEAT, [card])  # Alaska: the card of TO
     rng = ScriptedDice([5, 3, 2, 4, 4, 6])
-    events = engine.attack(state, 33, 0, rng, max_rolls=1)
+    events = engine.attack(state, 33, 0, rng, max_rolls=1, reroll=True)
     if card is None:
         assert rng.requests == [5] and events[0].rolls[0] == Roll((5, 3, 2), (4, 4), 1, 1)
     else:

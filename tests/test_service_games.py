@@ -485,3 +485,53 @@ def test_whole_game_through_the_service(db_url: str, tmp_path: Path) -> None:
         rows = session.exec(select(OrderEntry)).all()
         assert len(rows) == 4 + turns
         assert {p.game_id for p in session.exec(select(Player)).all()} == {rows[0].game_id}
+
+
+def test_a_defend_standing_order_is_kept_across_turns_and_replays(engine: Engine) -> None:
+    """Issue 14: DEFEND WITH 1 IN t, sent with a turn's orders, stays in the
+    game's state (snapshot and log replay alike) until cleared."""
+    new_game(engine, players=3)
+    writers = bots(3)
+    play_setup(engine, writers)
+    state = current(engine)
+    mover = state.current
+    home = state.territories_of(mover)[0]
+    name = state.board.territories[home].name
+    with session_scope(engine) as session:
+        game = find_game(session, "g")
+        text = writers[mover].write_turn(state) + f"DEFEND WITH 1 IN {name}\n"
+        outcome = submit(session, game, players_of(session, game)[mover], text)
+        assert outcome.accepted, outcome.problems
+    play_turn(engine, writers)  # the next player's turn: the order stays
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, "g")
+        loaded = load(session, game).state
+        assert loaded.owner[home] == mover and loaded.defend_one == [home]
+        assert loaded.state_hash() == rebuilt_hash(session, game)
+        assert rebuilt_hash(session, game) == stored_hashes(session, game)[-1]
+
+
+def test_claim_turns_takes_one_round_of_mail_per_territory_each(engine: Engine) -> None:
+    """claim = turns: every round waits for every player's CLAIM, takes one
+    territory each, and the game asks again (one prompt per round) until the
+    42 territories are taken; the log replays to the same state."""
+    from pbem.service.notify import _setup_round
+
+    specs = [PlayerSpec(n, f"{n}@example.org") for n in NAMES[:3]]
+    with session_scope(engine) as session:
+        create_game(session, "g", specs, secret=SECRET, overrides={"claim": "turns"})
+    rounds, seen = 0, set()
+    while (state := current(engine)).phase == "claim":
+        seen.add(_setup_round(state))
+        for seat in state.order:
+            with session_scope(engine) as session:
+                game = find_game(session, "g")
+                outcome = submit(session, game, players_of(session, game)[seat], "CLAIM Alaska\n")
+                assert outcome.accepted, outcome.problems
+        rounds += 1
+    assert rounds == 14 and len(seen) == 14  # 42, 39, ..., 3 territories free
+    assert state.phase == "place" and state.owner[0] == state.order[0]
+    assert sorted(state.owner.count(s) for s in range(3)) == [14, 14, 14]
+    with session_scope(engine, write=False) as session:
+        game = find_game(session, "g")
+        assert rebuilt_hash(session, game) == load(session, game).state.state_hash()

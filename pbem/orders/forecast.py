@@ -32,14 +32,14 @@ from itertools import product
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
-from pbem.rules import combat, engine
+from pbem.rules import combat, defence, engine
 from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import AttackSkipped
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import OVER, REINFORCE, SETUP_PHASES, GameState
 from pbem.rules.turnplan import _attack as play_attack
-from pbem.rules.turnplan import attack_problem
+from pbem.rules.turnplan import attack_problem, place_after_attack
 
 RUNS = 10_000
 MAX_BOARDS = 3_000  # distinct boards the exact method carries before it gives way
@@ -82,7 +82,13 @@ class _TooMany(Exception):
 
 
 def forecast(state: GameState, actions: Sequence[TurnAction], runs: int = RUNS) -> Forecast:
-    """The odds of ``actions`` played by the player to move, from ``state`` (unchanged)."""
+    """The odds of ``actions`` played by the player to move, from ``state`` (unchanged).
+
+    The defenders' standing orders (DEFEND WITH 1) are private: the odds
+    assume every defender rolls the most dice, as the attacker must."""
+    if state.defend_one:
+        state = state.copy()
+        state.defend_one = []
     attacks = [a for a in actions if isinstance(a, Attack)]
     chain = all(b.source == a.target for a, b in zip(attacks, attacks[1:], strict=False))
     try:
@@ -141,6 +147,9 @@ def _skip_reason(state: GameState, action: Attack) -> str | None:
 def _apply_fixed(state: GameState, action: TurnAction) -> None:
     """The actions without dice, as turnplan plays them."""
     if isinstance(action, Place):
+        if state.phase != REINFORCE or not state.reinforcements:
+            place_after_attack(state, action)  # the armies of an elimination, if any
+            return
         for armies, territory in action.placements:
             if state.phase == OVER:
                 break
@@ -266,7 +275,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
     until = action.until
     until_left = until.n if until.kind == "left" else None
     hand = state.players[state.current].cards
-    reroll = state.options.card_reroll and (source in hand or target in hand)
+    reroll = action.reroll and state.options.card_reroll and (source in hand or target in hand)
     active: list[tuple[GameState, float]] = [(state, 1.0)]
     rolls = 0
     ended: list[tuple[GameState, float]] = []
@@ -276,7 +285,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
         for s, p in active:
             have = s.armies[source]
             att = action.dice if action.dice < have else have - 1
-            dfn = 2 if s.armies[target] > 1 else 1
+            dfn = defence.defender_dice(s, target)
             commander = s.options.commander and not s.commander_used
             for dice, q in roll_classes(att, dfn, reroll, commander):
                 branch = s.copy()
@@ -288,6 +297,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
                     dice=action.dice,
                     until_left=until_left,
                     max_rolls=1,
+                    reroll=action.reroll,
                 )
                 rolled.append((branch, p * q))
         active = []

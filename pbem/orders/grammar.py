@@ -27,10 +27,12 @@ TO = "TO"
 AS = "AS"
 FROM = "FROM"
 ENDPRESS = "ENDPRESS"
+REROLL = "REROLL"
+IN = "IN"
 ORDERS = "ORDERS"
 END = "END"
 
-ATTACK_CLAUSES = (WITH, UNTIL, MOVE)
+ATTACK_CLAUSES = (WITH, UNTIL, MOVE, REROLL)
 
 HEADER = "header"
 TURN = "turn"
@@ -101,20 +103,25 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         TURN,
         "PLACE n territory, n territory, ...",
         "Place new armies on your territories, before attacking. The PLACE orders together "
-        "place exactly the armies due this turn (territories, continents and trades).",
+        "place exactly the armies due this turn (territories, continents and trades). "
+        "A PLACE written after an ATTACK places the armies of the sets an elimination makes "
+        "you trade at once (6 or more cards); without one it is skipped, and armies no PLACE "
+        "places go on the territory taken last (then on your others with room).",
         ("PLACE 5 {a}", "PLACE 2 {b}, 1 {c}"),
     ),
     OrderDef(
         "ATTACK",
         TURN,
         "ATTACK from -> to [WITH n DICE] [UNTIL CONQUERED | UNTIL n LEFT | UNTIL n ROLLS] "
-        "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN]",
+        "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN] [REROLL]",
         "Attack an adjacent territory, rolling until it falls or the attack cannot go on. "
         "WITH n DICE: at most n dice per roll (default 3; WITH 1 DIE is fine too). "
         "UNTIL n LEFT: stop before a roll when 'from' has n or fewer armies; UNTIL n "
         "ROLLS: at most n rolls (UNTIL 1 ROLL is fine too); UNTIL CONQUERED is the "
         "default. MOVE: armies moved in after a conquest (ALL: all but one; MIN, the "
-        "default: the fewest the rules allow); clamped to what the rules allow. Attacks "
+        "default: the fewest the rules allow); clamped to what the rules allow. REROLL "
+        "(expert rules): when you hold the card of 'from' or 'to', re-roll your lowest "
+        "losing die on every roll that loses one (without REROLL there is none). Attacks "
         "run in the order written; one that has become impossible is "
         "skipped and reported.",
         (
@@ -122,6 +129,16 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
             "ATTACK {a} -> {b} UNTIL 4 LEFT MOVE ALL",
             "ATTACK {b} -> {c} WITH 2 DICE UNTIL 3 ROLLS",
         ),
+    ),
+    OrderDef(
+        "DEFEND",
+        TURN,
+        "DEFEND WITH 1|2 IN territory",
+        "A standing order for when others attack your territory: WITH 1, roll one die in "
+        "its defence from now on; WITH 2 (the default: the most the rules allow) clears "
+        "it. Write it with your turn's orders, anywhere among them. It lasts until you "
+        "change it or lose the territory, and is shown only to you.",
+        ("DEFEND WITH 1 IN {a}", "DEFEND WITH 2 IN {a}"),
     ),
     OrderDef(
         "FORTIFY",

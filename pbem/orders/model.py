@@ -14,6 +14,7 @@ from datetime import date
 from pbem.rules.actions import (
     Attack,
     Claim,
+    Defend,
     Fortify,
     Headquarters,
     Place,
@@ -26,7 +27,7 @@ from pbem.rules.actions import (
 
 WILD_CARD = -1  # a card written "Wild": whichever wild card the player holds
 
-TURN_KEYWORDS = ("TRADE", "PLACE", "ATTACK", "FORTIFY")
+TURN_KEYWORDS = ("TRADE", "PLACE", "ATTACK", "FORTIFY", "DEFEND")  # DEFEND: anywhere
 SETUP_KEYWORDS = ("CLAIM", "PLACE", "NEUTRAL", "HQ")
 
 _KEYWORD_OF: dict[type, str] = {
@@ -34,6 +35,7 @@ _KEYWORD_OF: dict[type, str] = {
     Place: "PLACE",
     Attack: "ATTACK",
     Fortify: "FORTIFY",
+    Defend: "DEFEND",
     Claim: "CLAIM",
     PlaceInitial: "PLACE",
     PlaceNeutral: "NEUTRAL",

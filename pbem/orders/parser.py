@@ -62,6 +62,7 @@ from pbem.rules.actions import (
     Amount,
     Attack,
     Claim,
+    Defend,
     Fortify,
     Headquarters,
     Place,
@@ -75,7 +76,7 @@ MAX_CHARS = 20_000
 
 _END = "the end of the line"
 _COMMA_OR_END = "a comma or the end of the line"
-_ATTACK_AFTER = "WITH, UNTIL, MOVE or the end of the line"
+_ATTACK_AFTER = "WITH, UNTIL, MOVE, REROLL or the end of the line"
 _TERRITORY = "a territory name"
 _CARD = "a card: a territory name or WILD"
 _ARMIES = "a number of armies before each territory"
@@ -380,7 +381,7 @@ def _attack(p: _LineParser) -> _Result:
     source, source_column = p.territory(after="->")
     p.expect_arrow()
     target, target_column = p.territory(after=_ATTACK_AFTER, stop=g.ATTACK_CLAUSES)
-    dice, until, move = 3, UNTIL_CONQUERED, MOVE_MIN
+    dice, until, move, reroll = 3, UNTIL_CONQUERED, MOVE_MIN, False
     seen: set[str] = set()
     while (token := p.peek()) is not None:
         clause = token.upper if token.kind == WORD else ""
@@ -394,6 +395,8 @@ def _attack(p: _LineParser) -> _Result:
         if clause == g.WITH:
             dice, _ = p.number("a number of dice", 1, 3, "an attacker rolls 1 to 3 dice")
             p.expect_word(*g.DICE, expected="DICE")
+        elif clause == g.REROLL:
+            reroll = True
         elif clause == g.UNTIL:
             if p.accept_word(g.CONQUERED) is not None:
                 until = UNTIL_CONQUERED
@@ -415,7 +418,20 @@ def _attack(p: _LineParser) -> _Result:
             )
     if p.problems or source is None or target is None:
         return None
-    return p.order(Attack(source, target, dice, until, move), [source_column, target_column])
+    attack = Attack(source, target, dice, until, move, reroll)
+    return p.order(attack, [source_column, target_column])
+
+
+def _defend(p: _LineParser) -> _Result:
+    p.expect_word(g.WITH, expected="WITH")
+    dice, _ = p.number("1 or 2 dice", 1, 2, "a defender rolls 1 or 2 dice")
+    p.accept_word(*g.DICE)
+    p.expect_word(g.IN, expected="IN")
+    territory, column = p.territory(after=_END)
+    p.end()
+    if p.problems or territory is None:
+        return None
+    return p.order(Defend(territory, dice), [column])
 
 
 def _fortify(p: _LineParser) -> _Result:
@@ -596,6 +612,7 @@ _HANDLERS: dict[str, Callable[[_LineParser], _Result]] = {
     "PLACE": _place,
     "ATTACK": _attack,
     "FORTIFY": _fortify,
+    "DEFEND": _defend,
     "CLAIM": _claim,
     "NEUTRAL": _neutral,
     "HQ": _hq,

@@ -15,6 +15,7 @@ from pbem.rules.actions import (
     Amount,
     Attack,
     Claim,
+    Defend,
     Fortify,
     Headquarters,
     Place,
@@ -70,7 +71,11 @@ def render_action(action: TurnAction | SetupAction, board: Board) -> str:
         text += _until(action.until)
         if action.move.kind != "min":
             text += f" {g.MOVE} {_amount(action.move)}"
+        if action.reroll:
+            text += f" {g.REROLL}"
         return text
+    if isinstance(action, Defend):
+        return f"DEFEND {g.WITH} {action.dice} {g.IN} {name[action.territory].name}"
     if isinstance(action, Fortify):
         if action.amount.kind == "min":
             raise ValueError("FORTIFY moves a number of armies, ALL or ALL BUT n, never MIN")

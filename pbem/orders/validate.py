@@ -18,6 +18,7 @@ from pbem.rules import engine
 from pbem.rules.actions import (
     Attack,
     Claim,
+    Defend,
     Fortify,
     Headquarters,
     Place,
@@ -32,7 +33,7 @@ from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
 from pbem.rules.state import CLAIM, HQ, OVER, PLACE, REINFORCE, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
-    CLAIM: "drafting territories",
+    CLAIM: "claiming territories",
     PLACE: "placing initial armies",
     HQ: "choosing headquarters",
 }
@@ -121,14 +122,20 @@ class _TurnCheck:
             action = order.action
             if isinstance(action, PlaceInitial):
                 action = Place(action.placements)
+            if isinstance(action, Defend):  # a standing order: anywhere in the turn
+                self.defend(order, action)
+                continue
             if not isinstance(action, Trade | Place | Attack | Fortify):
                 self.problems.append(
                     _at(order, f"{order.keyword} is a setup order; the game is under way")
                 )
                 continue
+            if isinstance(action, Place) and self.stage == TURN_KEYWORDS.index("ATTACK"):
+                self.place_after_attack(order, action)  # armies of an elimination's trades
+                continue
             rank = TURN_KEYWORDS.index(order.keyword)
             if rank < self.stage:
-                later = one_of(list(TURN_KEYWORDS[rank + 1 :]), "and")
+                later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
                 self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
             self.stage = max(self.stage, rank)
             if isinstance(action, Trade):
@@ -227,6 +234,30 @@ class _TurnCheck:
                 self.upper[territory] += armies
         self.actions.append(action)
 
+    def place_after_attack(self, order: Order, action: Place) -> None:
+        """PLACE after an ATTACK: armies only an elimination can give, so their
+        number is not checked; the territories must be the player's by then."""
+        for i, (armies, territory) in enumerate(action.placements):
+            if not self._mine(territory):
+                name = self.state.board.territories[territory].name
+                message = f"{_owner_words(self.state, territory)}, and no earlier ATTACK takes it"
+                self.problems.append(_at(order, message, i, name))
+            elif armies < 1:
+                self.problems.append(_at(order, "armies to place must be at least 1", i))
+            self.unknown.add(territory)
+        self.actions.append(action)
+
+    def defend(self, order: Order, action: Defend) -> None:
+        if not self._mine(action.territory):
+            name = self.state.board.territories[action.territory].name
+            message = (
+                f"{_owner_words(self.state, action.territory)}, and no earlier ATTACK takes it"
+            )
+            self.problems.append(_at(order, message, 0, name))
+        if action.dice not in (1, 2):
+            self.problems.append(_at(order, "a defender rolls 1 or 2 dice"))
+        self.actions.append(action)
+
     # -- attacks -----------------------------------------------------------------
     def _mine(self, territory: int) -> bool:
         return self.state.owner[territory] == self.seat or territory in self.taken
@@ -251,6 +282,8 @@ class _TurnCheck:
             self.problems.append(_at(order, f"{target_name} is already yours", 1, target_name))
         if not 1 <= action.dice <= 3:
             self.problems.append(_at(order, "an attacker rolls 1 to 3 dice"))
+        if action.reroll and not state.options.card_reroll:
+            self.problems.append(_at(order, "REROLL: these rules have no card re-roll"))
         if action.until.kind != "conquered" and action.until.n < 1:
             self.problems.append(_at(order, "UNTIL needs at least 1"))
         if action.move.kind in ("n", "all_but") and action.move.n < 1:

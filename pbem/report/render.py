@@ -183,6 +183,10 @@ def _private(state: GameState, seat: int | None) -> dict[str, Any]:
         "your_cards": views.hand_text(state.board, state.players[seat].cards),
         "your_card_count": len(state.players[seat].cards),
         "mission": views.mission_text(state, seat),
+        # standing orders DEFEND WITH 1: private, like the cards
+        "defend_one": [
+            state.board.territories[t].name for t in state.defend_one if state.owner[t] == seat
+        ],
     }
 
 
@@ -269,6 +273,8 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
     what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    if state.phase == "claim" and state.options.claim == "turns":
+        what = f"claim ({state.owner.count(-1)} territories free)"
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
         prompt.deadline, game.timezone
     )

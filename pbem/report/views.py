@@ -25,10 +25,12 @@ from pbem.rules.events import (
     CardsTaken,
     CardsTraded,
     DeckShuffled,
+    DefenceOrdered,
     Fortified,
     FortifySkipped,
     GameWon,
     MovedIn,
+    PlaceSkipped,
     PlayerEliminated,
     Roll,
 )
@@ -335,6 +337,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
     winner: Who | None = None
     win_text = ""
     last_attack: list[AttackLine] = []
+    standing: list[str] = []  # the viewer's own DEFEND orders of this turn
     events = list(report.events)
     i = 0
     while i < len(events):
@@ -348,7 +351,25 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             (attacks if event.forced else reinforce).items.append(line)
         elif isinstance(event, ArmiesPlaced):
             lost = f" ({event.lost} lost over the cap)" if event.lost else ""
-            placed.append(f"{event.armies} on {territory_name(board, event.territory)}{lost}")
+            where = f"{event.armies} on {territory_name(board, event.territory)}{lost}"
+            if last_attack or attacks.items:  # after an elimination's forced trade
+                attacks.items.append(f"{name} placed {where} (armies of a forced trade).")
+            else:
+                placed.append(where)
+        elif isinstance(event, PlaceSkipped):
+            attacks.items.append(
+                f"PLACE {event.armies} {territory_name(board, event.territory)}: skipped, "
+                f"{event.reason}."
+            )
+        elif isinstance(event, DefenceOrdered):
+            if viewer == event.seat:
+                dice = "1 die" if event.dice == 1 else "the most dice allowed"
+                line = (
+                    f"Standing order: you defend {territory_name(board, event.territory)} "
+                    f"with {dice}."
+                )
+                standing.append(line)
+                private.append(line)
         elif isinstance(event, AttackResolved):
             attack = _attack_line(game, after, event)
             attacks.items.append(attack)
@@ -414,6 +435,7 @@ def turn_view(report: TurnReport, viewer: int | None) -> TurnView:
             attacks.items.append(f"{name} did not attack.")
     if not fortify.items:
         fortify.items.append("No fortifying move.")
+    fortify.items += standing
     if not cards.items:
         cards.items.append("No card drawn (no territory taken).")
 
@@ -573,14 +595,33 @@ def sets_view(state: GameState, seat: int) -> list[SetView]:
 def setup_task(state: GameState, seat: int) -> list[str]:
     """What a setup phase asks of ``seat``, in sentences (empty once play began)."""
     player = state.players[seat]
-    if state.phase == CLAIM:
-        return [
+    if state.phase == CLAIM and state.options.claim == "turns":
+        free = state.owner.count(-1)
+        lines = [
+            "Territories are claimed in turn, one each round. Send your preference list, "
+            "best first, on one line:",
+            "  CLAIM Alaska, Kamchatka, Japan, ...",
+            "This round, in turn order, each player takes the first free territory on their "
+            "list (none free on it: the first free territory in map order). "
+            f"{plural(free, 'territory is', 'territories are')} still free.",
+        ]
+    elif state.phase == CLAIM:
+        lines = [
             "Territories are drafted: send your preference list, best first, on one line:",
             "  CLAIM Alaska, Kamchatka, Japan, ...",
             "Picks are made in turn order, one territory each round, each taking the first "
             "free territory on your list (a list that runs out takes the first free "
             "territory in map order).",
         ]
+        neutral = state.neutral_seat
+        if neutral is not None and neutral in state.owner:
+            held = state.owner.count(neutral)
+            lines.append(
+                f"The neutral army's {plural(held, 'territory', 'territories')} were dealt "
+                "at random before the draft; they are not free."
+            )
+    if state.phase == CLAIM:
+        return lines
     if state.phase == PLACE:
         lines = [
             f"Place your {plural(player.to_place, 'initial army', 'initial armies')} on your "

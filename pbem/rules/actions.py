@@ -58,6 +58,7 @@ class Attack:
     dice: int = 3
     until: Until = UNTIL_CONQUERED
     move: Amount = MOVE_MIN
+    reroll: bool = False  # REROLL: use the expert card re-roll where it applies
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -67,7 +68,15 @@ class Fortify:
     amount: Amount
 
 
-TurnAction = Trade | Place | Attack | Fortify
+@dataclass(slots=True, unsafe_hash=True)
+class Defend:
+    """Standing order: roll ``dice`` (1, or 2 to clear it) defending ``territory``."""
+
+    territory: int
+    dice: int
+
+
+TurnAction = Trade | Place | Attack | Fortify | Defend
 
 
 # ----------------------------------------------------------------------- setup

@@ -51,6 +51,8 @@ class Mission:
     kind ``continents``: hold every continent in ``continents`` and
     ``extra_continents`` more of the player's choice.
     kind ``destroy``: eliminate the player of ``colour``.
+    ``extended``: a card only of the older, larger deck (the European 14-card
+    deck), dealt only with the option ``mission_deck = extended``.
     """
 
     id: str
@@ -61,6 +63,7 @@ class Mission:
     continents: tuple[int, ...] = ()
     extra_continents: int = 0
     colour: str = ""
+    extended: bool = False
 
 
 @dataclass(frozen=True)

@@ -118,13 +118,29 @@ def new_game(
     if options.claim == "deal":
         events += _deal(state, rng)
         events += _after_claims(state, rng)
+    elif use_neutral:
+        events += _deal_neutral(state, rng)
     return state, events
+
+
+def _deal_neutral(state: GameState, rng: ShuffleStream) -> list[Event]:
+    """Two-player draft: the neutral's third (14 of 42) is dealt from the
+    shuffled territory cards, as the rulebook deals its pile, before the two
+    players draft the rest."""
+    seat = state.neutral_seat
+    assert seat is not None
+    cards = list(range(len(state.board.territories)))
+    rng.shuffle(cards)
+    share = sorted(cards[: len(cards) // 3])
+    for territory in share:
+        _occupy(state, seat, territory)
+    return [TerritoriesDealt(seat, tuple(share))]
 
 
 def _deal_missions(state: GameState, rng: ShuffleStream) -> list[Event]:
     board = state.board
     colours = {p.colour for p in state.players if not p.neutral}
-    deck = [i for i, m in enumerate(board.missions) if m.kind != "destroy" or m.colour in colours]
+    deck = victory.mission_deck(board, state.options, colours)
     if len(deck) < len(state.order):
         raise RulesError("secret missions", f"map {board.name} has too few missions")
     rng.shuffle(deck)
@@ -170,10 +186,7 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
             _check_territory(state, t, "draft")
     free = [t for t in range(len(state.board.territories)) if state.owner[t] < 0]
     events: list[Event] = []
-    takers = list(state.order)
-    neutral = state.neutral_seat
-    if neutral is not None:
-        takers.append(neutral)
+    takers = list(state.order)  # a two-player game's neutral was dealt its share
     i = 0
     while free:
         seat = takers[i % len(takers)]
@@ -184,6 +197,34 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
         events.append(TerritoryClaimed(seat, pick))
         i += 1
     return events
+
+
+def claim_round(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
+    """claim = turns: one round of claiming in turn (the rulebook's "take turns
+    placing one army on an unoccupied territory", one mail per round). In turn
+    order each player takes the first free territory on their list (none free
+    on it: the first free in map order); the CLAIM phase lasts until every
+    territory is taken (then after_draft)."""
+    _expect_phase(state, CLAIM, "claim")
+    missing = [s for s in state.order if s not in claims]
+    if missing:
+        raise RulesError("claim", f"no CLAIM from {state.players[missing[0]].name}")
+    for prefs in claims.values():
+        for t in prefs:
+            _check_territory(state, t, "claim")
+    events: list[Event] = []
+    for seat in state.order:
+        free = [t for t in range(len(state.owner)) if state.owner[t] < 0]
+        if not free:
+            break
+        pick = next((t for t in claims[seat] if state.owner[t] < 0), free[0])
+        _occupy(state, seat, pick)
+        events.append(TerritoryClaimed(seat, pick))
+    return events
+
+
+def claims_done(state: GameState) -> bool:
+    return all(o >= 0 for o in state.owner)
 
 
 def after_draft(state: GameState, rng: ShuffleStream) -> list[Event]:
@@ -452,6 +493,8 @@ def _trade_set(
         bonus.append((territory, 2))
     if options.traded_cards == "bottom":
         state.deck.extend(cards)
+    elif options.traded_cards == "removed":
+        state.removed_cards.extend(cards)  # 2016: traded cards leave the game
     else:
         state.discard.extend(cards)
     events.append(CardsTraded(seat, cards, value, state.sets_traded, tuple(bonus), forced))
@@ -475,8 +518,12 @@ def _add_armies(state: GameState, territory: int, armies: int) -> int:
 def place(state: GameState, territory: int, armies: int, seat: int | None = None) -> list[Event]:
     _expect_turn(state, seat)
     _check_territory(state, territory, "placement")
-    if state.phase != REINFORCE:
-        raise RulesError("placement", "armies are placed before attacking")
+    if state.phase != REINFORCE and not (state.phase == ATTACK and state.reinforcements):
+        raise RulesError(
+            "placement",
+            "armies are placed before attacking (or, after an elimination, "
+            "the armies of the sets it made you trade)",
+        )
     if state.owner[territory] != state.current:
         name = state.board.territories[territory].name
         raise RulesError("placement", f"{name} is not {state.players[state.current].name}'s")
@@ -521,10 +568,17 @@ def attack(
     until_left: int | None = None,
     max_rolls: int | None = None,
     seat: int | None = None,
+    reroll: bool = False,
 ) -> list[Event]:
-    """Roll until TO falls or FROM has one army (or the stop conditions)."""
+    """Roll until TO falls or FROM has one army (or the stop conditions).
+
+    ``reroll``: the attacker asks for the expert card re-roll (the rules let
+    the player choose; it is used on every roll where it applies).
+    """
     _expect_turn(state, seat)
     _check_reinforcements_done(state)
+    if reroll and not state.options.card_reroll:
+        raise RulesError("card re-roll", "these rules have no card re-roll")
     if state.phase == FORTIFY:
         raise RulesError("attack", "no attacks after fortifying")
     if not (0 <= source < len(state.owner) and 0 <= target < len(state.owner)):
@@ -546,13 +600,15 @@ def attack(
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
+    leftover = place_leftover(state)
     state.phase = ATTACK
     options = state.options
     owner = state.owner
     armies = state.armies
     defender = owner[target]
     hand = state.players[me].cards
-    reroll = options.card_reroll and (source in hand or target in hand)
+    reroll = reroll and (source in hand or target in hand)
+    one_die = target in state.defend_one  # the defender's standing order
     commander = options.commander and not state.commander_used
     no_limit = until_left is None and max_rolls is None
     rolls: list[Roll] = []
@@ -570,7 +626,7 @@ def attack(
                 stop = "max_rolls"
                 break
         a = dice if dice < have else have - 1
-        result = roll(rng, a, 2 if armies[target] > 1 else 1, reroll, commander)
+        result = roll(rng, a, 1 if one_die or armies[target] < 2 else 2, reroll, commander)
         if commander and result.commander is not None:
             state.commander_used = True
             commander = False
@@ -592,10 +648,12 @@ def attack(
             minimum = dice_rolled
         minimum = max(1, min(minimum, armies[source] - 1))
         owner[target] = me
+        if one_die:
+            state.defend_one.remove(target)  # a standing order ends with its territory
         state.conquered_this_turn = True
         state.last_conquest = target
         state.pending_move = (source, target, minimum)
-    events: list[Event] = [
+    events: list[Event] = leftover + [
         AttackResolved(
             me,
             defender,
@@ -611,7 +669,7 @@ def attack(
     if conquered:
         eliminated = defender not in owner
         if eliminated:
-            events += _eliminate(state, defender, me, target)
+            events += _eliminate(state, defender, me)
         if eliminated or options.goal != "domination":
             events += _check_victory(state)
         if state.phase == OVER and state.pending_move is not None:
@@ -619,7 +677,7 @@ def attack(
     return events
 
 
-def _eliminate(state: GameState, loser: int, winner: int, territory: int) -> list[Event]:
+def _eliminate(state: GameState, loser: int, winner: int) -> list[Event]:
     victim = state.players[loser]
     victim.alive = False
     taken = list(victim.cards)
@@ -637,8 +695,36 @@ def _eliminate(state: GameState, loser: int, winner: int, territory: int) -> lis
                 break
             value, traded = _trade_set(state, winner, best, forced=True)
             events += traded
-            lost = _add_armies(state, territory, value)
-            events.append(ArmiesPlaced(winner, territory, value - lost, lost))
+            # placed by the player's PLACE orders after this ATTACK (place);
+            # what they leave is placed by place_leftover
+            state.reinforcements += value
+    return events
+
+
+def place_leftover(state: GameState) -> list[Event]:
+    """Place the armies of elimination trades that no PLACE order placed, before
+    the game goes on: on the territory taken last as far as max_armies lets,
+    the rest on the player's territories with room, in map order."""
+    if state.phase != ATTACK or not state.reinforcements:
+        return []
+    seat = state.current
+    left = state.reinforcements
+    state.reinforcements = 0
+    first = state.last_conquest
+    places = [t for t in state.territories_of(seat) if t != first]
+    if first is not None and state.owner[first] == seat:
+        places.insert(0, first)
+    events: list[Event] = []
+    for territory in places:
+        fits = min(left, room_for(state, territory))
+        if fits > 0:
+            state.armies[territory] += fits
+            events.append(ArmiesPlaced(seat, territory, fits))
+            left -= fits
+        if not left:
+            break
+    if left and places:
+        events.append(ArmiesPlaced(seat, places[0], 0, left))  # no room anywhere: lost
     return events
 
 
@@ -737,11 +823,12 @@ def fortify(
         raise RulesError("max armies", f"{name} already holds {options.max_armies} armies")
     if moved != armies and asked is None:
         asked = armies
+    leftover = place_leftover(state)
     state.phase = FORTIFY
     state.fortifies_this_turn += 1
     state.armies[source] -= moved
     state.armies[target] += moved
-    return [Fortified(me, source, target, moved, asked)] + _check_goal(state)
+    return leftover + [Fortified(me, source, target, moved, asked)] + _check_goal(state)
 
 
 def connected(state: GameState, source: int, target: int) -> bool:
@@ -767,7 +854,7 @@ def end_turn(state: GameState, rng: ShuffleStream, seat: int | None = None) -> l
     _expect_turn(state, seat)
     _leave_reinforcements(state)
     me = state.current
-    events: list[Event] = []
+    events: list[Event] = place_leftover(state)
     if state.conquered_this_turn and state.options.card_values != "none":
         if not state.deck and state.discard:
             state.deck = state.discard
@@ -830,7 +917,9 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
     for territory, owner in enumerate(state.owner):
         if owner == seat:
             state.owner[territory] = neutral
-    if state.options.traded_cards == "bottom":
+            if territory in state.defend_one:
+                state.defend_one.remove(territory)  # the neutral defends with the most dice
+    if state.options.traded_cards in ("bottom", "removed"):  # not traded: back under the pile
         state.deck.extend(player.cards)
     else:
         state.discard.extend(player.cards)

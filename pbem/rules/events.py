@@ -183,6 +183,28 @@ class FortifySkipped(Event):
 
 
 @dataclass(slots=True, unsafe_hash=True)
+class PlaceSkipped(Event):
+    """A PLACE after an ATTACK with no (or too few) elimination armies left."""
+
+    kind: ClassVar[str] = "place_skipped"
+    seat: int
+    territory: int
+    armies: int  # armies of the order that were not placed
+    reason: str
+
+
+@dataclass(slots=True, unsafe_hash=True)
+class DefenceOrdered(Event):
+    """The standing order DEFEND WITH n IN t (n = 2 clears it); private."""
+
+    kind: ClassVar[str] = "defence"
+    private: ClassVar[bool] = True
+    seat: int
+    territory: int
+    dice: int
+
+
+@dataclass(slots=True, unsafe_hash=True)
 class CardDrawn(Event):
     kind: ClassVar[str] = "card_drawn"
     private: ClassVar[bool] = True
@@ -225,6 +247,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CardsTaken,
         Fortified,
         FortifySkipped,
+        PlaceSkipped,
+        DefenceOrdered,
         CardDrawn,
         TurnEnded,
         GameWon,

@@ -46,9 +46,9 @@ _CONTINENT_KEYS = (("name", "bonus"), ("aliases",))
 _TERRITORY_KEYS = (("name", "continent", "neighbours", "card"), ("aliases", "pos"))
 _PICTURE_KEYS = (("width", "height"), ("image", "colour_map"))
 _MISSION_KEYS = {
-    "territories": (("id", "text", "kind", "count"), ("min_armies",)),
-    "continents": (("id", "text", "kind", "continents"), ("extra_continents",)),
-    "destroy": (("id", "text", "kind", "colour"), ("count", "min_armies")),
+    "territories": (("id", "text", "kind", "count"), ("min_armies", "extended")),
+    "continents": (("id", "text", "kind", "continents"), ("extra_continents", "extended")),
+    "destroy": (("id", "text", "kind", "colour"), ("count", "min_armies", "extended")),
 }
 
 
@@ -108,6 +108,8 @@ def dump_map(board: Board) -> str:
             lines.append(f"colour = {_toml(m.colour)}")
             if m.count:
                 lines += [f"count = {m.count}", f"min_armies = {m.min_armies}"]
+        if m.extended:
+            lines.append("extended = true")
     return "\n".join(lines) + "\n"
 
 
@@ -471,7 +473,10 @@ class _Parser:
                 mission = replace(mission, colour=colour)
                 if "count" in entry:  # the map's own fallback mission (Domination has one)
                     mission = self.territories_mission(entry, label, mission, len(drafts))
-            found.append(mission)
+            extended = entry.get("extended", False)
+            if not isinstance(extended, bool):
+                self.fail(f"{label}.extended", "must be true or false")
+            found.append(replace(mission, extended=extended))
         return tuple(found)
 
     def territories_mission(self, entry: dict, label: str, mission: Mission, total: int) -> Mission:

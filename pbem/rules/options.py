@@ -17,15 +17,16 @@ from pbem.rules.errors import OptionsError
 
 # option name -> allowed values (for the string-valued options)
 CHOICES: dict[str, tuple[str, ...]] = {
-    "claim": ("deal", "draft"),
+    "claim": ("deal", "draft", "turns"),
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
     "territory_bonus": ("once", "per_card"),
-    "traded_cards": ("bottom", "discard"),
+    "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
     "goal": ("domination", "capital", "mission"),
     "mission_win": ("at_once", "own_turn"),
+    "mission_deck": ("rulebook", "extended"),
 }
 
 # One sentence per option, used by `pbem rules` and the game-start mail.
@@ -33,6 +34,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "claim": {
         "deal": "Territories are dealt at random from the shuffled territory cards.",
         "draft": "Territories are drafted from each player's preference list, in turn order.",
+        "turns": (
+            "Territories are claimed in turn, one each per round of mail: the first free "
+            "territory on each player's list, in turn order."
+        ),
     },
     "placement": {
         "blind": "Initial armies are placed by all players at once, in secret.",
@@ -54,6 +59,7 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "traded_cards": {
         "bottom": "Traded cards go to the bottom of the draw pile.",
         "discard": "Traded cards are discarded; discards are reshuffled when the pile runs out.",
+        "removed": "Traded cards leave the game; once the draw pile is empty no card is drawn.",
     },
     "fixed_mixed_set": {
         True: "With fixed card values, one card of each type is a set too, worth 10.",
@@ -75,7 +81,10 @@ WORDS: dict[str, dict[Any, str] | str] = {
         "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
     ),
     "card_reroll": {
-        True: "An attacker holding the card of either territory re-rolls one lost die per roll.",
+        True: (
+            "An attacker holding the card of either territory may re-roll one lost die "
+            "per roll (ATTACK ... REROLL)."
+        ),
         False: "No card re-rolls.",
     },
     "commander": {
@@ -96,12 +105,25 @@ WORDS: dict[str, dict[Any, str] | str] = {
             "of its holder's next turn."
         ),
     },
+    "mission_deck": {
+        "rulebook": (
+            "The mission deck is the rulebooks' 12 cards; destroy cards of colours not "
+            "in play are removed."
+        ),
+        "extended": (
+            "The mission deck adds the older European cards (two continents and one more "
+            "of your choice) to the rulebooks' 12."
+        ),
+    },
     "capitals_to_win": {
         True: "Capital Risk, shortened: hold your own HQ and 2 (4 players) or 3 (5-6) others.",
         False: "Capital Risk needs every headquarters.",
     },
     "neutral": {
-        True: "A two-player game adds a neutral army that never attacks (40 armies each).",
+        True: (
+            "A two-player game adds a neutral army that never attacks (40 armies each); "
+            "its territories are dealt at random (with a draft, its third is dealt first)."
+        ),
         False: "A two-player game has no neutral army.",
     },
     "max_turns": (
@@ -111,6 +133,15 @@ WORDS: dict[str, dict[Any, str] | str] = {
     "min_players": "At least {} players.",
     "max_players": "At most {} players.",
 }
+
+# Rules every preset plays (no option changes them), said after the options.
+FIXED_RULES: tuple[str, ...] = (
+    "A defender rolls the most dice allowed (2, or 1 on one army), unless the owner's "
+    "standing order DEFEND WITH 1 IN the territory says one die.",
+    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
+    "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
+    "(the rest on the territory taken last).",
+)
 
 # The sentence for 0 (no limit) of the numeric options where 0 means that.
 UNLIMITED: dict[str, str] = {
@@ -136,6 +167,7 @@ class Options:
     commander: bool = False
     goal: str = "domination"
     mission_win: str = "at_once"
+    mission_deck: str = "rulebook"
     capitals_to_win: bool = False
     neutral: bool = True
     max_turns: int = 0
@@ -214,7 +246,7 @@ class Options:
                 lines.append(UNLIMITED[f.name])
             else:
                 lines.append(words.format(value))
-        return lines
+        return lines + list(FIXED_RULES)
 
 
 def parse_value(name: str, text: str) -> Any:

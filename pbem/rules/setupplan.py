@@ -22,7 +22,12 @@ def play_setup(
         claims = {
             seat: list(_one(acts, Claim, seat, state).territories) for seat, acts in actions.items()
         }
-        events = engine.claim_draft(state, claims)
+        if state.options.claim == "turns":  # one round; the phase lasts till all are taken
+            events = engine.claim_round(state, claims)
+            if not engine.claims_done(state):
+                return events
+        else:
+            events = engine.claim_draft(state, claims)
         return events + engine.after_draft(state, rng)
     if state.phase == PLACE:
         places = {

@@ -97,6 +97,9 @@ class GameState:
     last_conquest: int | None = None  # territory taken last (where elimination trades go)
     winner: int | None = None
     win_reason: str = ""
+    # Standing orders DEFEND WITH 1 IN t: territories whose owner rolls one die
+    # in defence. Kept sorted; cleared when the territory changes hands.
+    defend_one: list[int] = field(default_factory=list)
 
     # -- helpers -------------------------------------------------------------
     @property
@@ -132,13 +135,14 @@ class GameState:
         new.deck = list(self.deck)
         new.discard = list(self.discard)
         new.removed_cards = list(self.removed_cards)
+        new.defend_one = list(self.defend_one)
         return new
 
     # -- canonical form --------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """Everything that decides the future of the game (not the map or options,
         which a game stores on its own)."""
-        return {
+        data: dict[str, Any] = {
             "game": self.game,
             "map": self.board.name,
             "players": [p.to_dict() for p in self.players],
@@ -165,6 +169,9 @@ class GameState:
             "winner": self.winner,
             "win_reason": self.win_reason,
         }
+        if self.defend_one:  # only when used: the hashes of games without it stay as they were
+            data["defend_one"] = list(self.defend_one)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], board: Board, options: Options) -> GameState:

@@ -8,22 +8,27 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import engine
-from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction
+from pbem.rules import defence, engine
+from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction
 from pbem.rules.engine import ShuffleStream
-from pbem.rules.events import AttackSkipped, Event, FortifySkipped
+from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
 from pbem.rules.state import OVER, GameState
 
 
 def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -> list[Event]:
     """Apply one player's turn in the order written, then end it."""
     events: list[Event] = []
+    attacked = False  # a PLACE after an ATTACK places the armies of an elimination
     for action in actions:
         if state.phase == OVER:
             break
         if isinstance(action, Attack):  # the most frequent first
+            attacked = True
             events += _attack(state, action, rng)
         elif isinstance(action, Place):
+            if attacked:
+                events += place_after_attack(state, action)
+                continue
             for armies, territory in action.placements:
                 if state.phase == OVER:  # a placement completed a mission
                     break
@@ -32,6 +37,9 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             events += engine.trade(state, action.cards)
         elif isinstance(action, Fortify):
             events += _fortify(state, action)
+        elif isinstance(action, Defend):
+            if state.owner[action.territory] == state.current:
+                events += defence.set_defence(state, action.territory, action.dice)
         else:  # pragma: no cover - the type says it cannot happen
             raise TypeError(f"not a turn action: {action!r}")
     if state.phase != OVER:
@@ -49,6 +57,29 @@ def attack_problem(state: GameState, source: int, target: int) -> str | None:
     if state.armies[source] < 2:
         return "source has only one army"
     return None
+
+
+def place_after_attack(state: GameState, action: Place) -> list[Event]:
+    """PLACE written after an ATTACK: the armies of the sets an elimination made
+    the player trade. Without such armies, or past them, it is skipped."""
+    events: list[Event] = []
+    me = state.current
+    for armies, territory in action.placements:
+        if state.phase == OVER:
+            break
+        if state.owner[territory] != me:
+            events.append(PlaceSkipped(me, territory, armies, "territory not yours"))
+            continue
+        if not state.reinforcements:
+            events.append(PlaceSkipped(me, territory, armies, "no armies from an elimination"))
+            continue
+        placed = min(armies, state.reinforcements)
+        events += engine.place(state, territory, placed)
+        if placed < armies:
+            events.append(
+                PlaceSkipped(me, territory, armies - placed, "more than the elimination gave")
+            )
+    return events
 
 
 def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]:
@@ -70,6 +101,7 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
         dice=action.dice,
         until_left=until.n if until.kind == "left" else None,
         max_rolls=until.n if until.kind == "rolls" else None,
+        reroll=action.reroll,
     )
     if state.pending_move is not None:
         source, _, minimum = state.pending_move

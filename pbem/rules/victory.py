@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from pbem.rules.board import Mission
+from pbem.rules.board import Board, Mission
 from pbem.rules.events import Event, GameWon
+from pbem.rules.options import Options
 from pbem.rules.state import OVER, GameState
 
 MISSION_FALLBACK = Mission(
     id="fallback-24", text="Occupy 24 territories", kind="territories", count=24
 )
+
+
+def mission_deck(board: Board, options: Options, colours: set[str]) -> list[int]:
+    """The missions dealt from: the rulebooks' deck (12 cards on the classic
+    map) without the destroy cards of colours not in play ("the rulebook
+    removes the cards of colours not chosen"); the older extended cards only
+    with mission_deck = extended."""
+    extended = options.mission_deck == "extended"
+    return [
+        i
+        for i, m in enumerate(board.missions)
+        if (m.kind != "destroy" or m.colour in colours) and (extended or not m.extended)
+    ]
 
 
 def winner(state: GameState) -> tuple[int, str, str] | None:

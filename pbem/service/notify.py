@@ -617,6 +617,14 @@ def _announce_command(session: Session, ctx: Context, game: Game, step: replay.S
     announce(session, ctx, game, f"{name} has resigned; their territories are neutral now.")
 
 
+def _setup_round(state: GameState) -> tuple[str, ...]:
+    """The setup step a prompt is for: the phase, and with claim = turns the
+    territories still free (one prompt per round of claims)."""
+    if state.phase == "claim" and state.options.claim == "turns":
+        return (state.phase, str(state.owner.count(-1)))
+    return (state.phase,)
+
+
 def prompt_next(
     session: Session,
     ctx: Context,
@@ -635,7 +643,9 @@ def prompt_next(
                 ctx,
                 render.render_setup_prompt(prompt),
                 recipient=p.address,
-                message_id=_message_id(ctx, "setup", game.name, state.phase, p.seat, p.address),
+                message_id=_message_id(
+                    ctx, "setup", game.name, *_setup_round(state), p.seat, p.address
+                ),
                 game=game,
                 seat=p.seat,
             )
