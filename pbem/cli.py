@@ -436,6 +436,15 @@ def process(game: str, config: ConfigOption = None) -> None:
     _gm(config, game, gm.process)
 
 
+@app.command("gm-password")
+def gm_password(game: str, config: ConfigOption = None) -> None:
+    """Set a new GM password for GAME: with it, mail from the GM's address runs
+    PAUSE, RESUME, EXTEND hours, PROCESS, KICK player and STATUS."""
+    from pbem.service import gmmail
+
+    _gm(config, game, gmmail.set_gm_password)
+
+
 @app.command("list")
 def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """The games in the database."""

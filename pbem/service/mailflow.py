@@ -37,7 +37,7 @@ from pbem.orders.check import all_problems
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, notify, schedule
+from pbem.service import claims, deadlines, gmmail, notify, schedule
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -137,6 +137,9 @@ def _handle(
     assert found.id is not None
     game = lock_game(session, found.id)
     row.game_id = game.id
+    gm_mail = _gm_mail(session, ctx, row, game, mail)
+    if gm_mail is not None:
+        return gm_mail
     if game.phase == "open":
         from pbem.service import joining
 
@@ -184,6 +187,24 @@ def _handle(
             row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed)
+
+
+def _gm_mail(
+    session: Session, ctx: Context, row: InboundMessage, game: Game, mail: DecodedMail
+) -> MailOutcome | None:
+    """The GM's commands by mail (pbem.service.gmmail), or None for any other
+    mail. A GM who also plays a seat from the same address acts as the GM
+    only with the GM password; without it their mail is a player's."""
+    if not gmmail.is_gm_mail(ctx, game, mail):
+        return None
+    password = _password(mail.text)
+    plays = any(p.address == mail.sender for p in players_of(session, game))
+    if plays and not gmmail.has_gm_password(session, game, password):
+        return None
+    authenticated, line = gmmail.handle(session, ctx, game, mail, password)
+    if not authenticated:
+        return _reject(row, game, line)
+    return MailOutcome(row.message_id, game.name, "processed", line)
 
 
 def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
