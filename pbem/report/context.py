@@ -100,6 +100,8 @@ class GameStart:
     seat: int
     password: str
     deadline: datetime | None  # for the setup orders, when they are needed
+    holder: str = ""  # set for a new player taking over the seat mid-game (`pbem replace`)
+    turn: int = 0  # the turn the takeover counts from
 
 
 @dataclass(frozen=True)

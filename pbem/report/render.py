@@ -243,7 +243,15 @@ def render_game_start(start: GameStart) -> RenderedMail:
             f"{plural(len(game.players), 'player')}",
             f"{subjects.tag(game.name)}The game begins: you are {you.name}",
         ]
+        if not start.holder
+        else [
+            f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
+            f"({you.colour}) from turn {start.turn}",
+            f"{subjects.tag(game.name)}Welcome: you take over {you.name}",
+        ]
     )
+    hq = state.players[seat].hq if seat < len(state.players) else None
+    playing = state.phase not in (*SETUP_PHASES, OVER) and state.current >= 0
     context = {
         **_common(game, seat),
         **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
@@ -261,6 +269,11 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "has_deadline": start.deadline is not None,
         "your_territories": [state.board.territories[t].name for t in state.territories_of(seat)],
         "cid": cid,
+        "holder": start.holder,
+        "takeover_turn": start.turn,
+        "mover": views.who(game, state, state.current) if playing else None,
+        "capital": game.options.goal == "capital",
+        "headquarters": state.board.territories[hq].name if hq is not None else "",
     }
     return _mail("game_start", subject, you.address, context, game, images)
 

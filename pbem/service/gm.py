@@ -262,17 +262,29 @@ def replace(
     session.add(game)
     session.add(player)
     session.flush()
-    notify.game_start(session, ctx, game, {player.name: password}, only_seat=player.seat)
+    notify.game_start(
+        session, ctx, game, {player.name: password}, only_seat=player.seat, holder=holder_name
+    )
     if acting_now:
         notify.prompt_next(session, ctx, game, state)
     _farewell(session, ctx, game, player.name, old_address)
+    # Players learn who plays the seat now, never anyone's address.
     notify.announce(
         session,
         ctx,
         game,
-        f"{holder_name} ({address}) takes over the seat of {player.name} from turn "
-        f"{game.turn} on; {old_address} no longer plays it.",
+        f"{holder_name} takes over the seat of {player.name} from turn {game.turn} on; "
+        f"the seat keeps its name, {player.name}, and its former player no longer plays it.",
         subject=f"A new player takes over {player.name}'s seat",
+    )
+    notify.gm_note(
+        session,
+        ctx,
+        game,
+        f"Seat {player.seat} ({player.name}): {holder_name} <{address}> from turn "
+        f"{game.turn} on, after {old_address}.",
+        key=f"replace:{player.seat}:{game.turn}:{address}",
+        subject=f"Seat of {player.name} handed over",
     )
     return (
         f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "

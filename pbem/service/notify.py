@@ -667,8 +667,10 @@ def game_start(
     game: Game,
     passwords: dict[str, str],
     only_seat: int | None = None,
+    holder: str = "",
 ) -> None:
-    """The first mail to each player (or to the new holder of one seat): rules,
+    """The first mail to each player (or to ``holder``, the new holder of one
+    seat: a welcome to the game under way, with the seat's cards): rules,
     map, turn order, their own password, the dice commitment. The first one
     to a seat is the root of that player's thread for the game."""
     state = load(session, game).state
@@ -678,7 +680,9 @@ def game_start(
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
             continue
-        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        start = rc.GameStart(
+            info, state, p.seat, passwords.get(p.name, ""), game.deadline, holder, game.turn
+        )
         if only_seat is None:
             message_id, thread = thread_root_id(game.name, p.seat, host_of(ctx)), None
         else:
