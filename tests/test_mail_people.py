@@ -8,6 +8,8 @@ tests/test_mailloop_guard.py and tests/test_longgames_*.py.
 
 from __future__ import annotations
 
+import re
+
 from pbem.report.subjects import SUBJECT_WIDTH, TOKEN_RE, fit
 from tests.longgame_helpers import World, new_table
 
@@ -137,3 +139,28 @@ def test_set_timezone_shows_deadlines_in_the_players_own_zone(tmp_path) -> None:
     assert "EST" in notice.split("; for you ")[1]
     other = next(n for n in PLAYERS if n != "ann")
     assert all("; for you " not in m.flat for m in table.mails(other))
+
+
+def test_join_and_confirm_take_the_first_matching_line_only(tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: a signature (even one that reads like an order) or the same
+    line twice spoils neither JOIN nor CONFIRM, and nobody joins twice."""
+    world = World(tmp_path)
+    world.open_game("open2", 3)
+    fay = "fay@players.test"
+    world.send(fay, "Hi!\nJOIN open2 AS fay\nJOIN open2 AS fay2\n--\nFay\n12 Place des Vosges\n")
+    world.poll()
+    asked = world.take(fay)
+    assert [m.subject for m in asked] == ["[open2] Confirm joining as fay"]
+    assert asked[0].text.startswith("Confirm joining as fay\n")  # no "GM alert:" to a player
+    token = re.search(r"CONFIRM (\w+)", asked[0].text)
+    assert token is not None
+    world.send(
+        fay,
+        f"CONFIRM {token.group(1)}\nCONFIRM {token.group(1)}\n\n"
+        "Thanks,\nFay\nAttack is the best defence\n",
+        f"Re: {asked[0].subject}",
+    )
+    world.poll()
+    answers = world.take(fay)
+    assert [m.subject for m in answers] == ["[open2] You are in, as fay"]
+    assert "You have seat 1 of 3 in open2 as fay." in answers[0].flat

@@ -499,7 +499,8 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     to_gm = game is None or not alert.address or alert.address == game.gm_address
     prefix = "GM alert: " if to_gm else ""
     subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
-    return _mail("gm_alert", subject, address, {"alert": alert}, game)
+    heading = f"{prefix}{alert.subject}"
+    return _mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:

@@ -143,8 +143,7 @@ def _handle(
     if game.phase == "open":
         from pbem.service import joining
 
-        parsed, problems = _parse(mail.text, _board_of(game))
-        commands = parsed.commands if parsed is not None else []
+        commands = _join_commands(mail.text, _board_of(game))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -231,6 +230,18 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
+
+
+def _join_commands(text: str, board: Board) -> list[Command]:
+    """The first JOIN or CONFIRM line of a mail to an open game, read alone:
+    whatever else the mail says (a greeting, a signature, the same line
+    twice) neither spoils it nor joins twice."""
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words and words[0].upper() in ("JOIN", "CONFIRM"):
+            parsed, _ = _parse(line, board)
+            return parsed.commands if parsed is not None else []
+    return []
 
 
 def _password(text: str) -> str | None:
