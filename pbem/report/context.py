@@ -148,6 +148,8 @@ class Receipt:
     adjudicated: bool  # True: played at once (the report follows); False: held
     check_only: bool = False  # a CHECK mail: validated, nothing applied
     forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
+    setup: str = ""  # the setup phase the orders were for ("place"...); "" for a turn
+    late: datetime | None = None  # the deadline they missed (accepted in the grace period)
 
 
 @dataclass(frozen=True)

@@ -281,7 +281,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
-    what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    what = SETUP_WORDS.get(state.phase, "setup")
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
         prompt.deadline, game.timezone
     )
@@ -387,17 +387,36 @@ def plural_hours(hours: float) -> str:
     return f"{shown} hour" if shown == "1" else f"{shown} hours"
 
 
+SETUP_WORDS = {"claim": "draft", "place": "placement", "hq": "headquarters"}
+
+
 def render_receipt(receipt: Receipt) -> RenderedMail:
+    """Orders accepted (or CHECKed): for which turn or setup phase, and "late"
+    only for orders that came after their deadline, in the grace period."""
     game = receipt.game
+    what = (
+        f"your {SETUP_WORDS.get(receipt.setup, 'setup')} orders"
+        if receipt.setup
+        else f"your orders for turn {receipt.turn}"
+    )
     if receipt.check_only:
-        subject = f"{subjects.tag(game.name)}CHECK: your orders for turn {receipt.turn} are valid"
+        title = f"CHECK: {what} are valid"
+    elif receipt.setup:
+        title = f"Setup orders accepted ({SETUP_WORDS.get(receipt.setup, 'setup')})"
     else:
-        subject = f"{subjects.tag(game.name)}Orders accepted for turn {receipt.turn}"
+        title = f"Orders accepted for turn {receipt.turn}"
+    late = ""
+    if receipt.late is not None and not receipt.check_only:
+        title += " (late, in the grace period)"
+        late = when(receipt.late, game.timezone, game.zone_of(receipt.seat))
     context = {
         **_common(game, receipt.seat),
         "receipt": receipt,
+        "title": title,
+        "late": late,
         "orders": receipt.orders_text.strip("\n").splitlines(),
     }
+    subject = subjects.fit([f"{subjects.tag(game.name)}{title}"])
     return _mail("receipt", subject, game.address_of(receipt.seat), context, game)
 
 

@@ -185,7 +185,7 @@ def _handle(
         return MailOutcome(
             row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
         )
-    return _act(session, ctx, game, player, mail, parsed)
+    return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
 
 
 def _gm_mail(
@@ -351,6 +351,7 @@ def _act(
     player: Player,
     mail: DecodedMail,
     parsed: ParsedMail,
+    phase: str,
 ) -> MailOutcome:
     """Commands, orders and press of an authenticated mail; exactly one reply.
 
@@ -358,6 +359,13 @@ def _act(
     has none): a refused mail changes nothing, so a player who sends it
     again, corrected, does not relay the press twice."""
     reply = notify.Reply(game=game, player=player, mail=mail)
+    # The receipt names the turn (or setup phase) the orders were sent for, and
+    # says "late" only for orders after their deadline (in the grace period).
+    reply.setup = phase if phase in SETUP_PHASES else ""
+    reply.turn = game.turn
+    deadline = schedule.aware_utc(game.deadline)
+    if deadline is not None and ctx.clock.now() > deadline:
+        reply.late = deadline
     summary: list[str] = []
     if parsed.ignored:
         lines = ", ".join(f'line {n} "{text}"' for n, text in parsed.ignored)
@@ -450,7 +458,6 @@ def _orders(
         )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
-    reply.turn = next((st.turn for st in outcome.steps if st.seat is not None), None)
     notify.after_steps(session, ctx, game, outcome.steps)
     deadlines.play_bot_turns(session, ctx, game)
     return outcome.message

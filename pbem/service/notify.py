@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlmodel import Session, col, select
 
@@ -55,6 +56,8 @@ class Reply:
     check_only: bool = False  # CHECK: validated, nothing applied
     waiting: bool = False  # setup orders kept until every player has sent theirs
     forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
+    setup: str = ""  # the setup phase the orders were sent in ("" in a turn)
+    late: datetime | None = None  # the deadline passed before they came (grace period)
 
 
 # ----------------------------------------------------------------- helpers
@@ -198,6 +201,8 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 adjudicated=played,
                 check_only=reply.check_only,
                 forecast=tuple(reply.forecast),
+                setup=reply.setup,
+                late=reply.late,
             )
         )
     if rendered is not None:
