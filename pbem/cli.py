@@ -421,11 +421,19 @@ def replace_(
 
 
 @app.command()
-def rollback(game: str, turn: int, config: ConfigOption = None) -> None:
-    """Undo every step from TURN on: truncate the log, replay, announce."""
+def rollback(
+    game: str,
+    turn: int,
+    reroll: Annotated[
+        bool, typer.Option(help="New dice from TURN on: a new secret, its commitment announced.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Undo every step from TURN on: truncate the log, replay, announce. The
+    replayed turns roll the same dice unless --reroll."""
     from pbem.service import gm
 
-    _gm(config, game, gm.rollback, turn)
+    _gm(config, game, gm.rollback, turn, reroll)
 
 
 @app.command()

@@ -53,6 +53,17 @@ class GameDefinition:
     options: Options
     players: tuple[tuple[str, str], ...]  # (name, colour) by seat
     secret: bytes
+    # `pbem rollback --reroll`: (first turn, secret) in the order they were made;
+    # a turn's dice come from the last one whose first turn is at or before it.
+    rerolls: tuple[tuple[int, bytes], ...] = ()
+
+    def secret_of_turn(self, turn: int) -> bytes:
+        """The secret a turn's dice come from: the game's, unless rerolled."""
+        secret = self.secret
+        for first, rerolled in self.rerolls:
+            if first <= turn:
+                secret = rerolled
+        return secret
 
 
 @dataclass
@@ -98,7 +109,7 @@ def start(definition: GameDefinition) -> tuple[Game, list[Event]]:
 
 
 def turn_stream(definition: GameDefinition, turn: int) -> DiceStream:
-    return DiceStream(definition.secret, definition.name, f"turn:{turn}")
+    return DiceStream(definition.secret_of_turn(turn), definition.name, f"turn:{turn}")
 
 
 def setup_place_stream(definition: GameDefinition) -> DiceStream:
