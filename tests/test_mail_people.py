@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pbem.report.subjects import SUBJECT_WIDTH, TOKEN_RE, fit
+from pbem.report.subjects import TOKEN_RE, fit
 from tests.longgame_helpers import World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -82,15 +82,44 @@ def test_a_player_of_two_games_who_names_none_is_told_which(tmp_path) -> None:  
 
 
 def test_a_long_subject_keeps_its_token_whole() -> None:
+    """Issue 13: a subject with a token is folded, never cut (this test once
+    accepted a subject cut short around its token), and a shorter candidate
+    without the token is never taken instead."""
     subject = (
         "[world-1] Not applied, 3 problems: Re: [world-1] Your turn 14 (token 7f3a9c0d11) "
         "and the rest of a very long subject line"
     )
-    short = fit([subject])
-    assert len(short) <= SUBJECT_WIDTH
-    found = TOKEN_RE.search(short)
+    assert fit([subject, "[world-1] Your mail was not applied: 3 problems"]) == subject
+    found = TOKEN_RE.search(fit([subject]))
     assert found is not None and found.group(1) == "7f3a9c0d11"
-    assert short.startswith("[world-1] Not applied, 3 problems: Re: [world-1] Your")
+    plain = "[world-1] " + "word " * 30
+    assert fit([plain]) == plain[:75].rstrip() + "..."  # without a token: still cut
+
+
+def test_a_reply_to_a_long_error_reply_is_the_players_own(tmp_path) -> None:  # noqa: ANN001
+    """The issue's trial: a game with a long name, an error reply whose subject
+    no longer fits one line, and the player's answer to it is played (no
+    impostor alert): the token went out whole in a folded header."""
+    name = "world-championship-final-2024"
+    world, table, mover = quiet_game(tmp_path, name)
+    state = world.state(name)
+    mover.reply(mover.latest("your_turn"), "PLACE 99 Kamchatca\n")
+    world.poll()
+    refused = [m for m in mover.read() if m.kind == "error_reply"]
+    assert len(refused) == 1
+    token = TOKEN_RE.search(mover.latest("your_turn").subject)
+    assert token is not None
+    assert refused[0].subject == (
+        f"[{name}] Not applied, 1 problem: Re: [{name}] Your turn {state.turn} "
+        f"({token.group(0)[1:-1]})"
+    )
+    orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
+    mover.reply(refused[0], orders)
+    world.poll()
+    assert [m.kind for m in mover.read()] == ["turn_report", "receipt"]
+    assert world.game(name).turn == state.turn + 1
+    table.read_all()
+    assert not [m for m in table.gm if "Authentication failed" in m.subject]
 
 
 def test_join_takes_its_line_and_leaves_the_signature(tmp_path) -> None:  # noqa: ANN001
