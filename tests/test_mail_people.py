@@ -9,6 +9,7 @@ tests/test_mailloop_guard.py and tests/test_longgames_*.py.
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from pbem.report.subjects import TOKEN_RE, fit
 from tests.longgame_helpers import World, new_table
@@ -193,3 +194,32 @@ def test_join_and_confirm_take_the_first_matching_line_only(tmp_path) -> None:  
     answers = world.take(fay)
     assert [m.subject for m in answers] == ["[open2] You are in, as fay"]
     assert "You have seat 1 of 3 in open2 as fay." in answers[0].flat
+
+
+def test_another_players_resignation_keeps_the_deadline(tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: RESIGN by mail from a player who is not to move leaves the
+    mover's deadline as it was; the mover resigning starts the next one's."""
+    world = World(tmp_path)
+    four = [*PLAYERS, "dan"]
+    table = new_table(world, "quit", four)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    deadline = world.game("quit").deadline
+    assert deadline is not None
+    others = [n for n in four if n != mover.name]
+    world.advance(hours=10)
+    table[others[0]].write("RESIGN\n")
+    world.poll()
+    assert world.player("quit", others[0]).status == "resigned"
+    assert world.game("quit").deadline == deadline
+    assert table.mover() == mover.name
+    table.read_all()
+    assert [m.subject for m in table.mails(mover.name) if m.kind == "gm_alert"] == [
+        f"[quit] {others[0]} has resigned"
+    ]
+    world.advance(hours=2)
+    mover.write("RESIGN\n")
+    world.poll()
+    assert table.mover() in others[1:]
+    assert world.game("quit").deadline == world.clock.now() + timedelta(hours=48)
