@@ -10,13 +10,16 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+import pytest
 from sqlmodel import select
 from typer.testing import CliRunner
 
 from pbem.cli import app
+from pbem.mail.devservers import MailServers
 from pbem.service import gmmail
 from pbem.store import InboundMessage
 from tests.longgame_helpers import GM_ADDRESS, World, new_table
+from tests.mailloop_helpers import MailPlayer, MailWorld, order_mail, plain_text, wait_until
 
 PLAYERS = ["ann", "bob", "cat"]
 GM_PASSWORD = re.compile(r"GM password of \S+: (\S+-\S+-\S+-\d+)")
@@ -140,3 +143,49 @@ def test_parse_reads_one_command_a_line_up_to_the_signature() -> None:
     parsed = gmmail.parse_gm_mail("GAME g\nPASSWORD x\nstatus\nextend 1.5\n--\nPAUSE\n")
     assert [(c.word, c.argument) for c in parsed.commands] == [("STATUS", ""), ("EXTEND", "1.5")]
     assert parsed.problems == [] and parsed.ignored == []
+
+
+@pytest.mark.integration
+def test_gm_commands_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_path) -> None:  # noqa: ANN001
+    """The same through Dovecot and the SMTP relay: the real `pbem gm-password`,
+    the GM's mail client sending, the answer read over IMAP."""
+    world = MailWorld.create(mail_servers, tmp_path)
+    world.new_game("imapgm", PLAYERS, overrides={"placement": "auto"})
+    done = world.pbem("gm-password", "imapgm")
+    assert done.returncode == 0, done.stderr
+    found = GM_PASSWORD.search(done.stdout)
+    assert found is not None, done.stdout
+    gm = MailPlayer("gm", world.gm_address, mail_servers)
+    gm.new_mail()  # what the game start sent the GM so far
+    wrong = gm.send(
+        world.game_address,
+        order_mail(gm.address, world.game_address, "[imapgm] pause", "PASSWORD x-y-z-00\nPAUSE\n"),
+    )
+    right = gm.send(
+        world.game_address,
+        order_mail(
+            gm.address,
+            world.game_address,
+            "[imapgm] pause",
+            f"PASSWORD {found.group(1)}\nPAUSE\nSTATUS\n",
+        ),
+    )
+    report = world.poll()
+    assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
+        (wrong, "rejected", "authentication failed for the GM of imapgm"),
+        (right, "processed", "GM mail: 2 command(s)"),
+    ]
+    assert world.game("imapgm").status == "paused"
+    assert world.rejected() == [wrong]
+    answers = wait_until(
+        lambda: [m for m in gm.mailbox() if "GM commands" in str(m["Subject"])], what="answers"
+    )
+    subjects = sorted(str(m["Subject"]) for m in answers)
+    assert subjects == [
+        "[imapgm] GM alert: GM commands refused",
+        "[imapgm] GM alert: GM commands: 2 command(s)",
+    ]
+    done_text = plain_text(next(m for m in answers if "2 command" in str(m["Subject"])))
+    assert "PAUSE: imapgm paused" in done_text
+    assert "STATUS: imapgm: paused, phase playing" in done_text
+    assert {str(m["In-Reply-To"]) for m in answers} == {wrong, right}
