@@ -189,3 +189,19 @@ def test_gm_commands_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_p
     assert "PAUSE: imapgm paused" in done_text
     assert "STATUS: imapgm: paused, phase playing" in done_text
     assert {str(m["In-Reply-To"]) for m in answers} == {wrong, right}
+
+
+def test_a_gm_mail_naming_no_game_is_told_the_gms_games(tmp_path) -> None:  # noqa: ANN001
+    world, table, password = gm_game(tmp_path, "gmu")
+    new_table(world, "gmv", PLAYERS).silence()
+    world.take(GM_ADDRESS)
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nPAUSE\n", "pause please")
+    world.poll()
+    answers = [m for m in world.take(GM_ADDRESS) if "Which game?" in m.subject]
+    assert len(answers) == 1
+    assert (
+        "Your mail does not say which game it is for; you are the GM of [gmu], [gmv]. "
+        "Put the game's name in the subject, like [gmu], or a line GAME gmu, and send it "
+        "again. Nothing was done." in answers[0].flat
+    )
+    assert world.game("gmu").status == "running" and world.game("gmv").status == "running"

@@ -238,3 +238,29 @@ def _answer(
         game=game,
         in_reply_to=mail.message_id,
     )
+
+
+def games_of_gm(session: Session, ctx: Context, address: str) -> list[str]:
+    """The names of the unfinished games whose GM writes from ``address``."""
+    games = session.exec(select(Game).where(Game.status != "finished")).all()
+    wanted = address.strip().lower()
+    return sorted(g.name for g in games if gm_address(ctx, g) == wanted)
+
+
+def answer_unnamed(session: Session, ctx: Context, mail: DecodedMail, games: list[str]) -> None:
+    """A GM's mail naming no game: which games they run, and how to name one."""
+    listed = ", ".join(f"[{name}]" for name in games)
+    text = (
+        f"Your mail does not say which game it is for; you are the GM of {listed}. Put "
+        f"the game's name in the subject, like [{games[0]}], or a line GAME {games[0]}, "
+        "and send it again. Nothing was done."
+    )
+    notify.queue(
+        session,
+        ctx,
+        render.render_gm_alert(rc.GmAlert("Which game?", text, None, mail.sender)),
+        recipient=mail.sender,
+        message_id=notify._message_id(ctx, "gm-mail", mail.reply_key),
+        game=None,
+        in_reply_to=mail.message_id,
+    )

@@ -129,6 +129,10 @@ def _handle(
     found = _find_game(session, mail)
     if found is None:
         own = sorted(g.name for g, _ in _games_of_sender(session, mail.sender))
+        run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
+        if run and _may_reply(session, ctx, mail.sender):
+            gmmail.answer_unnamed(session, ctx, mail, run)
+            return _reject(row, None, f"no game named by the GM {mail.sender}")
         if (own or ctx.config.mail.reply_to_unknown) and _may_reply(session, ctx, mail.sender):
             notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
         return _reject(row, None, f"no game for {mail.sender}")
