@@ -504,6 +504,11 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
             "deadline": row.deadline.isoformat() if row.deadline else None,
         }
         data = game_to_json(state, info)
+        if row.deadline is not None:  # readable, in the game's zone and UTC
+            from pbem.report.textfmt import when
+            from pbem.service.settings import settings
+
+            info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
         text = describe_game(state, info)
         answers = response_stats(session, row)
         data["response_times"] = [
