@@ -205,3 +205,17 @@ def test_a_gm_mail_naming_no_game_is_told_the_gms_games(tmp_path) -> None:  # no
         "again. Nothing was done." in answers[0].flat
     )
     assert world.game("gmu").status == "running" and world.game("gmv").status == "running"
+
+
+def test_a_new_gm_password_replaces_the_old_one(tmp_path) -> None:  # noqa: ANN001
+    world, table, old = gm_game(tmp_path, "gmr")
+    result = CliRunner().invoke(app, ["gm-password", "gmr", "--config", str(world.config_path)])
+    found = GM_PASSWORD.search(result.stdout)
+    assert found is not None and found.group(1) != old
+    world.send(GM_ADDRESS, f"PASSWORD {old}\nPAUSE\n", "[gmr] pause")
+    world.poll()
+    assert world.game("gmr").status == "running"
+    assert [m.subject for m in world.take(GM_ADDRESS)] == ["[gmr] GM alert: GM commands refused"]
+    world.send(GM_ADDRESS, f"PASSWORD {found.group(1)}\nPAUSE\n", "[gmr] pause")
+    world.poll()
+    assert world.game("gmr").status == "paused"
