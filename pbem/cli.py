@@ -503,11 +503,19 @@ def replace_(
 
 
 @app.command()
-def rollback(game: str, turn: int, config: ConfigOption = None) -> None:
-    """Undo every step from TURN on: truncate the log, replay, announce."""
+def rollback(
+    game: str,
+    turn: int,
+    reroll: Annotated[
+        bool, typer.Option(help="New dice from TURN on: a new secret, its commitment announced.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Undo every step from TURN on: truncate the log, replay, announce. The
+    replayed turns roll the same dice unless --reroll."""
     from pbem.service import gm
 
-    _gm(config, game, gm.rollback, turn)
+    _gm(config, game, gm.rollback, turn, reroll)
 
 
 @app.command()
@@ -516,6 +524,15 @@ def process(game: str, config: ConfigOption = None) -> None:
     from pbem.service import gm
 
     _gm(config, game, gm.process)
+
+
+@app.command("gm-password")
+def gm_password(game: str, config: ConfigOption = None) -> None:
+    """Set a new GM password for GAME: with it, mail from the GM's address runs
+    PAUSE, RESUME, EXTEND hours, PROCESS, KICK player and STATUS."""
+    from pbem.service import gmmail
+
+    _gm(config, game, gmmail.set_gm_password)
 
 
 @app.command("list")
@@ -569,6 +586,11 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
             "deadline": row.deadline.isoformat() if row.deadline else None,
         }
         data = game_to_json(state, info)
+        if row.deadline is not None:  # readable, in the game's zone and UTC
+            from pbem.report.textfmt import when
+            from pbem.service.settings import settings
+
+            info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
         text = describe_game(state, info)
         answers = response_stats(session, row)
         data["response_times"] = [

@@ -247,7 +247,15 @@ def render_game_start(start: GameStart) -> RenderedMail:
             f"{plural(len(game.players), 'player')}",
             f"{subjects.tag(game.name)}The game begins: you are {you.name}",
         ]
+        if not start.holder
+        else [
+            f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
+            f"({you.colour}) from turn {start.turn}",
+            f"{subjects.tag(game.name)}Welcome: you take over {you.name}",
+        ]
     )
+    hq = state.players[seat].hq if seat < len(state.players) else None
+    playing = state.phase not in (*SETUP_PHASES, OVER) and state.current >= 0
     context = {
         **_common(game, seat),
         **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
@@ -265,6 +273,11 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "has_deadline": start.deadline is not None,
         "your_territories": [state.board.territories[t].name for t in state.territories_of(seat)],
         "cid": cid,
+        "holder": start.holder,
+        "takeover_turn": start.turn,
+        "mover": views.who(game, state, state.current) if playing else None,
+        "capital": game.options.goal == "capital",
+        "headquarters": state.board.territories[hq].name if hq is not None else "",
     }
     return _mail("game_start", subject, you.address, context, game, images)
 
@@ -272,7 +285,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
-    what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    what = SETUP_WORDS.get(state.phase, "setup")
     if state.phase == "claim" and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
@@ -380,17 +393,36 @@ def plural_hours(hours: float) -> str:
     return f"{shown} hour" if shown == "1" else f"{shown} hours"
 
 
+SETUP_WORDS = {"claim": "draft", "place": "placement", "hq": "headquarters"}
+
+
 def render_receipt(receipt: Receipt) -> RenderedMail:
+    """Orders accepted (or CHECKed): for which turn or setup phase, and "late"
+    only for orders that came after their deadline, in the grace period."""
     game = receipt.game
+    what = (
+        f"your {SETUP_WORDS.get(receipt.setup, 'setup')} orders"
+        if receipt.setup
+        else f"your orders for turn {receipt.turn}"
+    )
     if receipt.check_only:
-        subject = f"{subjects.tag(game.name)}CHECK: your orders for turn {receipt.turn} are valid"
+        title = f"CHECK: {what} are valid"
+    elif receipt.setup:
+        title = f"Setup orders accepted ({SETUP_WORDS.get(receipt.setup, 'setup')})"
     else:
-        subject = f"{subjects.tag(game.name)}Orders accepted for turn {receipt.turn}"
+        title = f"Orders accepted for turn {receipt.turn}"
+    late = ""
+    if receipt.late is not None and not receipt.check_only:
+        title += " (late, in the grace period)"
+        late = when(receipt.late, game.timezone, game.zone_of(receipt.seat))
     context = {
         **_common(game, receipt.seat),
         "receipt": receipt,
+        "title": title,
+        "late": late,
         "orders": receipt.orders_text.strip("\n").splitlines(),
     }
+    subject = subjects.fit([f"{subjects.tag(game.name)}{title}"])
     return _mail("receipt", subject, game.address_of(receipt.seat), context, game)
 
 
@@ -492,7 +524,8 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     to_gm = game is None or not alert.address or alert.address == game.gm_address
     prefix = "GM alert: " if to_gm else ""
     subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
-    return _mail("gm_alert", subject, address, {"alert": alert}, game)
+    heading = f"{prefix}{alert.subject}"
+    return _mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:

@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlmodel import Session, col, select
 
@@ -56,6 +57,8 @@ class Reply:
     check_only: bool = False  # CHECK: validated, nothing applied
     waiting: bool = False  # setup orders kept until every player has sent theirs
     forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
+    setup: str = ""  # the setup phase the orders were sent in ("" in a turn)
+    late: datetime | None = None  # the deadline passed before they came (grace period)
 
 
 # ----------------------------------------------------------------- helpers
@@ -199,6 +202,8 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 adjudicated=played,
                 check_only=reply.check_only,
                 forecast=tuple(reply.forecast),
+                setup=reply.setup,
+                late=reply.late,
             )
         )
     if rendered is not None:
@@ -528,7 +533,8 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
     info = game_info(session, ctx, game)
     players = players_of(session, game)
     last = steps[-1]
-    schedule.start_period(session, ctx, game, last.state)
+    if _moves_on(steps):
+        schedule.start_period(session, ctx, game, last.state)
     for step in steps:
         if step.seat is None or step.before is None:
             continue
@@ -605,6 +611,16 @@ def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str]
         for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
         for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
     )
+
+
+def _moves_on(steps: list[replay.Step]) -> bool:
+    """Whether the steps start a new period (a new deadline): not when they are
+    only commands (RESIGN, REMOVE) that leave the same player to act in the
+    same turn and phase: another player's leaving keeps the deadline."""
+    first, last = steps[0].before, steps[-1].state
+    if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
+        return True
+    return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:
@@ -689,8 +705,10 @@ def game_start(
     game: Game,
     passwords: dict[str, str],
     only_seat: int | None = None,
+    holder: str = "",
 ) -> None:
-    """The first mail to each player (or to the new holder of one seat): rules,
+    """The first mail to each player (or to ``holder``, the new holder of one
+    seat: a welcome to the game under way, with the seat's cards): rules,
     map, turn order, their own password, the dice commitment. The first one
     to a seat is the root of that player's thread for the game."""
     state = load(session, game).state
@@ -700,7 +718,9 @@ def game_start(
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
             continue
-        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        start = rc.GameStart(
+            info, state, p.seat, passwords.get(p.name, ""), game.deadline, holder, game.turn
+        )
         if only_seat is None:
             message_id, thread = thread_root_id(game.name, p.seat, host_of(ctx)), None
         else:

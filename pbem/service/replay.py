@@ -54,6 +54,17 @@ class GameDefinition:
     players: tuple[tuple[str, str], ...]  # (name, colour) by seat
     secret: bytes
     dice_version: str = DICE_V1  # games and records from before version 2 are v1
+    # `pbem rollback --reroll`: (first turn, secret) in the order they were made;
+    # a turn's dice come from the last one whose first turn is at or before it.
+    rerolls: tuple[tuple[int, bytes], ...] = ()
+
+    def secret_of_turn(self, turn: int) -> bytes:
+        """The secret a turn's dice come from: the game's, unless rerolled."""
+        secret = self.secret
+        for first, rerolled in self.rerolls:
+            if first <= turn:
+                secret = rerolled
+        return secret
 
 
 @dataclass
@@ -123,20 +134,27 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
     return Game(definition, state, draws=draws), events
 
 
-def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
-    """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order."""
+def stream_of(
+    definition: GameDefinition, label: str, entries: list[Entry], secret: bytes | None = None
+) -> DiceStream:
+    """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order.
+    ``secret`` is the game's unless the turn was rerolled (`pbem rollback --reroll`)."""
     contributions: tuple[bytes, ...] = ()
     if definition.dice_version == DICE_V2:
         contributions = tuple(contribution(e.text) for e in entries)
     return make_stream(
-        definition.dice_version, definition.secret, definition.name, label, contributions
+        definition.dice_version,
+        definition.secret if secret is None else secret,
+        definition.name,
+        label,
+        contributions,
     )
 
 
 def turn_stream(
     definition: GameDefinition, turn: int, entries: list[Entry] | None = None
 ) -> DiceStream:
-    return stream_of(definition, f"turn:{turn}", entries or [])
+    return stream_of(definition, f"turn:{turn}", entries or [], definition.secret_of_turn(turn))
 
 
 def setup_place_stream(
