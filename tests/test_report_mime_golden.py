@@ -23,10 +23,11 @@ from pathlib import Path
 
 import pytest
 
-from pbem.report import render
+from pbem.report import render, views
 from pbem.report.context import YourTurn
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.report.sample import deadline, play_sample
+from pbem.report.shared import render_once
 
 DIGESTS = Path(__file__).parent / "golden" / "mime-digests.json"
 TURNS = 4
@@ -95,3 +96,26 @@ def test_the_digests_see_every_part(digests: dict[str, str]) -> None:
         assert b"Content-Type: image/png" in raw, name
         assert b"Content-Type: text/html" in raw, name
         assert b"Date: Tue, 04 Mar 2025 09:30:00 +0000" in raw, name
+
+
+def test_rendered_once_the_mails_are_the_same(
+    digests: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a render_once scope (as the service mails a turn) every board table is
+    computed once for all its readers, and every byte stays the same."""
+    calls: list[int] = []
+    board_blocks = views.board_blocks
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return board_blocks(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(views, "board_blocks", counted)
+    with render_once():
+        once = {name: hashlib.sha256(raw).hexdigest() for name, raw in sample_mails().items()}
+    assert once == digests
+    # per turn: one board after it (4 players and the GM), one before the next turn
+    assert len(calls) == 2 * TURNS
+    calls.clear()
+    sample_mails()
+    assert len(calls) == 6 * TURNS  # outside a scope nothing is kept
