@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pbem.rules.maps import builtin_map  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
-from pbem.rules.simulate import simulate_many  # noqa: E402
+from pbem.service.simulation import simulate_many  # noqa: E402
 
 
 def peak_rss_mb(who: int) -> float:
