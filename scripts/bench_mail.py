@@ -347,6 +347,12 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     print(f"bare SMTP send               {send_s:.1f} s for {resent} mails")
     print(f"bare mail work               {bare:.1f} s")
     print(f"ratio poll / bare            {total / bare:.1f}x   (goal <= 2x)")
+    own = total - len(runs) * empty.seconds
+    print(f"  without process start-up   {own / bare:.1f}x")
+    print(
+        f"per order mail               {1000 * total / max(mails, 1):.0f} ms "
+        f"({1000 * own / max(mails, 1):.0f} ms without start-up)"
+    )
     ok = (
         played == mails == bench.delivered
         and all(r.deferred == r.failed == 0 for r in runs)
