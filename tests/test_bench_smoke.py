@@ -43,6 +43,12 @@ def test_bench_simulate() -> None:
     assert "FAIL" not in out
 
 
+def test_bench_render() -> None:
+    out = bench("bench_render.py", "--turns", "2", "--runs", "1")
+    assert "12 mails" in out and "ratio now / baseline" in out
+    assert "the same bytes both ways" in out
+
+
 def test_bench_replay() -> None:
     out = bench("bench_replay.py", "--seeds", "1", "--repeat", "1")
     assert "turns/s" in out and "ratio replay / minimal parse" in out
