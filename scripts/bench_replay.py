@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pbem.maps import builtin_map  # noqa: E402
 from pbem.orders import TextBot, parse_orders, turn_actions  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
-from pbem.rules.maps import builtin_map  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
 from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
 from pbem.rules.turnplan import play_turn  # noqa: E402

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pbem.rules.maps import builtin_map  # noqa: E402
+from pbem.maps import builtin_map  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
 from pbem.service.simulation import simulate_many  # noqa: E402
 

@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 
 import pbem.orders.forecast as fc
+from pbem.maps import builtin_map
 from pbem.orders import check_text
 from pbem.orders.forecast import Method, forecast, format_forecast
 from pbem.rules import odds
@@ -17,7 +18,6 @@ from pbem.rules.actions import Amount, Attack, Place, Until
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import AttackSkipped
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import setup_game
 from pbem.rules.state import GameState

@@ -27,9 +27,9 @@ from sqlmodel import select
 from typer.testing import CliRunner, Result
 
 from pbem.cli import app
+from pbem.maps import builtin_map
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import load_preset
 from pbem.rules.state import GameState
 from pbem.service import replay

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from pbem.maps import builtin_map
 from pbem.orders import parse_orders
-from pbem.rules.maps import builtin_map
 from pbem.service.settings import mail_mode
 from tests.longgame_helpers import START, World, new_table
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pbem.maps import builtin_map, load_map, map_names
 from pbem.rules.board import fold_name
 from pbem.rules.errors import MapError
-from pbem.rules.maps import builtin_map, dump_map, load_map, map_names, parse_map
+from pbem.rules.maps import dump_map, parse_map
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path("/work/shared/reference")
@@ -309,7 +310,7 @@ BROKEN = [
     (
         "bad card design",
         [('card = "artillery"', 'card = "tank"')],
-        "territories[Gamma].card: unknown design 'tank'; use infantry, cavalry or artillery",
+        "territories[Gamma].card: unknown design 'tank'; use infantry, cavalry, artillery or none",
     ),
     (
         "unknown neighbour",
@@ -341,7 +342,7 @@ BROKEN = [
         "unknown top-level key",
         [("wilds = 1", "wild_cards = 1")],
         "wild_cards: unknown key; allowed keys are: colours, continents, missions, name, "
-        "picture, territories, title, wilds, wrap_edges",
+        "one_way, picture, territories, title, wilds, wrap_edges",
     ),
     (
         "wrong type",

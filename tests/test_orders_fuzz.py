@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pbem.maps import builtin_map
 from pbem.orders import OrdersError, ParsedMail, format_problems, parse_orders
 from pbem.orders.lexer import source_lines
-from pbem.rules.maps import builtin_map
 
 BOARD = builtin_map("classic")
 

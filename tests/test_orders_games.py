@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pbem.maps import builtin_map
 from pbem.orders import (
     TextBot,
     execute_setup,
@@ -19,7 +20,6 @@ from pbem.orders import (
 from pbem.rules import engine
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options, load_preset
 from pbem.rules.simulate import COLOURS, game_secret, play_game
 from pbem.rules.state import OVER, SETUP_PHASES

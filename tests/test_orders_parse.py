@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from pbem.maps import builtin_map
 from pbem.orders import (
     WILD_CARD,
     Absent,
@@ -37,7 +38,6 @@ from pbem.rules.actions import (
     Trade,
     Until,
 )
-from pbem.rules.maps import builtin_map
 
 BOARD = builtin_map("classic")
 T = BOARD.territory  # name -> index

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pbem.maps import builtin_map
 from pbem.orders import WILD_CARD, as_order, parse_orders, render_action, render_orders
 from pbem.rules.actions import (
     MOVE_MIN,
@@ -21,7 +22,6 @@ from pbem.rules.actions import (
     Trade,
     Until,
 )
-from pbem.rules.maps import builtin_map
 
 BOARD = builtin_map("classic")
 T = BOARD.territory

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from pbem.maps import builtin_map
 from pbem.orders import (
     OrdersError,
     check_text,
@@ -25,7 +26,6 @@ from pbem.rules import engine
 from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
 from pbem.rules.state import GameState

@@ -15,6 +15,7 @@ from email.message import EmailMessage
 
 import pytest
 
+from pbem.maps import builtin_map
 from pbem.report import (
     ErrorReply,
     GameOver,
@@ -51,7 +52,6 @@ from pbem.report.views import card_text, mission_text
 from pbem.rules import engine
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import CardDrawn, CardsTaken
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret
 

@@ -10,6 +10,7 @@ from email import policy
 import pytest
 from PIL import Image
 
+from pbem.maps import builtin_map
 from pbem.report import map_picture, render_status, render_turn_report, to_mime
 from pbem.report.context import Status
 from pbem.report.picture import (
@@ -24,7 +25,6 @@ from pbem.report.picture import (
 )
 from pbem.report.render import NO_PICTURE
 from pbem.report.sample import play_sample
-from pbem.rules.maps import builtin_map
 
 ALASKA, KAMCHATKA, JAPAN = 0, 33, 32
 

@@ -47,7 +47,7 @@ def test_bot_games_keep_the_invariants_and_end_with_one_winner(
 
 HASH_CHAIN = """
 import hashlib, sys
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import load_preset
 from pbem.rules.simulate import play_game
 board = builtin_map("classic")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pbem.maps import builtin_map
 from pbem.rules import engine
 from pbem.rules.board import Board
 from pbem.rules.dice import DiceStream
@@ -22,7 +23,6 @@ from pbem.rules.events import (
     Fortified,
     MovedIn,
 )
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options, load_preset
 from pbem.rules.state import ATTACK, GameState
 

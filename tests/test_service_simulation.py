@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.rules.maps import builtin_map
+from pbem.maps import builtin_map
 from pbem.rules.options import load_preset
 from pbem.rules.simulate import play_game, play_seeds
 from pbem.service.simulation import play_all, simulate_many

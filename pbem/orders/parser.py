@@ -106,8 +106,13 @@ def not_adjacent(board: Board, a: int, b: int) -> str:
     """The message for two territories that do not border each other."""
     first, second = board.territories[a], board.territories[b]
     borders = sorted(board.territories[n].name for n in first.neighbours)
+    one_way = (
+        f" (the border goes one way only, from {second.name} to {first.name})"
+        if board.adjacent(b, a)
+        else ""
+    )
     return (
-        f"{first.name} and {second.name} are not adjacent; "
+        f"{first.name} and {second.name} are not adjacent{one_way}; "
         f"{first.name} borders {', '.join(borders)}"
     )
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
+from pbem.maps import builtin_map
 from pbem.report.context import OUT, PLAYING, WINNER, GameInfo, PlayerInfo, TurnReport
 from pbem.rules.board import Board
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_VERSION, DiceStream, commitment
-from pbem.rules.maps import builtin_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
 from pbem.rules.state import OVER, GameState

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 DESIGNS = ("infantry", "cavalry", "artillery")
 WILD = "wild"
+NO_CARD = "none"  # a territory without a card (Domination .cards files may leave some out)
 
 _FOLD = re.compile(r"[\s_\-]+")
 
@@ -28,7 +29,7 @@ class Territory:
     name: str
     continent: int
     neighbours: tuple[int, ...]  # sorted territory indices
-    card: str  # one of DESIGNS
+    card: str  # one of DESIGNS, or NO_CARD: the territory has no card in the deck
     aliases: tuple[str, ...] = ()
     pos: tuple[int, int] | None = None  # centre on the map picture, in pixels
 
@@ -73,6 +74,11 @@ class Board:
     picture: tuple[int, int] | None = None  # (width, height) when positions exist
     wrap_edges: tuple[tuple[int, int], ...] = ()  # edges drawn across the picture's edge
     colours: tuple[str, ...] = ()  # player colour names offered by this map
+    # Borders that go one way only, (from, to): ``to`` is in from's neighbours,
+    # not the other way round (Domination, Conquest and Lux maps may have them).
+    one_way: tuple[tuple[int, int], ...] = ()
+    image: str = ""  # the map's own picture (a path), drawn under the territories
+    colour_map: str = ""  # an image whose pixel value v marks territory v-1 (255: none)
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -101,12 +107,18 @@ class Board:
         return b in self.territories[a].neighbours
 
     def edges(self) -> list[tuple[int, int]]:
-        return [(t.index, n) for t in self.territories for n in t.neighbours if t.index < n]
+        """Every border once, as (low, high) index pairs, one-way borders included."""
+        pairs = {(min(t.index, n), max(t.index, n)) for t in self.territories for n in t.neighbours}
+        return sorted(pairs)
 
     # -- cards ---------------------------------------------------------------
     @property
     def n_cards(self) -> int:
         return len(self.territories) + self.wilds
+
+    def deck_cards(self) -> list[int]:
+        """The cards of a full deck: every territory that has a card, then the wilds."""
+        return [c for c in range(self.n_cards) if self.card_design(c) != NO_CARD]
 
     def card_design(self, card: int) -> str:
         if card >= len(self.territories):

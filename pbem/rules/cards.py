@@ -26,7 +26,11 @@ def design_codes(board: Board) -> tuple[int, ...]:
     cached = _CODES.get(id(board))
     if cached is None or cached[0] is not board:
         codes = tuple(
-            _WILD_CODE if board.card_design(c) == WILD else DESIGNS.index(board.card_design(c))
+            _WILD_CODE
+            if board.card_design(c) == WILD
+            else DESIGNS.index(board.card_design(c))
+            if board.card_design(c) in DESIGNS
+            else -1  # a territory without a card: never in the deck
             for c in range(board.n_cards)
         )
         cached = _CODES[id(board)] = (board, codes)

@@ -112,7 +112,7 @@ def new_game(
         seats[-1].to_place = start
 
     if options.card_values != "none":
-        state.deck = list(range(board.n_cards))
+        state.deck = board.deck_cards()
         rng.shuffle(state.deck)
 
     if options.claim == "deal":

@@ -1,6 +1,8 @@
-"""Map files: read a TOML map, check every rule a map must keep, build the Board.
+"""The TOML map format: check every rule a map must keep, build the Board; and back.
 
-The format is documented for map makers in docs/MAPS.md.  Every problem is a
+Pure: this module receives the text of a map and never reads a file (pbem.maps
+finds, reads and imports map files).  The format is documented for map makers
+in docs/MAPS.md.  Every problem is a
 MapError naming the file and the offending entry (``territories[Alaska].neighbours``)
 so the person who wrote the map can fix it without reading this code.  Indices
 follow the order of the file; neighbour and member lists are stored sorted.
@@ -8,16 +10,23 @@ follow the order of the file; neighbour and member lists are stored sorted.
 
 from __future__ import annotations
 
-import functools
+import posixpath
 import re
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, NoReturn
 
-from pbem.paths import maps_dir
-from pbem.rules.board import DESIGNS, WILD, Board, Continent, Mission, Territory, fold_name
+from pbem.rules.board import (
+    DESIGNS,
+    NO_CARD,
+    WILD,
+    Board,
+    Continent,
+    Mission,
+    Territory,
+    fold_name,
+)
 from pbem.rules.errors import MapError
 
 DEFAULT_COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
@@ -31,52 +40,26 @@ _TOML_WHERE = re.compile(r" \(at (?:line (\d+), column (\d+)|end of document)\)$
 # section -> (required keys, optional keys)
 _TOP_KEYS = (
     ("name", "title", "continents", "territories"),
-    ("wilds", "colours", "picture", "wrap_edges", "missions"),
+    ("wilds", "colours", "picture", "wrap_edges", "one_way", "missions"),
 )
 _CONTINENT_KEYS = (("name", "bonus"), ("aliases",))
 _TERRITORY_KEYS = (("name", "continent", "neighbours", "card"), ("aliases", "pos"))
-_PICTURE_KEYS = (("width", "height"), ())
+_PICTURE_KEYS = (("width", "height"), ("image", "colour_map"))
 _MISSION_KEYS = {
     "territories": (("id", "text", "kind", "count"), ("min_armies",)),
     "continents": (("id", "text", "kind", "continents"), ("extra_continents",)),
-    "destroy": (("id", "text", "kind", "colour"), ()),
+    "destroy": (("id", "text", "kind", "colour"), ("count", "min_armies")),
 }
 
 
 # -- public API ----------------------------------------------------------------
-def load_map(path: Path) -> Board:
-    """Read and check the map file at ``path``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise MapError(str(path), "file", "is not UTF-8 text") from None
-    except OSError as exc:
-        raise MapError(str(path), "file", f"cannot be read: {exc.strerror}") from None
-    return parse_map(text, str(path))
+def parse_map(text: str, path: str, base: str | None = None) -> Board:
+    """Check the TOML text of a map; ``path`` names it in error messages.
 
-
-def parse_map(text: str, path: str) -> Board:
-    """Check the TOML text of a map; ``path`` names it in error messages."""
-    return _Parser(path).board(text)
-
-
-def map_names() -> list[str]:
-    """The names of the built-in maps, sorted."""
-    return sorted(p.stem for p in maps_dir().glob("*.toml"))
-
-
-@functools.lru_cache(maxsize=16)
-def builtin_map(name: str) -> Board:
-    """The built-in map ``name`` (config/maps/NAME.toml); loaded once per process."""
-    known = map_names()
-    if name not in known:
-        where = str(maps_dir())
-        raise MapError(where, "name", f"no built-in map {name!r}; there are: {', '.join(known)}")
-    path = maps_dir() / f"{name}.toml"
-    board = load_map(path)
-    if board.name != name:
-        raise MapError(str(path), "name", f"must be {name!r}, the name of the file")
-    return board
+    ``base`` is the folder the file lives in: relative image paths in
+    ``[picture]`` are taken from there (a path is only joined, never opened).
+    """
+    return _Parser(path, base).board(text)
 
 
 def dump_map(board: Board) -> str:
@@ -91,8 +74,15 @@ def dump_map(board: Board) -> str:
     if board.wrap_edges:
         pairs = [[names[a], names[b]] for a, b in board.wrap_edges]
         lines.append(f"wrap_edges = {_toml(pairs)}")
+    if board.one_way:
+        pairs = [[names[a], names[b]] for a, b in board.one_way]
+        lines.append(f"one_way = {_toml(pairs)}")
     if board.picture is not None:
         lines += ["", "[picture]", f"width = {board.picture[0]}", f"height = {board.picture[1]}"]
+        if board.image:
+            lines.append(f"image = {_toml(board.image)}")
+        if board.colour_map:
+            lines.append(f"colour_map = {_toml(board.colour_map)}")
     for c in board.continents:
         lines += ["", "[[continents]]", f"name = {_toml(c.name)}", f"bonus = {c.bonus}"]
         if c.aliases:
@@ -116,6 +106,8 @@ def dump_map(board: Board) -> str:
             lines += [f"continents = {_toml(chosen)}", f"extra_continents = {m.extra_continents}"]
         else:
             lines.append(f"colour = {_toml(m.colour)}")
+            if m.count:
+                lines += [f"count = {m.count}", f"min_armies = {m.min_armies}"]
     return "\n".join(lines) + "\n"
 
 
@@ -123,8 +115,9 @@ def dump_map(board: Board) -> str:
 class _Parser:
     """One map file being checked; ``fail`` raises the MapError that names it."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, base: str | None = None) -> None:
         self.path = path
+        self.base = base
         self.taken: dict[str, str] = {}  # folded name or alias -> what it names already
 
     def fail(self, key: str, message: str) -> NoReturn:
@@ -137,10 +130,11 @@ class _Parser:
         if not _MAP_NAME.fullmatch(name):
             self.fail("name", "use lower-case letters, digits, '-' and '_' only (it names files)")
         colours = self.colours(data)
-        picture = self.picture(data)
+        picture, images = self.picture(data)
         continents = self.continents(self.tables(data, "continents"))
         territories = self.territories(self.tables(data, "territories"), continents)
-        self.link(territories)
+        one_way = self.one_way(data, territories)
+        self.link(territories, one_way)
         self.check_connected(territories)
         self.check_positions(territories, picture)
         built = []
@@ -159,6 +153,9 @@ class _Parser:
             picture=picture,
             wrap_edges=self.wrap_edges(data, territories),
             colours=colours,
+            one_way=tuple(sorted(one_way)),
+            image=images[0],
+            colour_map=images[1],
         )
 
     # -- generic, typed access ------------------------------------------------
@@ -262,13 +259,21 @@ class _Parser:
             self.fail("colours", "a map needs at least two colours")
         return tuple(colours)
 
-    def picture(self, data: dict) -> tuple[int, int] | None:
+    def picture(self, data: dict) -> tuple[tuple[int, int] | None, tuple[str, str]]:
+        """The picture's size and its image files (paths, made relative to ``base``)."""
         if "picture" not in data:
-            return None
+            return None, ("", "")
         table = self.value(data, "", "picture", dict, "a [picture] table")
         self.keys(table, "picture", *_PICTURE_KEYS)
         width = self.integer(table, "picture", "width", minimum=1)
-        return width, self.integer(table, "picture", "height", minimum=1)
+        size = width, self.integer(table, "picture", "height", minimum=1)
+        images = []
+        for key in ("image", "colour_map"):
+            found = self.string(table, "picture", key) if key in table else ""
+            if found and self.base is not None and not posixpath.isabs(found):
+                found = posixpath.normpath(posixpath.join(self.base, found))
+            images.append(found)
+        return size, (images[0], images[1])
 
     def continents(self, entries: list[dict]) -> list[_ContinentDraft]:
         if not entries:
@@ -294,8 +299,9 @@ class _Parser:
             if fold_name(continent) not in by_name:
                 self.fail(f"{label}.continent", f"no continent named {continent!r}")
             card = self.string(entry, label, "card")
-            if card not in DESIGNS:
-                self.fail(f"{label}.card", f"unknown design {card!r}; use {_or(DESIGNS)}")
+            if card not in DESIGNS + (NO_CARD,):
+                designs = _or(DESIGNS + (NO_CARD,))
+                self.fail(f"{label}.card", f"unknown design {card!r}; use {designs}")
             pos = None
             if "pos" in entry:
                 pos = self.value(entry, label, "pos", list, "[x, y]")
@@ -316,8 +322,32 @@ class _Parser:
             )
         return drafts
 
-    def link(self, drafts: list[_Draft]) -> None:
-        """Turn neighbour names into indices; every edge must be listed on both sides."""
+    def one_way(self, data: dict, drafts: list[_Draft]) -> set[tuple[int, int]]:
+        """The borders declared one-way, as (from, to) indices."""
+        if "one_way" not in data:
+            return set()
+        pairs = self.value(data, "", "one_way", list, "a list of [from, to] pairs")
+        index = {fold_name(d.name): d.index for d in drafts}
+        found: set[tuple[int, int]] = set()
+        for number, pair in enumerate(pairs):
+            key = f"one_way[{number}]"
+            if not (
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) for n in pair)
+            ):
+                self.fail(key, f"expected a pair of territory names, got {pair!r}")
+            ends = []
+            for text in pair:
+                if fold_name(text) not in index:
+                    self.fail(key, f"no territory named {text!r}")
+                ends.append(index[fold_name(text)])
+            if (ends[0], ends[1]) in found:
+                self.fail(key, f"{pair[0]} -> {pair[1]} is listed twice")
+            found.add((ends[0], ends[1]))
+        return found
+
+    def link(self, drafts: list[_Draft], one_way: set[tuple[int, int]]) -> None:
+        """Turn neighbour names into indices; every edge must be listed on both sides,
+        but for the ``one_way`` ones, listed on the ``from`` side only."""
         index = {fold_name(d.name): d.index for d in drafts}
         for d in drafts:
             key = f"{d.label}.neighbours"
@@ -330,9 +360,16 @@ class _Parser:
                 if other in d.neighbours:
                     self.fail(key, f"{text!r} is listed twice")
                 d.neighbours.append(other)
+        for a, b in sorted(one_way):
+            if b not in drafts[a].neighbours or a in drafts[b].neighbours:
+                self.fail(
+                    f"one_way[{drafts[a].name}, {drafts[b].name}]",
+                    f"a one-way border must be listed in {drafts[a].label}.neighbours "
+                    f"and not in {drafts[b].label}.neighbours",
+                )
         for d in drafts:
             for n in d.neighbours:
-                if d.index not in drafts[n].neighbours:
+                if d.index not in drafts[n].neighbours and (d.index, n) not in one_way:
                     listed = drafts[n]
                     self.fail(
                         f"{d.label}.neighbours",
@@ -341,10 +378,15 @@ class _Parser:
                     )
 
     def check_connected(self, drafts: list[_Draft]) -> None:
+        """Connected through borders taken either way (a one-way border still joins)."""
+        both: list[set[int]] = [set(d.neighbours) for d in drafts]
+        for d in drafts:
+            for n in d.neighbours:
+                both[n].add(d.index)
         seen = {0}
         queue = deque([0])
         while queue:
-            for n in drafts[queue.popleft()].neighbours:
+            for n in sorted(both[queue.popleft()]):
                 if n not in seen:
                     seen.add(n)
                     queue.append(n)
@@ -427,6 +469,8 @@ class _Parser:
                 if colour not in colours:
                     self.fail(f"{label}.colour", f"{colour!r} is not one of colours")
                 mission = replace(mission, colour=colour)
+                if "count" in entry:  # the map's own fallback mission (Domination has one)
+                    mission = self.territories_mission(entry, label, mission, len(drafts))
             found.append(mission)
         return tuple(found)
 

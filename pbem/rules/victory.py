@@ -32,9 +32,28 @@ def mission_of(state: GameState, seat: int) -> Mission | None:
     player = state.players[seat]
     if player.mission is None:
         return None
+    mission = state.board.missions[player.mission]
     if player.mission_fallback:
-        return MISSION_FALLBACK
-    return state.board.missions[player.mission]
+        return fallback_of(mission)
+    return mission
+
+
+def fallback_of(mission: Mission) -> Mission:
+    """What a destroy mission becomes when its target is gone or is the holder:
+    the map's own fallback when the map gives one (a Domination .cards file
+    does), else the rulebook's 24 territories."""
+    if mission.count:
+        return Mission(
+            id=f"{mission.id}-fallback",
+            text=f"Occupy {mission.count} territories"
+            + (
+                f" with at least {mission.min_armies} armies each" if mission.min_armies > 1 else ""
+            ),
+            kind="territories",
+            count=mission.count,
+            min_armies=mission.min_armies,
+        )
+    return MISSION_FALLBACK
 
 
 def mission_complete(state: GameState, seat: int) -> bool:

@@ -34,7 +34,10 @@ def map_to_json(board: Board) -> dict[str, Any]:
             for c in board.continents
         ],
         "edges": [[board.territories[a].name, board.territories[b].name] for a, b in board.edges()],
-        "cards": board.n_cards,
+        "one_way": [
+            [board.territories[a].name, board.territories[b].name] for a, b in board.one_way
+        ],
+        "cards": len(board.deck_cards()),
         "missions": [m.text for m in board.missions],
     }
 
@@ -42,8 +45,12 @@ def map_to_json(board: Board) -> dict[str, Any]:
 def describe_map(board: Board) -> str:
     lines = [
         f"{board.title} ({board.name}): {len(board.territories)} territories, "
-        f"{len(board.continents)} continents, {len(board.edges())} edges, {board.n_cards} cards",
+        f"{len(board.continents)} continents, {len(board.edges())} edges, "
+        f"{len(board.deck_cards())} cards",
     ]
+    if board.one_way:
+        names = board.names()
+        lines.append("one-way: " + ", ".join(f"{names[a]} -> {names[b]}" for a, b in board.one_way))
     for c in board.continents:
         lines.append("")
         lines.append(f"{c.name} (+{c.bonus})")

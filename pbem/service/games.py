@@ -26,7 +26,7 @@ from pbem.orders import (
 from pbem.rules.board import Board
 from pbem.rules.dice import DICE_VERSION, commitment, new_secret
 from pbem.rules.events import Event
-from pbem.rules.maps import builtin_map, parse_map
+from pbem.rules.maps import parse_map
 from pbem.rules.options import Options, load_preset, parse_value
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import replay
@@ -94,25 +94,20 @@ def options_for(preset: str, overrides: dict[str, str]) -> Options:
 
 
 def map_text_of(map_name: str) -> tuple[str, str, Board]:
-    """(name, text, board) of a shipped map, or of a map file given by path
-    (e.g. one made by `pbem maps import`). The game stores the text, so it
-    never depends on the file again."""
+    """(name, text, board) of a shipped map, or of a map file given by path: a
+    .toml map (e.g. one made by `pbem maps import`) or a Domination, Conquest or
+    Lux map, imported on the way. The game stores the text, so it never depends
+    on the file again (but for the images of an imported map, by absolute path)."""
     from pathlib import Path
 
-    from pbem.paths import maps_dir
-    from pbem.rules.maps import map_names
+    from pbem.maps import map_names
+    from pbem.maps.files import is_file_name, map_source
 
-    if map_name.endswith(".toml"):
-        path = Path(map_name)
-        if not path.is_file():
-            raise ServiceError(f"{map_name}: no such map file")
-        text = path.read_text(encoding="utf-8")
-        board = parse_map(text, str(path))
-        return board.name, text, board
-    if map_name not in map_names():
+    if not is_file_name(map_name) and map_name not in map_names():
         raise ServiceError(f"no map {map_name!r} (known: {', '.join(map_names())})")
-    text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
-    return map_name, text, builtin_map(map_name)
+    if is_file_name(map_name) and not Path(map_name).is_file():
+        raise ServiceError(f"{map_name}: no such map file")
+    return map_source(map_name)
 
 
 def create_game(

@@ -30,9 +30,10 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
+from pbem.maps import map_names
 from pbem.rules.dice import DICE_VERSION, commitment
 from pbem.rules.errors import MapError, OptionsError
-from pbem.rules.maps import map_names, parse_map
+from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
 from pbem.service.replay import Entry, GameDefinition, ReplayError, replay
 

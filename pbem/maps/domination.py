@@ -1,21 +1,25 @@
 """Import a map in the Domination (yura.net) format: a ``.map`` file and its ``.cards``.
 
-Many Risk maps are shared in that format.  This turns one into the TOML text of
-a pbem map (docs/MAPS.md) and a list of warnings about everything that had to
-be changed or guessed; the text is checked with parse_map before it is
-returned, so a map that pbem cannot play fails here with a clear error.
+Many Risk maps are shared in that format.  This reads one into a RawMap
+(pbem.maps.model), which checks it and builds the pbem map (docs/MAPS.md).
+The ``.cards`` file named by the map (``crd``) and its images (``pic``, the
+picture; ``map``, the colour map whose pixel value is the country's number)
+are used when they lie next to the map.
 
 The format, as Domination reads it (``;`` starts a comment line):
 
 * ``.map``: an optional ``name TITLE`` line; ``[files]`` (``pic``, ``map``,
   ``crd`` ...); ``[continents]`` lines ``Name bonus colour``, numbered from 1;
   ``[countries]`` lines ``index Name continent x y``; ``[borders]`` lines
-  ``index neighbour neighbour ...``.  Underscores in names stand for blanks.
+  ``index neighbour neighbour ...`` (a border listed on one side only is a
+  one-way border, kept).  Underscores in names stand for blanks.
 * ``.cards``: ``[cards]`` lines ``Infantry|Cavalry|Cannon index`` and
-  ``Wildcard``; ``[missions]`` lines ``player territories armies c1 c2 c3 text``:
-  destroy player N (0: nobody), hold that many territories with that many
-  armies each, hold the continents numbered c1..c3 (0: none, ``*``: one more
-  of the player's choice).
+  ``Wildcard`` (a country without a line has no card); ``[missions]`` lines
+  ``player territories armies c1 c2 c3 text``: destroy player N (0: nobody),
+  hold that many territories with that many armies each, hold the continents
+  numbered c1..c3 (0: none, ``*``: one more of the player's choice).  On a
+  destroy mission the territories and armies are its fallback: the mission
+  when the target is the player's own colour or is destroyed by another.
 """
 
 from __future__ import annotations
@@ -26,9 +30,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NoReturn
 
-from pbem.rules.board import DESIGNS, Board, Continent, Mission, Territory, fold_name
+from pbem.maps.model import Imported, RawMap, RawTerritory, build, image_size
+from pbem.rules.board import Mission
 from pbem.rules.errors import MapError
-from pbem.rules.maps import DEFAULT_COLOURS, dump_map, parse_map
+from pbem.rules.maps import DEFAULT_COLOURS
 
 _DESIGN_WORDS = {
     "infantry": "infantry",
@@ -59,32 +64,57 @@ class _DominationMap:
 
 
 def import_domination(
-    map_path: Path, cards_path: Path | None = None, *, fix_one_way: bool = True
-) -> tuple[str, list[str]]:
-    """The TOML text of the pbem map equivalent to a Domination map, and warnings.
+    map_path: Path, cards_path: Path | None = None, *, two_way: bool = False
+) -> Imported:
+    """The checked pbem map equivalent to a Domination map (and its .cards).
 
-    One-way borders are made two-way with a warning when ``fix_one_way``,
-    otherwise refused with a MapError naming the border.
+    Without ``cards_path`` the .cards file the map names is used when it is
+    next to the map.  One-way borders are kept, or made two-way with ``two_way``.
     """
+    return build(read_domination(map_path, cards_path), two_way=two_way)
+
+
+def read_domination(map_path: Path, cards_path: Path | None = None) -> RawMap:
+    """A Domination map as it is, before any check."""
     map_path = Path(map_path)
     warnings: list[str] = []
     source = _read_map(map_path, warnings)
-    neighbours = _two_way_borders(map_path, source, fix_one_way, warnings)
-    missions: tuple[Mission, ...]
-    if cards_path is None:
-        designs, wilds, missions = _round_robin(source, warnings), 2, ()
+    raw = RawMap(map_path, "Domination", source.title, warnings=warnings)
+    raw.continents = list(source.continents)
+    raw.territories = [
+        RawTerritory(c.name, c.continent, c.pos, f"line {c.line}") for c in source.countries
+    ]
+    raw.borders = _borders(map_path, source)
+    if cards_path is None and "crd" in source.files:
+        named = map_path.parent / source.files["crd"]
+        if named.is_file():
+            cards_path = named
+        else:
+            warnings.append(f"the map names {source.files['crd']!r}, which is not next to it")
+    if cards_path is not None:
+        designs, raw.wilds, raw.missions = _read_cards(Path(cards_path), source, warnings)
+        for territory, design in zip(raw.territories, designs, strict=True):
+            territory.card = design
+        raw.extra_files.append(Path(cards_path).name)
     else:
-        designs, wilds, missions = _read_cards(Path(cards_path), source, warnings)
-    picture, wrap_edges = _picture(map_path, source, neighbours, warnings)
-    _rename_clashing_continents(source, warnings)
-    board = _board(map_path, source, neighbours, designs, wilds, missions, picture, wrap_edges)
-    warnings.append("the map has no aliases: players write territory names in full")
-    files = map_path.name + (f" and {Path(cards_path).name}" if cards_path else "")
-    header = [f"# Imported from {files} (Domination format)"]
-    header += [f"# warning: {w}" for w in warnings]
-    text = "\n".join(header) + "\n\n" + dump_map(board)
-    parse_map(text, str(map_path))
-    return text, warnings
+        warnings.append("no .cards file: 2 wild cards, no missions")
+    for key in ("pic", "map"):
+        if key in source.files:
+            found = map_path.parent / source.files[key]
+            size = image_size(found)
+            if size is None:
+                warnings.append(f"image {source.files[key]!r} ({key}) not found next to the map")
+                continue
+            if raw.size is not None and size != raw.size:
+                warnings.append(f"image {found.name} is {size}, not {raw.size}; ignored")
+                continue
+            raw.size = size
+            if key == "pic":
+                raw.image = found
+            else:
+                raw.colour_map = found
+            raw.extra_files.append(found.name)
+    return raw
 
 
 # -- reading the .map file ------------------------------------------------------
@@ -165,13 +195,11 @@ def _country(path: Path, line: int, text: str, continents: int, numbers: set[int
     return _Country(number, _name(words[1]), continent - 1, pos, line)
 
 
-def _two_way_borders(
-    path: Path, source: _DominationMap, fix_one_way: bool, warnings: list[str]
-) -> list[set[int]]:
-    """Neighbours by position in the file; every border made (or required) two-way."""
+def _borders(path: Path, source: _DominationMap) -> list[list[int]]:
+    """Neighbours by position in the file, as listed (one-way borders stay one way)."""
     position = {c.number: i for i, c in enumerate(source.countries)}
     names = [c.name for c in source.countries]
-    listed: list[set[int]] = [set() for _ in source.countries]
+    listed: list[list[int]] = [[] for _ in source.countries]
     for number, others in source.borders.items():
         where = f"line {source.border_lines[number]}"
         if number not in position:
@@ -184,37 +212,16 @@ def _two_way_borders(
                     f"[borders] {names[position[number]]} lists {other}, "
                     f"but there is no country {other}",
                 )
-            if other == number:
-                warnings.append(f"{names[position[number]]} lists itself as a neighbour; ignored")
-                continue
-            listed[position[number]].add(position[other])
-    neighbours = [set(s) for s in listed]
-    for a in range(len(listed)):
-        for b in sorted(listed[a]):
-            if a in listed[b]:
-                continue
-            country_a, country_b = source.countries[a], source.countries[b]
-            if not fix_one_way:
-                line = source.border_lines[country_a.number]
-                _fail(
-                    path,
-                    f"line {line}",
-                    f"[borders] border {names[a]} ({country_a.number}) -> {names[b]} "
-                    f"({country_b.number}) goes one way only: {names[b]} does not list "
-                    f"{country_a.number} (fix_one_way adds the way back)",
-                )
-            warnings.append(
-                f"border {names[a]} -> {names[b]} was listed one way only; "
-                f"added {names[b]} -> {names[a]}"
-            )
-            neighbours[b].add(a)
-    return neighbours
+            if position[other] not in listed[position[number]]:
+                listed[position[number]].append(position[other])
+    return listed
 
 
 # -- reading the .cards file ------------------------------------------------------
 def _read_cards(
     path: Path, source: _DominationMap, warnings: list[str]
-) -> tuple[list[str], int, tuple[Mission, ...]]:
+) -> tuple[list[str | None], int, tuple[Mission, ...]]:
+    """Designs by country (None: no card, as Domination allows), wilds, missions."""
     position = {c.number: i for i, c in enumerate(source.countries)}
     designs: list[str | None] = [None] * len(source.countries)
     wilds = 0
@@ -247,10 +254,7 @@ def _read_cards(
         elif section not in skipped:
             skipped.add(section)
             warnings.append(f"{path.name}: lines outside [cards] and [missions] were ignored")
-    missing = [c.name for c, d in zip(source.countries, designs, strict=True) if d is None]
-    if missing:
-        _fail(path, "[cards]", f"no card for {', '.join(missing)}")
-    return [d for d in designs if d is not None], wilds, tuple(missions)
+    return designs, wilds, tuple(missions)
 
 
 def _mission(
@@ -290,6 +294,14 @@ def _mission(
         colour = DEFAULT_COLOURS[player - 1]
         text_out = _PLAYER.sub(lambda m: DEFAULT_COLOURS[int(m[1]) - 1].upper(), description)
         mission = Mission("", text_out or f"Destroy all {colour} armies.", "destroy", colour=colour)
+        if count > 0:  # the fallback mission: occupy that many with that many armies
+            if count > len(source.countries):
+                warnings.append(
+                    f"{path.name} line {line}: fallback of {count} territories is more than "
+                    f"the map has; {len(source.countries)}"
+                )
+                count = len(source.countries)
+            mission = replace(mission, count=count, min_armies=max(armies, 1))
         slug = f"destroy-{colour}"
     elif continents or extra:
         if count > 0:
@@ -314,111 +326,6 @@ def _mission(
         warnings.append(f"{path.name} line {line}: the mission asks for nothing; skipped")
         return None
     return replace(mission, id=_unique_id(slug, earlier))
-
-
-def _round_robin(source: _DominationMap, warnings: list[str]) -> list[str]:
-    hint = ""
-    if "crd" in source.files:
-        hint = f" (the map names {source.files['crd']!r}; pass it to import its cards and missions)"
-    warnings.append(
-        "no .cards file: card designs dealt infantry, cavalry, artillery in map order, "
-        f"2 wild cards, no missions{hint}"
-    )
-    return [DESIGNS[i % 3] for i in range(len(source.countries))]
-
-
-# -- the picture --------------------------------------------------------------------
-def _picture(
-    path: Path, source: _DominationMap, neighbours: list[set[int]], warnings: list[str]
-) -> tuple[tuple[int, int] | None, tuple[tuple[int, int], ...]]:
-    """The picture's size (None: no positions) and the edges drawn across its edge."""
-    positions = [c.pos for c in source.countries]
-    if any(p is None for p in positions):
-        warnings.append("some countries have no x y position; the map has no positions")
-        return None, ()
-    xs = [p[0] for p in positions if p is not None]
-    ys = [p[1] for p in positions if p is not None]
-    if min(xs + ys) < 0:
-        _fail(path, "[countries]", "a position is negative")
-    size = _image_size(path.parent / source.files["pic"]) if "pic" in source.files else None
-    if size is None or max(xs) >= size[0] or max(ys) >= size[1]:
-        size = (max(xs) + 1, max(ys) + 1)
-        warnings.append(
-            f"picture size unknown; using the smallest that holds every position "
-            f"({size[0]} x {size[1]})"
-        )
-    wraps = []
-    for a, others in enumerate(neighbours):
-        for b in sorted(others):
-            if a < b and abs(xs[a] - xs[b]) > size[0] / 2:
-                wraps.append((a, b))
-                names = source.countries[a].name, source.countries[b].name
-                warnings.append(
-                    f"{names[0]} - {names[1]} are more than half the picture apart; "
-                    "drawn across the picture's edge"
-                )
-    return size, tuple(wraps)
-
-
-def _image_size(picture: Path) -> tuple[int, int] | None:
-    if not picture.is_file():
-        return None
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(picture) as image:
-            return image.size
-    except (OSError, UnidentifiedImageError):
-        return None
-
-
-# -- building ---------------------------------------------------------------------------
-def _rename_clashing_continents(source: _DominationMap, warnings: list[str]) -> None:
-    """pbem needs continent and territory names apart; Domination does not."""
-    territory_names = {fold_name(c.name) for c in source.countries}
-    for index, (name, bonus) in enumerate(source.continents):
-        if fold_name(name) in territory_names:
-            source.continents[index] = (f"{name} (continent)", bonus)
-            warnings.append(f"continent {name} has a territory's name; renamed {name} (continent)")
-
-
-def _board(
-    path: Path,
-    source: _DominationMap,
-    neighbours: list[set[int]],
-    designs: list[str],
-    wilds: int,
-    missions: tuple[Mission, ...],
-    picture: tuple[int, int] | None,
-    wrap_edges: tuple[tuple[int, int], ...],
-) -> Board:
-    continents = []
-    for index, (name, bonus) in enumerate(source.continents):
-        members = tuple(i for i, c in enumerate(source.countries) if c.continent == index)
-        continents.append(Continent(index, name, bonus, members))
-    territories = tuple(
-        Territory(
-            i,
-            c.name,
-            c.continent,
-            tuple(sorted(neighbours[i])),
-            designs[i],
-            (),
-            c.pos if picture else None,
-        )
-        for i, c in enumerate(source.countries)
-    )
-    return Board(
-        name=_slug(path.stem) or "imported",
-        title=source.title,
-        territories=territories,
-        continents=tuple(continents),
-        wilds=wilds,
-        missions=missions,
-        picture=picture,
-        wrap_edges=wrap_edges,
-        colours=DEFAULT_COLOURS,
-    )
 
 
 # -- small helpers ---------------------------------------------------------------------
