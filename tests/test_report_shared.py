@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pbem.report.shared import active, render_once, shared, shared_as
 
 
@@ -40,3 +42,15 @@ def test_inside_a_scope_once_per_arguments_and_nested_scopes_share() -> None:
     assert not active()
     shared(f, board, 1)
     assert len(calls) == 5
+
+
+def test_the_service_mails_a_turn_inside_one_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    """notify.after_steps (reports to all, then the next player's notice) renders
+    inside render_once, so the notice reuses the report's players table."""
+    from pbem.service import notify
+
+    seen: list[bool] = []
+    monkeypatch.setattr(notify, "_after_steps", lambda *args: seen.append(active()))
+    notify.after_steps(None, None, None, [])  # type: ignore[arg-type]
+    assert seen == [True]
+    assert not active()
