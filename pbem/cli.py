@@ -241,9 +241,9 @@ def simulate(
     """Play whole games between bots and print how they went."""
     from pbem.rules.errors import MapError, OptionsError, RulesError
     from pbem.rules.options import load_preset
-    from pbem.rules.simulate import simulate_many
     from pbem.service.errors import ServiceError
     from pbem.service.games import map_text_of
+    from pbem.service.simulation import simulate_many
 
     try:
         options = load_preset(preset)

@@ -108,6 +108,22 @@ def time_verify(path: Path, secret_hex: str, steps: int) -> float:
     return seconds
 
 
+def time_minimal_parse(path: Path) -> float:
+    """The baseline: read the file and its entries, and cut every turn's orders into
+    words (the least any parser does). Returns seconds."""
+    started = time.perf_counter()
+    record = read_record(path.read_text(encoding="utf-8"), str(path))
+    words = 0
+    for entry in record.entries:
+        if entry.kind == "turn":
+            for line in entry.text.splitlines():
+                words += len(line.split())
+    seconds = time.perf_counter() - started
+    if not words:
+        raise SystemExit("FAIL: the record has no orders")
+    return seconds
+
+
 def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
     """Seconds spent in each stage of one verification, measured stage by stage."""
     text = path.read_text(encoding="utf-8")
@@ -213,6 +229,12 @@ def main() -> int:
         print(f"  game length {turns} player-turns ({steps} steps)")
         verdict = "met" if turns / median >= TARGET else "NOT met"
         print(f"  target {TARGET:,} turns/s: {verdict}")
+        bare = statistics.median(time_minimal_parse(path) for _ in range(max(3, args.repeat)))
+        print(
+            f"baseline, a minimal parse (read the record, split every order line into words): "
+            f"{bare * 1000:.1f} ms, {turns / bare:,.0f} turns/s"
+        )
+        print(f"ratio replay / minimal parse   {median / bare:.1f}x")
 
         parts = breakdown(path, secret_hex)
         total = sum(parts.values())

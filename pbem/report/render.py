@@ -36,6 +36,7 @@ from pbem.report.context import (
 )
 from pbem.report.mime import RenderedMail
 from pbem.report.picture import map_picture
+from pbem.report.shared import shared, shared_as
 from pbem.report.textfmt import (
     WIDTH,
     flow,
@@ -62,6 +63,10 @@ def _item_text(item: str | views.AttackLine) -> str:
 
 
 def _board_text(blocks: list[views.ContinentBlock]) -> str:
+    return shared(_board_text_of, blocks)
+
+
+def _board_text_of(blocks: list[views.ContinentBlock]) -> str:
     name_width = max(len(r.name) for b in blocks for r in b.rows)
     owner_width = max(len(r.who.name) for b in blocks for r in b.rows)
     lines = [views.board_block_lines(b, name_width, owner_width) for b in blocks]
@@ -69,12 +74,22 @@ def _board_text(blocks: list[views.ContinentBlock]) -> str:
 
 
 def _players_text(rows: list[views.PlayerRow]) -> str:
+    return shared(_players_text_of, rows)
+
+
+def _players_text_of(rows: list[views.PlayerRow]) -> str:
     header, cells, align = views.player_table(rows)
     return "\n".join(table(cells, align, header))
 
 
 def _table_text(rows: list[list[Any]], align: str, header: list[str] | None = None) -> str:
     return "\n".join(table(rows, align, header))
+
+
+def _once(name: str, macro: Any, *args: Any) -> Any:
+    """``{{ once("board", m.board, blocks, marks_key) }}``: a macro's HTML that every
+    reader of a turn shares, rendered once per render_once scope."""
+    return shared_as(("macro", name), macro, *args)
 
 
 def _underline(text: str, char: str = "-") -> str:
@@ -103,6 +118,7 @@ def environment() -> Environment:
         join_words=join_words,
     )
     env.globals.update(AttackLine=views.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
+    env.globals["once"] = _once
     env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
     return env
 
@@ -148,7 +164,7 @@ def _picture(
 ) -> tuple[str | None, dict[str, bytes]]:
     """The map picture as (cid, images); (None, {}) for a map without positions."""
     png = map_picture(
-        state.board, state.owner, state.armies, views.sides(game, state), changed, caption
+        state.board, state.owner, state.armies, shared(views.sides, game, state), changed, caption
     )
     if png is None:
         return None, {}
@@ -160,8 +176,9 @@ def _board_context(
     game: GameInfo, state: GameState, to_move: int | None, changed: Sequence[int] = ()
 ) -> dict[str, Any]:
     return {
-        "blocks": views.board_blocks(game, state, changed),
-        "players": views.player_rows(game, state, to_move),
+        # the same for every reader of this board: computed once per render_once scope
+        "blocks": shared(views.board_blocks, game, state, tuple(changed)),
+        "players": shared(views.player_rows, game, state, to_move),
         "marks_key": _marks_key(state, changed),
     }
 

@@ -22,6 +22,7 @@ from pbem.orders import OrderProblem
 from pbem.report import context as rc
 from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
+from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import catchup, outbox, replay, schedule
@@ -527,7 +528,12 @@ def relay_press(session: Session, ctx: Context, game: Game, sender: Player, pres
 # --------------------------------------------------------- after a step
 def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     """Reports to every player (and the GM) for each adjudicated step, then the
-    notice to whoever must act next."""
+    notice to whoever must act next; the parts every reader shares rendered once."""
+    with render_once():
+        _after_steps(session, ctx, game, steps)
+
+
+def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     if not steps:
         return
     info = game_info(session, ctx, game)
