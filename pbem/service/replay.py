@@ -134,27 +134,22 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
     return Game(definition, state, draws=draws), events
 
 
-def stream_of(
-    definition: GameDefinition, label: str, entries: list[Entry], secret: bytes | None = None
-) -> DiceStream:
+def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
     """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order.
-    ``secret`` is the game's unless the turn was rerolled (`pbem rollback --reroll`)."""
+    A turn's secret is the game's unless `pbem rollback --reroll` drew a new one for it."""
     contributions: tuple[bytes, ...] = ()
     if definition.dice_version == DICE_V2:
         contributions = tuple(contribution(e.text) for e in entries)
-    return make_stream(
-        definition.dice_version,
-        definition.secret if secret is None else secret,
-        definition.name,
-        label,
-        contributions,
-    )
+    secret = definition.secret
+    if label.startswith("turn:"):
+        secret = definition.secret_of_turn(int(label.removeprefix("turn:")))
+    return make_stream(definition.dice_version, secret, definition.name, label, contributions)
 
 
 def turn_stream(
     definition: GameDefinition, turn: int, entries: list[Entry] | None = None
 ) -> DiceStream:
-    return stream_of(definition, f"turn:{turn}", entries or [], definition.secret_of_turn(turn))
+    return stream_of(definition, f"turn:{turn}", entries or [])
 
 
 def setup_place_stream(
