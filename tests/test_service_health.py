@@ -109,7 +109,7 @@ def test_a_database_outage_is_mailed_directly_once_and_its_end_through_the_outbo
     engine = init_db(config.database_url)
     clock = ManualClock(START)
     ctx = Context(config, clock, set())
-    health = Health(engine, ctx, config.state_dir)
+    health = Health(engine, ctx)
     sender = MaildirSender(config.mail.maildir_root)
     for minutes in (0, 20, 31, 45):
         clock.set(START + timedelta(minutes=minutes))
