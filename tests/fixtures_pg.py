@@ -9,6 +9,8 @@ Fixtures:
 - ``db_url``: parametrized over "sqlite" and "postgresql": a new, empty
   database for one test (a file in tmp_path, or ``pg_db_url``), so one test
   runs against both engines.
+- ``own_postgresql``: a server of one test's own with a database "faults",
+  to kill (``server.kill()``) and start again (``server.start_again()``).
 
 initdb refuses to run as root, so when the tests run as root the server is
 run as the ``postgres`` system user (created by the postgresql package),
@@ -107,23 +109,36 @@ class _Server:
             raise RuntimeError(f"initdb failed:\n{init.stdout}\n{init.stderr}")
         for _attempt in range(3):  # the free port may be taken between probe and start
             self.port = _free_port()
-            options = (
-                f"-c listen_addresses=127.0.0.1 -p {self.port} "
-                f"-c unix_socket_directories={self.socket_dir} "
-                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            )
-            started = self.run(
-                str(self.bindir / "pg_ctl"),
-                "-D", str(self.data),
-                "-l", str(self.log),
-                "-o", options,
-                "-w", "-t", "60",
-                "start",
-            )  # fmt: skip
+            started = self.pg_ctl("start")
             if started.returncode == 0:
                 return
         log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
         raise RuntimeError(f"PostgreSQL did not start:\n{started.stderr}\n{log}")
+
+    def pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} "
+            f"-c unix_socket_directories={self.socket_dir} "
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        )
+        return self.run(
+            str(self.bindir / "pg_ctl"),
+            "-D", str(self.data),
+            "-l", str(self.log),
+            "-o", options,
+            "-w", "-t", "60",
+            *args,
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would (every connection cut, no checkpoint)."""
+        done = self.pg_ctl("-m", "immediate", "stop")
+        assert done.returncode == 0, done.stderr
+
+    def start_again(self) -> None:
+        """Start on the same port after ``kill``."""
+        done = self.pg_ctl("start")
+        assert done.returncode == 0, done.stderr
 
     def connect_admin(self) -> psycopg.Connection:
         return psycopg.connect(
@@ -161,6 +176,28 @@ def pg_url() -> Iterator[str]:
         with server.connect_admin() as admin:
             admin.execute(f"CREATE DATABASE {SERVER_DATABASE}")
         yield server.url(SERVER_DATABASE)
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def own_postgresql() -> Iterator[_Server]:
+    """A PostgreSQL server of this test's own (database "faults"), to kill and
+    start again; skips as ``pg_url`` does, without trying to install."""
+    bindir = _find_bindir()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (scripts/install-system-deps.sh)")
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam(SERVER_USER)
+        except KeyError:
+            pytest.skip(f"running as root, and there is no {SERVER_USER!r} user")
+    server = _Server(bindir)
+    try:
+        server.start()
+        with server.connect_admin() as admin:
+            admin.execute("CREATE DATABASE faults")
+        yield server
     finally:
         server.stop()
 
