@@ -760,9 +760,10 @@ def daemon(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
-        engine = open_database(cfg, min(interval, 10.0))
+        clock = clock_from(None)
+        engine = open_database(cfg, min(interval, 10.0), clock)
         if engine is not None:
-            run_daemon(engine, cfg, clock_from(None), interval, cycles)
+            run_daemon(engine, cfg, clock, interval, cycles)
 
 
 @app.command()

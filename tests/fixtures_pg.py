@@ -154,8 +154,9 @@ class _Server:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
+def _started_server(database: str) -> Iterator[_Server]:
+    """A server with ``database`` made, stopped and removed afterwards; skips
+    with a reason when PostgreSQL is missing and cannot be installed."""
     bindir = _find_bindir()
     if bindir is None:
         output = _install_postgresql()
@@ -174,32 +175,23 @@ def pg_url() -> Iterator[str]:
     try:
         server.start()
         with server.connect_admin() as admin:
-            admin.execute(f"CREATE DATABASE {SERVER_DATABASE}")
-        yield server.url(SERVER_DATABASE)
+            admin.execute(f"CREATE DATABASE {database}")
+        yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    for server in _started_server(SERVER_DATABASE):
+        yield server.url(SERVER_DATABASE)
 
 
 @pytest.fixture
 def own_postgresql() -> Iterator[_Server]:
     """A PostgreSQL server of this test's own (database "faults"), to kill and
-    start again; skips as ``pg_url`` does, without trying to install."""
-    bindir = _find_bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (scripts/install-system-deps.sh)")
-    if os.geteuid() == 0:
-        try:
-            pwd.getpwnam(SERVER_USER)
-        except KeyError:
-            pytest.skip(f"running as root, and there is no {SERVER_USER!r} user")
-    server = _Server(bindir)
-    try:
-        server.start()
-        with server.connect_admin() as admin:
-            admin.execute("CREATE DATABASE faults")
-        yield server
-    finally:
-        server.stop()
+    start again."""
+    yield from _started_server("faults")
 
 
 @pytest.fixture
