@@ -158,6 +158,16 @@ def wait_answered(world: MailWorld, games: Games, timeout: float = 60) -> None:
     wait_until(lambda: all_answered(world, games), timeout, "every order mail answered")
 
 
+def outbox_sent(world: MailWorld) -> int:
+    """How many outbox rows are marked sent."""
+    return sum(1 for r in world.outbox() if r.status == OutboxStatus.SENT)
+
+
+def queued_games(world: MailWorld, count: int) -> Games:
+    """``count`` games whose start mails (4 each) wait in the outbox: a send batch."""
+    return {f"g{i}": new_game(world, f"g{i}", seed=10 * i, send=False) for i in range(count)}
+
+
 def sent_by_players(games: Games) -> list[str]:
     return [mid for players in games.values() for p in players.values() for mid in p.sent]
 
