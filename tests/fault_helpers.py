@@ -155,7 +155,29 @@ def play_rounds(world: MailWorld, games: Games, rounds: int, step: Callable[[], 
 
 
 def wait_answered(world: MailWorld, games: Games, timeout: float = 60) -> None:
-    wait_until(lambda: all_answered(world, games), timeout, "every order mail answered")
+    try:
+        wait_until(lambda: all_answered(world, games), timeout, "every order mail answered")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; {what_waits(world, games)}") from None
+
+
+def what_waits(world: MailWorld, games: Games) -> str:
+    """The order mails without an outcome and the outbox rows not sent (for a failure)."""
+    rows = {r.message_id: r for r in world.inbound()}
+    mails = [
+        (mid, rows[mid].status, rows[mid].attempts, rows[mid].last_error, rows[mid].lease_owner)
+        if mid in rows
+        else (mid, "no row")
+        for mid in sent_by_players(games)
+        if mid not in rows
+        or rows[mid].status not in (InboundStatus.PROCESSED, InboundStatus.REJECTED)
+    ]
+    unsent = [
+        (r.id, r.status, r.attempts, r.lease_owner, r.last_error)
+        for r in world.outbox()
+        if r.status != OutboxStatus.SENT
+    ]
+    return f"mails waiting: {mails}; outbox rows waiting: {unsent}; inbox: {world.folder()}"
 
 
 def outbox_sent(world: MailWorld) -> int:

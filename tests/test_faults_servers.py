@@ -18,7 +18,9 @@ each test prints on one line ("FIGURES ...") for docs/RELIABILITY.md:
 from __future__ import annotations
 
 import random
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,9 +125,11 @@ def test_smtp_stopped_mid_batch_loses_nothing_and_the_gm_is_told_once(
 
 
 @pytest.fixture
-def own_mail_servers(tmp_path: Path) -> Iterator[MailServers]:
-    """Dovecot (its mail kept in tmp_path across a stop) and a relay of this test's own."""
-    dovecot = DovecotServer(tmp_path / "dovecot")
+def own_mail_servers() -> Iterator[MailServers]:
+    """Dovecot (its mail kept across a stop: a folder of our own, outside
+    tmp_path, which Dovecot's unprivileged users cannot reach) and a relay."""
+    folder = Path(tempfile.mkdtemp(prefix="pbem-faults-dovecot-"))
+    dovecot = DovecotServer(folder)
     dovecot.start()
     relay = SmtpRelay(dovecot)
     relay.start()
@@ -134,11 +138,13 @@ def own_mail_servers(tmp_path: Path) -> Iterator[MailServers]:
         yield servers
     finally:
         servers.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_imap_server_stopped_mid_poll_answers_every_mail_once(
     own_mail_servers: MailServers, tmp_path: Path
 ) -> None:
+    (tmp_path / "world").mkdir()
     world = make_world(own_mail_servers, tmp_path / "world")
     games = new_games(world, 8)
     daemon = start_daemon(world, interval=0.3)
@@ -173,7 +179,8 @@ def test_postgresql_restarted_mid_poll_under_three_workers_loses_nothing(
     try:
         for _ in range(2):
             done = processed(world)
-            assert answer_all(world, games) == 6
+            # 6 or more: a bot answers a duplicate "your turn" again (a stale order).
+            assert answer_all(world, games) >= 6
             wait_until(lambda d=done: processed(world) > d, 60, "the workers under way")
             time.sleep(chance.uniform(0.0, 0.3))
             own_postgresql.kill()
@@ -188,5 +195,5 @@ def test_postgresql_restarted_mid_poll_under_three_workers_loses_nothing(
     # A worker whose commit of "sent" died with the server sends that one row
     # again when its lease expires: one duplicate per worker and restart at most.
     figures = check_exactly_once(world, games, kills=3 * restarts)
-    assert (figures.mails, figures.answers, figures.applied) == (12, 12, 12)
+    assert figures.applied == 12 and figures.answers == figures.mails >= 12
     report("postgresql-restarted-3-workers", 3 * restarts, figures)
