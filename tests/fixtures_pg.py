@@ -10,7 +10,8 @@ Fixtures:
   database for one test (a file in tmp_path, or ``pg_db_url``), so one test
   runs against both engines.
 - ``own_postgresql``: a server of one test's own with a database "faults",
-  to kill (``server.kill()``) and start again (``server.start_again()``).
+  to kill (``server.kill()``) and start again (``server.start_again()``);
+  it loses no acknowledged commit when killed (synchronous commit on).
 
 initdb refuses to run as root, so when the tests run as root the server is
 run as the ``postgres`` system user (created by the postgresql package),
@@ -74,8 +75,11 @@ def _free_port() -> int:
 class _Server:
     """One private PostgreSQL server in its own folder."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, crash_safe: bool = False) -> None:
         self.bindir = bindir
+        # A server to kill keeps every commit it acknowledged: no asynchronous
+        # commit (fsync may stay off, the machine itself does not crash).
+        self.crash_safe = crash_safe
         self.root = Path(tempfile.mkdtemp(prefix="pbem-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root / "socket"
@@ -118,8 +122,8 @@ class _Server:
     def pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
         options = (
             f"-c listen_addresses=127.0.0.1 -p {self.port} "
-            f"-c unix_socket_directories={self.socket_dir} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+            f"-c unix_socket_directories={self.socket_dir} -c fsync=off "
+            + ("" if self.crash_safe else "-c synchronous_commit=off -c full_page_writes=off")
         )
         return self.run(
             str(self.bindir / "pg_ctl"),
@@ -154,7 +158,7 @@ class _Server:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def _started_server(database: str) -> Iterator[_Server]:
+def _started_server(database: str, *, crash_safe: bool = False) -> Iterator[_Server]:
     """A server with ``database`` made, stopped and removed afterwards; skips
     with a reason when PostgreSQL is missing and cannot be installed."""
     bindir = _find_bindir()
@@ -171,7 +175,7 @@ def _started_server(database: str) -> Iterator[_Server]:
             pwd.getpwnam(SERVER_USER)
         except KeyError:
             pytest.skip(f"running as root, and there is no {SERVER_USER!r} user to run initdb")
-    server = _Server(bindir)
+    server = _Server(bindir, crash_safe=crash_safe)
     try:
         server.start()
         with server.connect_admin() as admin:
@@ -191,7 +195,7 @@ def pg_url() -> Iterator[str]:
 def own_postgresql() -> Iterator[_Server]:
     """A PostgreSQL server of this test's own (database "faults"), to kill and
     start again."""
-    yield from _started_server("faults")
+    yield from _started_server("faults", crash_safe=True)
 
 
 @pytest.fixture
