@@ -102,9 +102,7 @@ def test_poll_with_the_database_down_exits_2_and_two_workers_alert_the_gm_once(
     code, found = status_json(world, workers[1])
     assert code == 2
     since = datetime.fromisoformat(found["outages"]["database"]["since"])
-    assert (
-        timedelta(0) <= since - start < timedelta(seconds=5)
-    )  # the first failure
+    assert timedelta(0) <= since - start < timedelta(seconds=5)  # the first failure
     assert found["outages"]["database"]["alerted"] is True
     assert gm_alerts(world) == ["[pbem] GM alert: Outage: the database"]
 

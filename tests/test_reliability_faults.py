@@ -3,8 +3,9 @@
 Games of bots are played by mail through Dovecot (IMAP) and an SMTP relay
 on 127.0.0.1, with `pbem poll` and `pbem daemon` as real subprocesses; a
 fault is injected (the SQLite database locked past its busy timeout, a
-disk full, PostgreSQL stopped and restarted, SIGKILL at random moments,
-three workers on one database, the IMAP server unreachable), and after
+disk full, SIGKILL at random moments, three workers on one database, the
+IMAP server unreachable; PostgreSQL restarted, servers stopped and a send
+batch killed are in tests/test_faults_servers.py), and after
 recovery `check_exactly_once` (tests/fault_helpers.py) checks the promise:
 
 - every order mail has one row, one outcome, at most one log entry, and
@@ -128,28 +129,6 @@ def test_sigkill_at_random_moments_loses_nothing_and_duplicates_at_most_one_per_
 
 
 # ------------------------------------------------------------------ PostgreSQL
-def test_postgresql_stopped_and_restarted_mid_poll_loses_nothing(
-    mail_servers: MailServers, tmp_path: Path, own_postgresql: _Server
-) -> None:
-    world = make_world(mail_servers, tmp_path, own_postgresql.url("faults"))
-    games = new_games(world, 4)
-    daemon = start_daemon(world)
-    try:
-        for pause in (0.2, 0.6, 1.0):
-            answer_all(world, games)
-            time.sleep(pause)  # the daemon is busy with the mail
-            own_postgresql.kill()
-            time.sleep(1.0)
-            own_postgresql.start_again()
-            wait_answered(world, games, timeout=90)
-        world.engine.dispose()  # the test's own pool saw the server die too
-    finally:
-        stop(daemon)
-    # A restart between the SMTP server's acceptance of a mail and the commit
-    # that marks it sent is a kill of that commit: one duplicate at most each.
-    check_exactly_once(world, games, kills=3)
-
-
 def run_workers(world: MailWorld, games: Games, workers: int, rounds: int) -> None:
     """``workers`` daemons, each with its own state folder, play ``rounds`` rounds."""
     running = [start_daemon(world, worker_config(world, f"w{i}"), f"w{i}") for i in range(workers)]
