@@ -147,7 +147,7 @@ def run_workers(world: MailWorld, games: Games, workers: int, rounds: int) -> No
 def test_three_workers_on_one_postgresql_divide_the_mail_without_a_trace(
     mail_servers: MailServers, tmp_path: Path, own_postgresql: _Server
 ) -> None:
-    world = make_world(mail_servers, tmp_path, own_postgresql.url("faults"))
+    world = make_world(mail_servers, tmp_path, database_url=own_postgresql.url("faults"))
     run_workers(world, new_games(world, 6), workers=3, rounds=4)
 
 
