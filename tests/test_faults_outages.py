@@ -5,7 +5,8 @@ the command itself is what is tested:
 
 - a mail held after failing, moved back into the inbox by the GM (as a
   mail client does: IMAP MOVE, a new UID), is tried afresh and answered
-  once; its history stays in the row;
+  once; its history stays in the row; one never moved out (the worker died
+  between the commit and the move: its old UID) is only moved;
 - `pbem poll` with the database down exits 2 (as `pbem status` does),
   records the outage, and two workers with state folders of their own
   alert the GM once for it, and once when it is over.
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from pbem.mail.devservers import MailServers
+from pbem.mail.imap import ImapInbox
 from pbem.service import mailflow
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (
@@ -83,6 +85,39 @@ def test_a_held_mail_the_gm_moves_back_is_tried_afresh_and_answered_once(
     figures = check_exactly_once(world, {"g0": players}, alerts=1)
     assert gm_alerts(world) == ["[pbem] GM alert: A mail is held: it could not be processed"]
     assert (figures.mails, figures.answers, figures.applied) == (1, 1, 1)
+
+
+def test_a_held_mail_never_moved_out_is_only_moved_not_tried_again(
+    mail_servers: MailServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker died between the commit that held the mail and its move:
+    the mail is in the inbox under its old UID. It is moved, not retried,
+    and the GM is not told twice."""
+    world = make_world(mail_servers, tmp_path, max_attempts=1)
+    players = new_game(world, "g0")
+    mover, raw = world.turn_mail("g0", players)
+    mid = mover.send(world.game_address, raw)
+    wait_until(lambda: world.folder("INBOX") == [mid], 10, "the order mail in the inbox")
+
+    def buggy(*args: object) -> object:
+        raise RuntimeError("a bug")
+
+    def dies(self: ImapInbox, key: str, folder: str) -> None:
+        raise OSError("the worker died here")
+
+    monkeypatch.setattr(mailflow, "_handle", buggy)
+    monkeypatch.setattr(ImapInbox, "move", dies)
+    (error,) = world.poll().errors
+    assert error.startswith("cannot read the inbox: the worker died here")
+    (row,) = [r for r in world.inbound() if r.message_id == mid]
+    assert (row.status, row.attempts) == (InboundStatus.HELD, 1)
+    monkeypatch.undo()
+    again = world.poll()
+    assert [(m.message_id, m.status) for m in again.mails] == [(mid, "duplicate")]
+    assert world.folder(HELD_FOLDER) == [mid] and world.folder("INBOX") == []
+    (row,) = [r for r in world.inbound() if r.message_id == mid]
+    assert (row.status, row.attempts) == (InboundStatus.HELD, 1)
+    assert gm_alerts(world) == ["[pbem] GM alert: A mail is held: it could not be processed"]
 
 
 def test_poll_with_the_database_down_exits_2_and_two_workers_alert_the_gm_once(
