@@ -203,9 +203,13 @@ class Health:
         """The first worker to use the database again ends the outage for all."""
         if not self.outage_file.exists():
             return  # the usual case: no lock taken
-        with _locked(self.outage_file) as held:
-            outage = held[0]
-            held[0] = None
+        try:
+            with _locked(self.outage_file) as held:
+                outage = held[0]
+                held[0] = None
+        except OSError as exc:
+            log.warning("%s; set [poll] outage_dir to a folder every worker may write", exc)
+            return
         if outage is None:
             return  # another worker ended it just now
         log.warning(
@@ -221,16 +225,24 @@ class Health:
     def database_down(self, error: str, sender: Sender | None) -> None:
         """Record the outage (shared by every worker) and alert once when long."""
         now = self.ctx.clock.now()
-        with _locked(self.outage_file) as held:
-            known = held[0]
-            outage = Outage(known.since if known else now.isoformat(), error)
-            outage.alerted = known.alerted if known else False
-            if not outage.alerted and outage.minutes(now) >= self.alert_after_minutes:
-                log.error("ALERT: the database has failed since %s: %s", outage.since, error)
-                if sender is not None:  # under the lock: the other workers wait, then see it
-                    self._send_directly(sender, outage)
-                outage.alerted = True  # told (in the log at least): not again this outage
-            held[0] = outage
+        try:
+            with _locked(self.outage_file) as held:
+                known = held[0]
+                outage = Outage(known.since if known else now.isoformat(), error)
+                outage.alerted = known.alerted if known else False
+                if not outage.alerted and outage.minutes(now) >= self.alert_after_minutes:
+                    log.error("ALERT: the database has failed since %s: %s", outage.since, error)
+                    if sender is not None:  # under the lock: the others wait, then see it
+                        self._send_directly(sender, outage)
+                    outage.alerted = True  # told (in the log at least): not again this outage
+                held[0] = outage
+        except OSError as exc:  # the outage cannot be kept: said in the log, the cycle goes on
+            log.error(
+                "cannot record the database outage (%s): %s; set [poll] outage_dir to a "
+                "folder every worker may write",
+                error,
+                exc,
+            )
 
     def _send_directly(self, sender: Sender, outage: Outage) -> bool:
         gm = self.ctx.config.mail.gm_address
