@@ -8,8 +8,9 @@ the command itself is what is tested:
   once; its history stays in the row; one never moved out (the worker died
   between the commit and the move: its old UID) is only moved;
 - `pbem poll` with the database down exits 2 (as `pbem status` does),
-  records the outage, and two workers with state folders of their own
-  alert the GM once for it, and once when it is over.
+  records the outage (so does a daemon waiting for it), and two workers
+  with state folders of their own alert the GM once for it, and once when
+  it is over.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from tests.fault_helpers import (
     gm_alerts,
     make_world,
     new_game,
+    start_daemon,
     status_json,
+    stop,
     worker_config,
 )
 from tests.fixtures_pg import _Server
@@ -127,6 +130,12 @@ def test_poll_with_the_database_down_exits_2_and_two_workers_alert_the_gm_once(
     workers = [worker_config(world, name) for name in ("w0", "w1")]
     start = datetime.now(UTC).replace(microsecond=0)
     own_postgresql.kill()
+    # A daemon started now waits for the database, and records the outage meanwhile.
+    daemon = start_daemon(world, workers[0], interval=0.5)
+    try:
+        wait_until(lambda: list((tmp_path / "outages").glob("database-*.json")), 30, "the file")
+    finally:
+        assert stop(daemon) == 0
     for minutes in (0, 20, 31, 45):  # the alert is due after 30 minutes
         now = (start + timedelta(minutes=minutes)).isoformat()
         for config in workers:
