@@ -68,7 +68,7 @@ def play_through_service(seed: int, folder: Path) -> tuple[str, int, str, float]
     colours = list(builtin_map("classic").colours or COLOURS)
     specs = [PlayerSpec(f"p{i + 1}", f"p{i + 1}@example.org", colours[i]) for i in range(PLAYERS)]
     with session_scope(engine) as session:
-        create_game(session, name, specs, secret=game_secret(seed))
+        create_game(session, name, specs, secret=game_secret(seed), dice_version="v1")
     writers = [TextBot(make_bot("greedy", seed * 10 + seat)) for seat in range(PLAYERS)]
     turns = 0
     started = time.perf_counter()
