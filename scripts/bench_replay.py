@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.orders import TextBot, parse_orders, turn_actions  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
+from pbem.rules.dice import DICE_V1  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
 from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
 from pbem.rules.turnplan import play_turn  # noqa: E402
@@ -59,7 +60,9 @@ def longest_seed(first: int, count: int) -> tuple[int, int, str]:
     return best.seed, best.turns, best.final_hash
 
 
-def play_through_service(seed: int, folder: Path) -> tuple[str, int, str, float]:
+def play_through_service(
+    seed: int, folder: Path, dice_version: str = DICE_V1
+) -> tuple[str, int, str, float]:
     """The simulated game of ``seed`` played again as mail text through the service.
 
     Returns the exported record, the turns played, the final state hash and the seconds."""
@@ -68,7 +71,8 @@ def play_through_service(seed: int, folder: Path) -> tuple[str, int, str, float]
     colours = list(builtin_map("classic").colours or COLOURS)
     specs = [PlayerSpec(f"p{i + 1}", f"p{i + 1}@example.org", colours[i]) for i in range(PLAYERS)]
     with session_scope(engine) as session:
-        create_game(session, name, specs, secret=game_secret(seed))
+        # v1 dice: the engine-only simulation has no orders text to key v2 streams with
+        create_game(session, name, specs, secret=game_secret(seed), dice_version=dice_version)
     writers = [TextBot(make_bot("greedy", seed * 10 + seat)) for seat in range(PLAYERS)]
     turns = 0
     started = time.perf_counter()

@@ -21,7 +21,7 @@ from typing import Any
 from pbem.rules import engine
 from pbem.rules.board import Board
 from pbem.rules.bots import Bot, make_bot
-from pbem.rules.dice import DiceStream
+from pbem.rules.dice import DICE_V1, make_stream
 from pbem.rules.options import Options
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
@@ -47,15 +47,22 @@ def game_secret(seed: int) -> bytes:
 
 
 def setup_game(
-    board: Board, options: Options, players: int, seed: int, bots: list[Bot]
+    board: Board,
+    options: Options,
+    players: int,
+    seed: int,
+    bots: list[Bot],
+    dice: str = DICE_V1,
 ) -> GameState:
     """Create the game and play its setup phases with the bots' choices."""
     secret = game_secret(seed)
     name = f"sim-{seed}"
     colours = list(board.colours or COLOURS)
     seats = [(f"p{i + 1}", colours[i % len(colours)]) for i in range(players)]
-    state, _ = engine.new_game(board, options, name, seats, DiceStream(secret, name, "setup"))
-    place_rng = DiceStream(secret, name, "setup:place")
+    state, _ = engine.new_game(
+        board, options, name, seats, make_stream(dice, secret, name, "setup")
+    )
+    place_rng = make_stream(dice, secret, name, "setup:place")
     while state.phase in SETUP_PHASES:
         plans = {seat: bots[seat].plan_setup(state, seat) for seat in state.order}
         play_setup(state, plans, place_rng)
@@ -70,16 +77,18 @@ def play_game(
     bot: str = "random",
     cap: int = DEFAULT_CAP,
     keep_hashes: bool = False,
+    dice: str = DICE_V1,
 ) -> GameResult:
     """One whole game; ``bot`` is a bot kind, or several joined by commas (one per seat,
-    repeated round the table)."""
+    repeated round the table). ``dice``: the dice version of every stream (v2 streams
+    have no contributions here: a bot game has no mail to key them with)."""
     kinds = bot.split(",")
     bots = [make_bot(kinds[seat % len(kinds)], seed * 10 + seat) for seat in range(players)]
-    state = setup_game(board, options, players, seed, bots)
+    state = setup_game(board, options, players, seed, bots, dice)
     secret = game_secret(seed)
     hashes: list[str] = []
     while state.phase != OVER and state.turn <= cap:
-        rng = DiceStream(secret, state.game, f"turn:{state.turn}")
+        rng = make_stream(dice, secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
         if keep_hashes:
             hashes.append(state.state_hash())
