@@ -123,7 +123,7 @@ class _LineParser:
 
     def __init__(
         self,
-        tokens: list[Token],
+        tokens: tuple[Token, ...],
         line: int,
         raw: str,
         content: str,
@@ -246,7 +246,7 @@ class _LineParser:
     def _display(self, index: int) -> str:
         return "Wild" if index == WILD_CARD else self.board.territories[index].name
 
-    def _span(self, tokens: list[Token]) -> str:
+    def _span(self, tokens: list[Token] | tuple[Token, ...]) -> str:
         return self.content[tokens[0].column - 1 : tokens[-1].end - 1]
 
     def _name(
@@ -664,7 +664,7 @@ _MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
 _ATTEMPTED = [k for k in g.KEYWORDS if len(k) >= 4]
 
 
-def _looks_like_an_order(tokens: list[Token]) -> bool:
+def _looks_like_an_order(tokens: tuple[Token, ...]) -> bool:
     """An order, or an attempt at one: a keyword, a misspelt keyword, an arrow."""
     head = tokens[0]
     if head.kind == WORD and (head.upper in _HANDLERS or head.upper in _MARKERS):
