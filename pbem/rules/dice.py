@@ -145,8 +145,6 @@ class DiceStream:
         """``count`` dice in the order drawn (the caller sorts them for the comparison)."""
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise ValueError(f"roll() needs a number of dice >= 0, got {count!r}")
-        if self.log is not None:
-            return [self.uniform(6) + 1 for _ in range(count)]
         dice: list[int] = []
         buf, pos = self._buf, self._pos
         while len(dice) < count:
@@ -159,6 +157,8 @@ class DiceStream:
             if u < _DIE_LIMIT:
                 dice.append(u % 6 + 1)
         self._pos = pos
+        if self.log is not None:  # what uniform(6) would have logged: rejections are not
+            self.log.extend([(6, d - 1) for d in dice])
         return dice
 
     def shuffle(self, items: list[Any]) -> None:
