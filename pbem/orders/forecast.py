@@ -170,17 +170,20 @@ def _success(state: GameState, me: int, targets: set[int]) -> bool:
 class _Fixed:
     """A dice stream that gives back the dice it was made with."""
 
-    __slots__ = ("dice",)
+    __slots__ = ("left",)
 
     def __init__(self, dice: tuple[int, ...]) -> None:
-        self.dice = list(dice)
+        self.left = list(dice)
 
     def roll(self, count: int) -> list[int]:
-        out, self.dice = self.dice[:count], self.dice[count:]
+        out, self.left = self.left[:count], self.left[count:]
         return out
 
+    def dice(self, count: int) -> tuple[int, ...]:
+        return tuple(self.roll(count))
+
     def die(self) -> int:
-        return self.dice.pop(0)
+        return self.left.pop(0)
 
 
 @cache

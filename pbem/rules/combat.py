@@ -10,6 +10,8 @@ from pbem.rules.events import Roll
 class Stream(Protocol):
     def roll(self, count: int) -> list[int]: ...
 
+    def dice(self, count: int) -> tuple[int, ...]: ...
+
     def die(self) -> int: ...
 
 
@@ -51,7 +53,7 @@ def roll(
     becomes a 6 if that turns a lost comparison into a win (the caller allows
     it once per turn and sees from ``Roll.commander`` whether it was used).
     """
-    drawn = tuple(rng.roll(att_dice + def_dice))
+    drawn = rng.dice(att_dice + def_dice)
     table = _PLAIN[(att_dice, def_dice)]
     plain = table.get(drawn)
     if plain is None:
