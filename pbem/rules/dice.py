@@ -170,6 +170,10 @@ class DiceStream:
         if not pos & 3:
             start = pos >> 2
             faces = self._faces[start : start + count]
+            if len(faces) < count:  # the buffer runs out: refill, then slice again
+                self._refill()
+                pos = 0
+                faces = self._faces[:count]
             if len(faces) == count and 0 not in faces:
                 self._pos = pos + 4 * count
                 if self.log is not None:  # what uniform(6) logs for each die
@@ -204,8 +208,11 @@ class DiceStream:
 
 def _faces(buf: bytes) -> tuple[int, ...]:
     """The die (1..6) that each whole 4-byte word of ``buf`` gives, 0 where it is rejected."""
-    words = struct.unpack(f">{len(buf) >> 2}I", buf[: len(buf) & ~3])
-    return tuple([u % 6 + 1 if u < _DIE_LIMIT else 0 for u in words])
+    count = len(buf) >> 2
+    words = struct.unpack(f">{count}I", buf[: count << 2])
+    if b"\xff\xff\xff" in buf:  # a rejected word starts so (4 in 2**32); search in C
+        return tuple([u % 6 + 1 if u < _DIE_LIMIT else 0 for u in words])
+    return tuple([u % 6 + 1 for u in words])
 
 
 class DiceStreamV2(DiceStream):
