@@ -122,3 +122,21 @@ def test_a_changed_roll_is_found_by_the_draws_check() -> None:
     report = verify_record(record, record.secret_hex)
     assert not report.ok
     assert report.message == (f"the draws of {section.label} differ from the secret's at draw 1")
+
+
+@pytest.mark.parametrize("preset", ["classic", "capital", "secret-mission"])
+def test_the_direct_canonical_json_is_json_dumps_byte_for_byte(preset: str) -> None:
+    board, options = builtin_map("classic"), load_preset(preset)
+    bots = [make_bot("random", 70 + seat) for seat in range(4)]
+    state = setup_game(board, options, 4, 7, bots)
+    state.players[0].name = 'Zoë "the \\ bold" \u2603\n'
+    state.players[1].colour = "</script>"
+    checked = 0
+    while state.phase != OVER:
+        assert state.canonical_json() == state.canonical_json_reference()
+        rng = DiceStream(game_secret(7), state.game, f"turn:{state.turn}")
+        play_turn(state, bots[state.current].plan_turn(state), rng)
+        checked += 1
+    state.defend_one, state.pending_move = [3, 17], (1, 2, 3)
+    assert state.canonical_json() == state.canonical_json_reference()
+    assert checked > 20

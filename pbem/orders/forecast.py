@@ -170,20 +170,17 @@ def _success(state: GameState, me: int, targets: set[int]) -> bool:
 class _Fixed:
     """A dice stream that gives back the dice it was made with."""
 
-    __slots__ = ("left",)
+    __slots__ = ("dice",)
 
     def __init__(self, dice: tuple[int, ...]) -> None:
-        self.left = list(dice)
+        self.dice = list(dice)
 
     def roll(self, count: int) -> list[int]:
-        out, self.left = self.left[:count], self.left[count:]
+        out, self.dice = self.dice[:count], self.dice[count:]
         return out
 
-    def dice(self, count: int) -> tuple[int, ...]:
-        return tuple(self.roll(count))
-
     def die(self) -> int:
-        return self.left.pop(0)
+        return self.dice.pop(0)
 
 
 @cache

@@ -10,8 +10,6 @@ from pbem.rules.events import Roll
 class Stream(Protocol):
     def roll(self, count: int) -> list[int]: ...
 
-    def dice(self, count: int) -> tuple[int, ...]: ...
-
     def die(self) -> int: ...
 
 
@@ -53,7 +51,11 @@ def roll(
     becomes a 6 if that turns a lost comparison into a win (the caller allows
     it once per turn and sees from ``Roll.commander`` whether it was used).
     """
-    drawn = rng.dice(att_dice + def_dice)
+    # DiceStream.roll_tuple slices the dice out of its decoded block; streams made for
+    # tests and forecasts need only roll()
+    roll_tuple = getattr(rng, "roll_tuple", None)
+    count = att_dice + def_dice
+    drawn = roll_tuple(count) if roll_tuple is not None else tuple(rng.roll(count))
     table = _PLAIN[(att_dice, def_dice)]
     plain = table.get(drawn)
     if plain is None:

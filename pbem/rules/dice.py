@@ -156,9 +156,9 @@ class DiceStream:
 
     def roll(self, count: int) -> list[int]:
         """``count`` dice in the order drawn (the caller sorts them for the comparison)."""
-        return list(self.dice(count))
+        return list(self.roll_tuple(count))
 
-    def dice(self, count: int) -> tuple[int, ...]:
+    def roll_tuple(self, count: int) -> tuple[int, ...]:
         """``count`` dice in the order drawn, as a tuple (the hot path of a battle).
 
         Each refill decodes its words into faces once (``_faces``), so a roll is one
