@@ -16,9 +16,9 @@ import pytest
 from pbem.maps import builtin_map
 from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
-from pbem.rules.dice import DICE_V1, DiceStream
+from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
 from pbem.rules.options import load_preset
-from pbem.rules.simulate import game_secret, play_game, setup_game
+from pbem.rules.simulate import game_secret, play_game, setup_game, simulate_many
 from pbem.rules.state import OVER
 from pbem.rules.turnplan import play_turn
 from pbem.service.records import definition_of, read_record, verify_record, write_record
@@ -140,3 +140,16 @@ def test_the_direct_canonical_json_is_json_dumps_byte_for_byte(preset: str) -> N
     state.defend_one, state.pending_move = [3, 17], (1, 2, 3)
     assert state.canonical_json() == state.canonical_json_reference()
     assert checked > 20
+
+
+def test_simulate_rolls_v2_dice_and_v1_still_gives_the_old_runs() -> None:
+    board, options = builtin_map("classic"), load_preset("classic")
+    old = simulate_many(board, options, 4, 10, seed=1, bot="random", workers=1, dice=DICE_V1)
+    # the run `pbem simulate --games 10` gave before dice v2 became its default
+    assert (old.digest[:16], old.turns) == ("2212a18153707a76", 821)
+    assert old.winners == {"p1": 3, "p2": 1, "p3": 5, "p4": 1}
+    new = simulate_many(board, options, 4, 10, seed=1, bot="random", workers=1)
+    assert (new.dice, new.digest[:16], new.turns) == (DICE_V2, "8eaece15604cef0a", 690)
+    assert new.winners == {"p2": 2, "p3": 3, "p4": 5}
+    assert new.to_json()["dice"] == "pbem-dice-v2"
+    assert "1 worker(s), pbem-dice-v2)" in new.describe().splitlines()[0]

@@ -22,7 +22,7 @@ def test_results_do_not_depend_on_the_worker_count() -> None:
     )
     assert (one.workers, two.workers) == (1, 2)
     # game i of the run is the game of seed + i
-    games = [play_game(board, options, 3, seed, "random") for seed in range(5, 11)]
+    games = [play_game(board, options, 3, seed, "random", dice=one.dice) for seed in range(5, 11)]
     assert one.turns == sum(g.turns for g in games)
     assert sum(one.winners.values()) == 6 and one.capped == 0
     assert one.winners == {name: sum(1 for g in games if g.winner == name) for name in one.winners}
