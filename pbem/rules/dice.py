@@ -177,7 +177,7 @@ class DiceStream:
             if len(faces) == count and 0 not in faces:
                 self._pos = pos + 4 * count
                 if self.log is not None:  # what uniform(6) logs for each die
-                    self.log.extend([(6, d - 1) for d in faces])
+                    self.log.extend([_LOGGED[d] for d in faces])
                 return faces
         return self._slow_dice(count)
 
@@ -204,6 +204,10 @@ class DiceStream:
         for i in range(len(items) - 1, 0, -1):
             j = uniform(i + 1)
             items[i], items[j] = items[j], items[i]
+
+
+# face -> what uniform(6) logs for it (index 0 is never a face)
+_LOGGED: tuple[tuple[int, int], ...] = ((6, -1), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5))
 
 
 def _faces(buf: bytes) -> tuple[int, ...]:

@@ -241,7 +241,10 @@ def _bool(value: Any) -> str:
 
 
 def _ints(values: Any) -> str:
-    # lists of territories, seats and cards: the engine keeps only ints in them
+    # lists of territories, seats and cards: the engine keeps only ints in them, and
+    # the repr of a list of ints is its JSON with blanks (made in C)
+    if type(values) is list:
+        return repr(values).replace(" ", "")
     return f"[{','.join(map(str, values))}]"
 
 
