@@ -409,12 +409,14 @@ def submit(
     problems = validate_mail(state, seat, parsed)
     if problems:
         return Outcome(False, problems)
-    canonical = with_salt(render_orders(turn_actions(state, parsed.orders), state.board), parsed)
+    actions = turn_actions(state, parsed.orders)
+    canonical = with_salt(render_orders(actions, state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
     entry = replay.Entry("turn", seat, canonical, state.turn, source)
     seq = append_entry(session, game, entry, message_id)
-    step = replay.apply(loaded, entry, keep_before=True)
+    # the actions just validated are the ones the canonical text reads back as
+    step = replay.apply(loaded, entry, keep_before=True, actions=actions)
     assert step is not None
     store_result(session, game, step, seq)
     if source in ("mail", "gm"):
