@@ -25,6 +25,7 @@ import argparse
 import cProfile
 import io
 import pstats
+import re
 import statistics
 import sys
 import tempfile
@@ -109,6 +110,32 @@ def time_verify(path: Path, secret_hex: str, steps: int) -> float:
     seconds = time.perf_counter() - started
     if not report.ok or report.steps != steps:
         raise SystemExit(f"FAIL: the record does not verify: {report.message}")
+    return seconds
+
+
+_MINIMAL = re.compile(r"^(PLACE|ATTACK|FORTIFY|TRADE|DEFEND)\s+(.*)$")
+
+
+def time_minimal_parse(path: Path) -> float:
+    """The baseline: the least a reader of the record must do to take in its orders
+    (read the entries, split the lines, one regex per line, look the names up).
+    Nothing checked, nothing played. Returns seconds."""
+    board = builtin_map("classic")
+    started = time.perf_counter()
+    record = read_record(path.read_text(encoding="utf-8"), str(path))
+    found = 0
+    for entry in record.entries:
+        for line in entry.text.split("\n"):
+            match = _MINIMAL.match(line)
+            if match is None:
+                continue
+            for part in re.split(r"\s*(?:->|,)\s*", match.group(2)):
+                words = part.split()
+                while words and board.lookup(" ".join(words)) is None:
+                    words.pop()
+                found += bool(words)
+    seconds = time.perf_counter() - started
+    assert found, "the baseline found no territory names"
     return seconds
 
 
@@ -217,6 +244,11 @@ def main() -> int:
         print(f"  game length {turns} player-turns ({steps} steps)")
         verdict = "met" if turns / median >= TARGET else "NOT met"
         print(f"  target {TARGET:,} turns/s: {verdict}")
+        minimal = statistics.median(time_minimal_parse(path) for _ in range(args.repeat))
+        print(
+            f"  baseline, a minimal parse of the same record (no checks, no play): "
+            f"{minimal * 1000:.1f} ms; verification takes {median / minimal:.1f}x that"
+        )
 
         parts = breakdown(path, secret_hex)
         total = sum(parts.values())

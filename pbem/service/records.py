@@ -244,6 +244,9 @@ def _unquote(raw: str, source: str, line: int) -> str:
     return raw[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
+_DIE_DRAWS = {str(face): (6, face - 1) for face in range(1, 7)}  # a die face: uniform(6)
+
+
 def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSection:
     """``=== draws LABEL entries=I,J`` and its lines of draws (``r/n``, or a die face)."""
     if len(head) != 3 or not head[2].startswith("entries="):
@@ -253,6 +256,10 @@ def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSec
         indices = [] if listed == "-" else [int(i) for i in listed.split(",")]
         drawn = []
         for token in " ".join(lines).split():
+            die = _DIE_DRAWS.get(token)  # most draws are dice: no int() for them
+            if die is not None:
+                drawn.append(die)
+                continue
             r, _, n = token.partition("/")
             drawn.append((int(n), int(r)) if n else (6, int(r) - 1))
     except ValueError:
