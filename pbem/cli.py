@@ -241,9 +241,9 @@ def simulate(
     """Play whole games between bots and print how they went."""
     from pbem.rules.errors import MapError, OptionsError, RulesError
     from pbem.rules.options import load_preset
-    from pbem.rules.simulate import simulate_many
     from pbem.service.errors import ServiceError
     from pbem.service.games import map_text_of
+    from pbem.service.simulation import simulate_many
 
     try:
         options = load_preset(preset)
@@ -503,11 +503,19 @@ def replace_(
 
 
 @app.command()
-def rollback(game: str, turn: int, config: ConfigOption = None) -> None:
-    """Undo every step from TURN on: truncate the log, replay, announce."""
+def rollback(
+    game: str,
+    turn: int,
+    reroll: Annotated[
+        bool, typer.Option(help="New dice from TURN on: a new secret, its commitment announced.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Undo every step from TURN on: truncate the log, replay, announce. The
+    replayed turns roll the same dice unless --reroll."""
     from pbem.service import gm
 
-    _gm(config, game, gm.rollback, turn)
+    _gm(config, game, gm.rollback, turn, reroll)
 
 
 @app.command()
@@ -516,6 +524,15 @@ def process(game: str, config: ConfigOption = None) -> None:
     from pbem.service import gm
 
     _gm(config, game, gm.process)
+
+
+@app.command("gm-password")
+def gm_password(game: str, config: ConfigOption = None) -> None:
+    """Set a new GM password for GAME: with it, mail from the GM's address runs
+    PAUSE, RESUME, EXTEND hours, PROCESS, KICK player and STATUS."""
+    from pbem.service import gmmail
+
+    _gm(config, game, gmmail.set_gm_password)
 
 
 @app.command("list")
@@ -569,6 +586,11 @@ def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) ->
             "deadline": row.deadline.isoformat() if row.deadline else None,
         }
         data = game_to_json(state, info)
+        if row.deadline is not None:  # readable, in the game's zone and UTC
+            from pbem.report.textfmt import when
+            from pbem.service.settings import settings
+
+            info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
         text = describe_game(state, info)
         answers = response_stats(session, row)
         data["response_times"] = [
@@ -774,18 +796,23 @@ def poll(config: ConfigOption = None) -> None:
     import logging
 
     from pbem.service.clock import clock_from
-    from pbem.service.poll import PollBusy, poll_lock, run_cycle
+    from pbem.service.poll import PollBusy, database_unusable, poll_lock, run_cycle
     from pbem.store import init_db
+    from pbem.store.errors import DatabaseError
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     for noisy in ("alembic", "imapclient"):  # their INFO lines are not the poll's log
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
-        engine = init_db(cfg.database_url)
         try:
             with poll_lock(cfg.state_dir):
-                report = run_cycle(engine, cfg, clock_from(None))
+                try:
+                    engine = init_db(cfg.database_url)
+                except DatabaseError as exc:  # an outage like any other: recorded, exit 2
+                    report = database_unusable(cfg, clock_from(None), exc)
+                else:
+                    report = run_cycle(engine, cfg, clock_from(None))
         except PollBusy:
             return
     for line in report.deadline_events:
@@ -837,9 +864,10 @@ def daemon(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = _config(config)
-        engine = open_database(cfg, min(interval, 10.0))
+        clock = clock_from(None)
+        engine = open_database(cfg, min(interval, 10.0), clock)
         if engine is not None:
-            run_daemon(engine, cfg, clock_from(None), interval, cycles)
+            run_daemon(engine, cfg, clock, interval, cycles)
 
 
 @app.command()

@@ -73,6 +73,7 @@ PROCESSED = "pbem-processed"
 SUMMARY = re.compile(r"^(\d+) mails; (\d+) sent, (\d+) deferred, (\d+) failed$", re.MULTILINE)
 PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
 PEAK_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
+CPU = re.compile(r"(?:User|System) time \(seconds\): ([\d.]+)")
 SEND_BATCH = 200  # as the outbox sender does
 TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
 
@@ -81,6 +82,7 @@ TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
 class PollRun:
     seconds: float
     peak_rss_mb: float
+    cpu: float  # user + system seconds of the poll process: what other load does not change
     mails: int
     played: int
     sent: int
@@ -214,7 +216,10 @@ tls = "none"
             raise SystemExit(f"pbem poll failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         mails, sent, deferred, failed = map(int, found.groups())
         played = len(PLAYED.findall(done.stdout))
-        run = PollRun(seconds, int(peak.group(1)) / 1024, mails, played, sent, deferred, failed)
+        cpu = sum(float(t) for t in CPU.findall(done.stderr))
+        run = PollRun(
+            seconds, int(peak.group(1)) / 1024, cpu, mails, played, sent, deferred, failed
+        )
         self.runs.append(run)
         return run
 
@@ -313,15 +318,16 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     empty = bench.poll()
     print(
         f"an empty `pbem poll` (start-up, connect, nothing to do): {empty.seconds:.2f} s, "
-        f"peak RSS {empty.peak_rss_mb:.0f} MB"
+        f"{empty.cpu:.2f} s CPU, peak RSS {empty.peak_rss_mb:.0f} MB"
     )
     bench.runs.clear()
     for r in range(args.rounds):
         delivered = bench.deliver_round()
         run_ = bench.poll()
         print(
-            f"round {r + 1:>2}: {delivered} mails delivered; poll {run_.seconds:6.2f} s, "
-            f"{run_.played} turns played, {run_.sent} sent, peak RSS {run_.peak_rss_mb:.0f} MB"
+            f"round {r + 1:>2}: {delivered} mails delivered; poll {run_.seconds:6.2f} s "
+            f"({run_.cpu:.2f} s CPU), {run_.played} turns played, {run_.sent} sent, "
+            f"peak RSS {run_.peak_rss_mb:.0f} MB"
         )
     runs = bench.runs
     total = sum(r.seconds for r in runs)
@@ -347,6 +353,17 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     print(f"bare SMTP send               {send_s:.1f} s for {resent} mails")
     print(f"bare mail work               {bare:.1f} s")
     print(f"ratio poll / bare            {total / bare:.1f}x   (goal <= 2x)")
+    own = total - len(runs) * empty.seconds
+    print(f"  without process start-up   {own / bare:.1f}x")
+    print(
+        f"per order mail               {1000 * total / max(mails, 1):.0f} ms "
+        f"({1000 * own / max(mails, 1):.0f} ms without start-up)"
+    )
+    cpu = sum(r.cpu for r in runs) - len(runs) * empty.cpu
+    print(
+        f"CPU of the polls             {1000 * cpu / max(mails, 1):.0f} ms per order mail "
+        "without start-up (other load does not change it)"
+    )
     ok = (
         played == mails == bench.delivered
         and all(r.deferred == r.failed == 0 for r in runs)

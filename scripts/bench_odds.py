@@ -47,6 +47,7 @@ def in_process(runs: int) -> None:
 
 
 def whole_process(runs: int) -> None:
+    medians = []
     for title, code in (("bare interpreter", "pass"), ("battle(1000,1000)", ODDS_SNIPPET)):
         samples = []
         for _ in range(runs):
@@ -54,6 +55,8 @@ def whole_process(runs: int) -> None:
             subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
             samples.append(time.perf_counter() - start)
         print(f"whole process, {title}: {best_and_median(samples)}")
+        medians.append(statistics.median(samples))
+    print(f"ratio to the baseline (a bare interpreter, same run): {medians[1] / medians[0]:.1f}x")
 
 
 def dice_rate(runs: int) -> None:

@@ -6,7 +6,10 @@ Full classic rules (cards, events, dice v2 like `pbem simulate`; --dice v1 for t
 HMAC dice), random bots by default. Prints
 player-turns per second (wall clock, and per CPU-second, which other load on
 the machine does not change), turns per game, games per second and peak
-resident memory (this process, and the largest worker process). Exits 1 if a game was
+resident memory (this process, and the largest worker process). The baseline,
+measured in the same run, is the first worker count (1 by default): each
+other count prints its speed-up over it (near-linear is the goal, on as many
+free cores). Exits 1 if a game was
 stopped by the safety cap instead of ending with a winner, or if the two runs
 disagree (they must: each game depends only on its seed).
 """
@@ -14,6 +17,7 @@ disagree (they must: each game depends only on its seed).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 from pathlib import Path
@@ -23,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.rules.dice import check_version  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
-from pbem.rules.simulate import simulate_many  # noqa: E402
+from pbem.service.simulation import simulate_many  # noqa: E402
 
 
 def peak_rss_mb(who: int) -> float:
@@ -59,6 +63,7 @@ def main() -> int:
         f"preset {args.preset}, map {args.map}, seeds from {args.seed}, {dice}"
     )
     summaries = []
+    baseline = 0.0
     for workers in args.workers:
         cpu = cpu_seconds()
         s = simulate_many(
@@ -72,6 +77,14 @@ def main() -> int:
             f"{s.seconds:.2f} s wall, {cpu:.2f} s CPU "
             f"({s.turns / cpu:,.0f} turns per CPU-second), capped {s.capped}"
         )
+        if not baseline:
+            baseline = s.turns_per_second
+            print(f"  baseline: {baseline:,.0f} player-turns/s (target 30,000 in one process)")
+        else:
+            print(
+                f"  ratio to the baseline: {s.turns_per_second / baseline:.2f}x "
+                f"with {workers} workers ({os.cpu_count()} cores on this machine)"
+            )
     print(
         f"peak RSS: this process {peak_rss_mb(resource.RUSAGE_SELF):.1f} MB, "
         f"largest worker {peak_rss_mb(resource.RUSAGE_CHILDREN):.1f} MB"

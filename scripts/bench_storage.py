@@ -90,6 +90,10 @@ def main() -> None:
         (f"after retention ({pruned} mails pruned)", after),
     ):
         print(f"{label:<34}{size:>14,}{size / turns:>18,.0f}")
+    print(
+        f"ratio to the baseline (mail kept whole): now {now / before:.2f}x, "
+        f"after retention {after / before:.2f}x"
+    )
 
 
 if __name__ == "__main__":

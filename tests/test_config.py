@@ -401,3 +401,10 @@ def test_config_error_carries_its_parts(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(file, env={})
     assert (caught.value.source, caught.value.key) == (str(file), "mail.transport")
+
+
+def test_outage_dir_is_relative_to_the_file_and_empty_by_default(tmp_path: Path) -> None:
+    """Empty: the system's temporary folder (pbem.service.health.outage_file)."""
+    assert load_config(write(tmp_path / "a.toml", ""), env={}).poll.outage_dir == ""
+    file = write(tmp_path / "etc" / "pbem.toml", '[poll]\noutage_dir = "shared"\n')
+    assert load_config(file, env={}).poll.outage_dir == str(tmp_path / "etc" / "shared")

@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -782,6 +782,17 @@ def test_show_gives_the_gm_hands_and_missions(tmp_path: Path) -> None:
     for mission in missions:
         assert f"mission: {mission}" in text
     assert [p["hand"] for p in data["players"]] == [[], [], []]
+
+
+def test_show_gives_the_deadline_in_readable_form(tmp_path: Path) -> None:
+    """Issue 13: `pbem show` writes the deadline as people read it (JSON: ISO)."""
+    config = write_config(tmp_path)
+    ok("new", "dl", *PLAYER_OPTIONS, "--config", config)
+    data = json.loads(ok("show", "dl", "--json", "--config", config).stdout)
+    due = datetime.fromisoformat(data["deadline"])
+    text = ok("show", "dl", "--config", config).stdout
+    readable = f"deadline {due:%a} {due.day} {due:%b %Y %H:%M} UTC"
+    assert readable in text.splitlines()[1], text.splitlines()[:3]
 
 
 def test_simulate_takes_a_map_file(tmp_path: Path) -> None:

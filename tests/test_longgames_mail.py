@@ -312,7 +312,7 @@ def test_rollback_keeps_the_hash_chain_and_replays_the_same_game(tmp_path) -> No
     assert line == (
         "rb rolled back to turn 4 (4 entries undone); the dice of the replayed turns are "
         "the same as before (they follow from the committed secret), so the same orders "
-        "roll the same dice"
+        "roll the same dice; --reroll draws new ones"
     )
     assert world.chain("rb") == [row for row in original if row[1] < 4]
     assert [e.turn for e in world.log("rb")] == [1, 2, 3]

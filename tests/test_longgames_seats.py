@@ -60,7 +60,7 @@ def test_a_replacement_takes_over_the_seat_and_plays_on(tmp_path) -> None:
     dave.read()
     assert [m.kind for m in dave.received] == ["game_start", "your_turn", "gm_alert"]
     start = dave.received[0]
-    assert start.subject.startswith("[rep] The game begins: you are cat")
+    assert start.subject.startswith("[rep] Welcome: you take over the seat of cat")
     assert dave.password and dave.password in start.text
     player = world.player("rep", "cat")
     assert player.address == "dave@players.test"
@@ -70,7 +70,8 @@ def test_a_replacement_takes_over_the_seat_and_plays_on(tmp_path) -> None:
     for mails in (table.mails("ann"), table.mails("bob"), dave.received):
         news = [m for m in mails if "takes over" in m.subject]
         assert len(news) == 1
-        assert "dave (dave@players.test) takes over the seat of cat from turn" in news[0].flat
+        assert "dave takes over the seat of cat from turn" in news[0].flat
+        assert "@" not in news[0].text  # issue 13: no address reaches the players
     assert [m.subject for m in table.mails("cat", "gm_alert")] == [
         "[rep] You no longer play in this game"
     ]

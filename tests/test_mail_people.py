@@ -8,7 +8,10 @@ tests/test_mailloop_guard.py and tests/test_longgames_*.py.
 
 from __future__ import annotations
 
-from pbem.report.subjects import SUBJECT_WIDTH, TOKEN_RE, fit
+import re
+from datetime import timedelta
+
+from pbem.report.subjects import TOKEN_RE, fit
 from tests.longgame_helpers import World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -80,15 +83,44 @@ def test_a_player_of_two_games_who_names_none_is_told_which(tmp_path) -> None:  
 
 
 def test_a_long_subject_keeps_its_token_whole() -> None:
+    """Issue 13: a subject with a token is folded, never cut (this test once
+    accepted a subject cut short around its token), and a shorter candidate
+    without the token is never taken instead."""
     subject = (
         "[world-1] Not applied, 3 problems: Re: [world-1] Your turn 14 (token 7f3a9c0d11) "
         "and the rest of a very long subject line"
     )
-    short = fit([subject])
-    assert len(short) <= SUBJECT_WIDTH
-    found = TOKEN_RE.search(short)
+    assert fit([subject, "[world-1] Your mail was not applied: 3 problems"]) == subject
+    found = TOKEN_RE.search(fit([subject]))
     assert found is not None and found.group(1) == "7f3a9c0d11"
-    assert short.startswith("[world-1] Not applied, 3 problems: Re: [world-1] Your")
+    plain = "[world-1] " + "word " * 30
+    assert fit([plain]) == plain[:75].rstrip() + "..."  # without a token: still cut
+
+
+def test_a_reply_to_a_long_error_reply_is_the_players_own(tmp_path) -> None:  # noqa: ANN001
+    """The issue's trial: a game with a long name, an error reply whose subject
+    no longer fits one line, and the player's answer to it is played (no
+    impostor alert): the token went out whole in a folded header."""
+    name = "world-championship-final-2024"
+    world, table, mover = quiet_game(tmp_path, name)
+    state = world.state(name)
+    mover.reply(mover.latest("your_turn"), "PLACE 99 Kamchatca\n")
+    world.poll()
+    refused = [m for m in mover.read() if m.kind == "error_reply"]
+    assert len(refused) == 1
+    token = TOKEN_RE.search(mover.latest("your_turn").subject)
+    assert token is not None
+    assert refused[0].subject == (
+        f"[{name}] Not applied, 1 problem: Re: [{name}] Your turn {state.turn} "
+        f"({token.group(0)[1:-1]})"
+    )
+    orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
+    mover.reply(refused[0], orders)
+    world.poll()
+    assert [m.kind for m in mover.read()] == ["turn_report", "receipt"]
+    assert world.game(name).turn == state.turn + 1
+    table.read_all()
+    assert not [m for m in table.gm if "Authentication failed" in m.subject]
 
 
 def test_join_takes_its_line_and_leaves_the_signature(tmp_path) -> None:  # noqa: ANN001
@@ -137,3 +169,57 @@ def test_set_timezone_shows_deadlines_in_the_players_own_zone(tmp_path) -> None:
     assert "EST" in notice.split("; for you ")[1]
     other = next(n for n in PLAYERS if n != "ann")
     assert all("; for you " not in m.flat for m in table.mails(other))
+
+
+def test_join_and_confirm_take_the_first_matching_line_only(tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: a signature (even one that reads like an order) or the same
+    line twice spoils neither JOIN nor CONFIRM, and nobody joins twice."""
+    world = World(tmp_path)
+    world.open_game("open2", 3)
+    fay = "fay@players.test"
+    world.send(fay, "Hi!\nJOIN open2 AS fay\nJOIN open2 AS fay2\n--\nFay\n12 Place des Vosges\n")
+    world.poll()
+    asked = world.take(fay)
+    assert [m.subject for m in asked] == ["[open2] Confirm joining as fay"]
+    assert asked[0].text.startswith("Confirm joining as fay\n")  # no "GM alert:" to a player
+    token = re.search(r"CONFIRM (\w+)", asked[0].text)
+    assert token is not None
+    world.send(
+        fay,
+        f"CONFIRM {token.group(1)}\nCONFIRM {token.group(1)}\n\n"
+        "Thanks,\nFay\nAttack is the best defence\n",
+        f"Re: {asked[0].subject}",
+    )
+    world.poll()
+    answers = world.take(fay)
+    assert [m.subject for m in answers] == ["[open2] You are in, as fay"]
+    assert "You have seat 1 of 3 in open2 as fay." in answers[0].flat
+
+
+def test_another_players_resignation_keeps_the_deadline(tmp_path) -> None:  # noqa: ANN001
+    """Issue 13: RESIGN by mail from a player who is not to move leaves the
+    mover's deadline as it was; the mover resigning starts the next one's."""
+    world = World(tmp_path)
+    four = [*PLAYERS, "dan"]
+    table = new_table(world, "quit", four)
+    table.silence()
+    table.read_all()
+    mover = table[table.mover()]
+    deadline = world.game("quit").deadline
+    assert deadline is not None
+    others = [n for n in four if n != mover.name]
+    world.advance(hours=10)
+    table[others[0]].write("RESIGN\n")
+    world.poll()
+    assert world.player("quit", others[0]).status == "resigned"
+    assert world.game("quit").deadline == deadline
+    assert table.mover() == mover.name
+    table.read_all()
+    assert [m.subject for m in table.mails(mover.name) if m.kind == "gm_alert"] == [
+        f"[quit] {others[0]} has resigned"
+    ]
+    world.advance(hours=2)
+    mover.write("RESIGN\n")
+    world.poll()
+    assert table.mover() in others[1:]
+    assert world.game("quit").deadline == world.clock.now() + timedelta(hours=48)

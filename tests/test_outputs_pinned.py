@@ -18,11 +18,12 @@ from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
 from pbem.rules.options import load_preset
-from pbem.rules.simulate import game_secret, play_game, setup_game, simulate_many
+from pbem.rules.simulate import game_secret, play_game, setup_game
 from pbem.rules.state import OVER
 from pbem.rules.turnplan import play_turn
 from pbem.service.records import definition_of, read_record, verify_record, write_record
 from pbem.service.replay import TURN, start
+from pbem.service.simulation import simulate_many
 
 RECORDS = Path(__file__).parent / "data" / "records"
 

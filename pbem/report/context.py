@@ -103,6 +103,8 @@ class GameStart:
     seat: int
     password: str
     deadline: datetime | None  # for the setup orders, when they are needed
+    holder: str = ""  # set for a new player taking over the seat mid-game (`pbem replace`)
+    turn: int = 0  # the turn the takeover counts from
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,8 @@ class Receipt:
     adjudicated: bool  # True: played at once (the report follows); False: held
     check_only: bool = False  # a CHECK mail: validated, nothing applied
     forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
+    setup: str = ""  # the setup phase the orders were for ("place"...); "" for a turn
+    late: datetime | None = None  # the deadline they missed (accepted in the grace period)
 
 
 @dataclass(frozen=True)

@@ -5,19 +5,32 @@ mail has pictures the HTML part is ``multipart/related`` with each picture
 inline by Content-ID. Every mail is marked ``Auto-Submitted: auto-generated``
 (RFC 3834) so well-behaved auto-responders stay quiet; the caller gives the
 Message-ID (stable, so a resend is recognised) and the threading headers.
+
+Speed (issue 16): a turn's picture goes to every player, so its MIME part is
+built once (base64 and all) and shared by every mail that carries it, and
+the bytes it serialises to are kept too. The mails stay byte for byte what
+the standard library writes (tests/test_report_mime_golden.py).
 """
 
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
+from email.generator import BytesGenerator
 from email.message import EmailMessage
+from email.policy import Policy
 from email.utils import format_datetime
+from io import BytesIO
+from threading import Lock
+from typing import Any
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_NLCRE = re.compile(r"\r\n|\r|\n")  # as email.generator.NLCRE
+_STANDARD: Any = BytesGenerator  # its private helpers, which typeshed does not list
 
 
 @dataclass(frozen=True)
@@ -59,7 +72,7 @@ def to_mime(
     date: datetime | None = None,
 ) -> EmailMessage:
     """The mail as an EmailMessage (policy.default); ``date`` defaults to now."""
-    msg = EmailMessage(policy=policy.default)
+    msg = Mail(policy=policy.default)
     msg["From"] = sender
     msg["To"] = recipient
     msg["Subject"] = rendered.subject
@@ -88,12 +101,107 @@ def to_mime(
     if rendered.images:
         html: EmailMessage = msg.get_payload()[1]  # type: ignore[index, assignment]  # a list here
         for cid, data in sorted(rendered.images.items()):
-            html.add_related(
-                data,
-                maintype="image",
-                subtype="png",
-                cid=_angle(cid),
-                disposition="inline",
-                filename=f"{cid.split('@')[0]}.png",
-            )
+            # what html.add_related(data, ...) does, with the part built once per picture
+            if html.get_content_type() != "multipart/related":
+                html.make_related()
+            html.attach(_shared_image(type(html), html.policy, cid, data))
     return msg
+
+
+# ------------------------------------------------------------ shared parts
+SHARED_PARTS = 32  # pictures kept: a poll answers one turn of many games in a row
+
+_lock = Lock()
+# (class, policy, cid, PNG) -> the part; id(part) -> (part, [(generator settings, bytes)])
+_parts: OrderedDict[tuple[Any, ...], EmailMessage] = OrderedDict()
+_written: dict[int, tuple[EmailMessage, list[tuple[Any, bytes]]]] = {}
+
+
+def _shared_image(cls: type[EmailMessage], pol: Policy, cid: str, data: bytes) -> EmailMessage:
+    """The inline picture part, as ``add_related`` builds it; one object per picture.
+
+    Shared parts are never changed after they are built: a mail that gets
+    another part (an attachment) gets it beside them, not in them."""
+    key = (cls, pol, cid, data)
+    with _lock:
+        part = _parts.get(key)
+        if part is not None:
+            _parts.move_to_end(key)
+            return part
+    part = cls(policy=pol)
+    part.set_content(
+        data,
+        maintype="image",
+        subtype="png",
+        cid=_angle(cid),
+        disposition="inline",
+        filename=f"{cid.split('@')[0]}.png",
+    )
+    if "content-disposition" not in part:
+        part["Content-Disposition"] = "inline"
+    with _lock:
+        _parts[key] = part
+        _written[id(part)] = (part, [])
+        while len(_parts) > SHARED_PARTS:
+            _, old = _parts.popitem(last=False)
+            _written.pop(id(old), None)
+    return part
+
+
+class _SharedPartsGenerator(BytesGenerator):
+    """A BytesGenerator that writes a shared part from the bytes it gave the first time.
+
+    A part's bytes depend only on the part, the policy and the line ending
+    (a non-multipart part has no boundary to choose), so they are the same
+    in every mail that carries it."""
+
+    def flatten(self, msg: Any, unixfrom: bool = False, linesep: str | None = None) -> None:
+        me: Any = self  # the generator's private state, which typeshed does not list
+        entry = _written.get(id(msg))
+        if entry is None or entry[0] is not msg or unixfrom:
+            super().flatten(msg, unixfrom, linesep)
+            return
+        # the policy the standard flatten would write with (it clones per part)
+        pol = msg.policy if self.policy is None else self.policy
+        if linesep is not None:
+            pol = pol.clone(linesep=linesep)
+        if self.maxheaderlen is not None:
+            pol = pol.clone(max_line_length=self.maxheaderlen)
+        settings = (me._mangle_from_, vars(pol))
+        for seen, done in entry[1]:
+            if seen == settings:
+                me._fp.write(done)
+                return
+        buffer = BytesIO()
+        BytesGenerator(buffer, me._mangle_from_, None, policy=pol).flatten(msg, False)
+        with _lock:
+            if len(entry[1]) < 4:  # a few line endings or header widths, not more
+                entry[1].append((settings, buffer.getvalue()))
+        me._fp.write(buffer.getvalue())
+
+    def _write_lines(self, lines: str) -> None:
+        """As the standard one, in one write instead of two per line (same bytes)."""
+        if lines:
+            me: Any = self
+            self.write(me._NL.join(_NLCRE.split(lines)))
+
+    @classmethod
+    def _make_boundary(cls, text: Any = None) -> str:
+        """A random boundary, as the standard one; its regex search over the whole
+        mail only when the boundary occurs in it at all (practically never)."""
+        boundary: str = _STANDARD._make_boundary()
+        if text is None or b"--" + boundary.encode("ascii") not in text:
+            return boundary
+        return str(_STANDARD._make_boundary.__func__(cls, text))
+
+
+class Mail(EmailMessage):
+    """An EmailMessage whose bytes reuse the serialised shared parts (same bytes)."""
+
+    def as_bytes(self, unixfrom: bool = False, policy: Policy | None = None) -> bytes:
+        buffer = BytesIO()
+        generator = _SharedPartsGenerator(
+            buffer, mangle_from_=False, policy=self.policy if policy is None else policy
+        )
+        generator.flatten(self, unixfrom=unixfrom)
+        return buffer.getvalue()

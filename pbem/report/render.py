@@ -36,6 +36,7 @@ from pbem.report.context import (
 )
 from pbem.report.mime import RenderedMail
 from pbem.report.picture import map_picture
+from pbem.report.shared import shared, shared_as
 from pbem.report.textfmt import (
     WIDTH,
     flow,
@@ -62,6 +63,10 @@ def _item_text(item: str | views.AttackLine) -> str:
 
 
 def _board_text(blocks: list[views.ContinentBlock]) -> str:
+    return shared(_board_text_of, blocks)
+
+
+def _board_text_of(blocks: list[views.ContinentBlock]) -> str:
     name_width = max(len(r.name) for b in blocks for r in b.rows)
     owner_width = max(len(r.who.name) for b in blocks for r in b.rows)
     lines = [views.board_block_lines(b, name_width, owner_width) for b in blocks]
@@ -69,12 +74,22 @@ def _board_text(blocks: list[views.ContinentBlock]) -> str:
 
 
 def _players_text(rows: list[views.PlayerRow]) -> str:
+    return shared(_players_text_of, rows)
+
+
+def _players_text_of(rows: list[views.PlayerRow]) -> str:
     header, cells, align = views.player_table(rows)
     return "\n".join(table(cells, align, header))
 
 
 def _table_text(rows: list[list[Any]], align: str, header: list[str] | None = None) -> str:
     return "\n".join(table(rows, align, header))
+
+
+def _once(name: str, macro: Any, *args: Any) -> Any:
+    """``{{ once("board", m.board, blocks, marks_key) }}``: a macro's HTML that every
+    reader of a turn shares, rendered once per render_once scope."""
+    return shared_as(("macro", name), macro, *args)
 
 
 def _underline(text: str, char: str = "-") -> str:
@@ -103,6 +118,7 @@ def environment() -> Environment:
         join_words=join_words,
     )
     env.globals.update(AttackLine=views.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
+    env.globals["once"] = _once
     env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
     return env
 
@@ -148,7 +164,7 @@ def _picture(
 ) -> tuple[str | None, dict[str, bytes]]:
     """The map picture as (cid, images); (None, {}) for a map without positions."""
     png = map_picture(
-        state.board, state.owner, state.armies, views.sides(game, state), changed, caption
+        state.board, state.owner, state.armies, shared(views.sides, game, state), changed, caption
     )
     if png is None:
         return None, {}
@@ -160,8 +176,9 @@ def _board_context(
     game: GameInfo, state: GameState, to_move: int | None, changed: Sequence[int] = ()
 ) -> dict[str, Any]:
     return {
-        "blocks": views.board_blocks(game, state, changed),
-        "players": views.player_rows(game, state, to_move),
+        # the same for every reader of this board: computed once per render_once scope
+        "blocks": shared(views.board_blocks, game, state, tuple(changed)),
+        "players": shared(views.player_rows, game, state, to_move),
         "marks_key": _marks_key(state, changed),
     }
 
@@ -247,7 +264,15 @@ def render_game_start(start: GameStart) -> RenderedMail:
             f"{plural(len(game.players), 'player')}",
             f"{subjects.tag(game.name)}The game begins: you are {you.name}",
         ]
+        if not start.holder
+        else [
+            f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
+            f"({you.colour}) from turn {start.turn}",
+            f"{subjects.tag(game.name)}Welcome: you take over {you.name}",
+        ]
     )
+    hq = state.players[seat].hq if seat < len(state.players) else None
+    playing = state.phase not in (*SETUP_PHASES, OVER) and state.current >= 0
     context = {
         **_common(game, seat),
         **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
@@ -265,6 +290,11 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "has_deadline": start.deadline is not None,
         "your_territories": [state.board.territories[t].name for t in state.territories_of(seat)],
         "cid": cid,
+        "holder": start.holder,
+        "takeover_turn": start.turn,
+        "mover": views.who(game, state, state.current) if playing else None,
+        "capital": game.options.goal == "capital",
+        "headquarters": state.board.territories[hq].name if hq is not None else "",
     }
     return _mail("game_start", subject, you.address, context, game, images)
 
@@ -272,7 +302,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
-    what = {"claim": "draft", "place": "placement", "hq": "headquarters"}.get(state.phase, "setup")
+    what = SETUP_WORDS.get(state.phase, "setup")
     if state.phase == "claim" and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
@@ -380,17 +410,36 @@ def plural_hours(hours: float) -> str:
     return f"{shown} hour" if shown == "1" else f"{shown} hours"
 
 
+SETUP_WORDS = {"claim": "draft", "place": "placement", "hq": "headquarters"}
+
+
 def render_receipt(receipt: Receipt) -> RenderedMail:
+    """Orders accepted (or CHECKed): for which turn or setup phase, and "late"
+    only for orders that came after their deadline, in the grace period."""
     game = receipt.game
+    what = (
+        f"your {SETUP_WORDS.get(receipt.setup, 'setup')} orders"
+        if receipt.setup
+        else f"your orders for turn {receipt.turn}"
+    )
     if receipt.check_only:
-        subject = f"{subjects.tag(game.name)}CHECK: your orders for turn {receipt.turn} are valid"
+        title = f"CHECK: {what} are valid"
+    elif receipt.setup:
+        title = f"Setup orders accepted ({SETUP_WORDS.get(receipt.setup, 'setup')})"
     else:
-        subject = f"{subjects.tag(game.name)}Orders accepted for turn {receipt.turn}"
+        title = f"Orders accepted for turn {receipt.turn}"
+    late = ""
+    if receipt.late is not None and not receipt.check_only:
+        title += " (late, in the grace period)"
+        late = when(receipt.late, game.timezone, game.zone_of(receipt.seat))
     context = {
         **_common(game, receipt.seat),
         "receipt": receipt,
+        "title": title,
+        "late": late,
         "orders": receipt.orders_text.strip("\n").splitlines(),
     }
+    subject = subjects.fit([f"{subjects.tag(game.name)}{title}"])
     return _mail("receipt", subject, game.address_of(receipt.seat), context, game)
 
 
@@ -492,7 +541,8 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     to_gm = game is None or not alert.address or alert.address == game.gm_address
     prefix = "GM alert: " if to_gm else ""
     subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
-    return _mail("gm_alert", subject, address, {"alert": alert}, game)
+    heading = f"{prefix}{alert.subject}"
+    return _mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:

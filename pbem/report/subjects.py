@@ -2,8 +2,9 @@
 
 Every subject of a game starts with ``[NAME]`` (the mail layer finds the game
 there) and stays within ``SUBJECT_WIDTH`` characters, summarising when there
-is much to say. A turn notice carries its token as ``(token 7f3a9c)``;
-``TOKEN_RE`` finds it again in the subject of a reply.
+is much to say, except that a subject carrying a turn token is never cut.
+A turn notice carries its token as ``(token 7f3a9c)``; ``TOKEN_RE`` finds it
+again in the subject of a reply.
 """
 
 from __future__ import annotations
@@ -22,20 +23,20 @@ def tag(game: str | None) -> str:
 
 
 def fit(candidates: Sequence[str], width: int = SUBJECT_WIDTH) -> str:
-    """The first candidate that fits, else the last one cut short, but never
-    its turn token: a player replying to the mail must send the token back
-    (the header is folded by the MIME layer if it is long)."""
-    for text in candidates:
+    """The first candidate that fits; the last one cut short when none does.
+
+    A turn token is never lost nor cut: a player replying to the mail must
+    send it back. Candidates without the token are passed over, and a
+    subject with the token that fits no width is kept whole (the MIME layer
+    folds a long header over several lines; nothing of it is dropped)."""
+    found = next((m for c in candidates if (m := TOKEN_RE.search(c))), None)
+    usable = [c for c in candidates if found is None or found.group(0) in c]
+    for text in usable:
         if len(text) <= width:
             return text
-    last = candidates[-1]
-    token = TOKEN_RE.search(last)
-    if token is None:
-        return last[: width - 3].rstrip() + "..."
-    keep = f" {token.group(0)}"
-    rest = (last[: token.start()] + last[token.end() :]).rstrip()
-    room = max(width - len(keep) - 3, len(tag_of(rest)))
-    return rest[:room].rstrip() + "..." + keep
+    if found is not None:
+        return usable[0]  # the fullest: folded, not cut
+    return candidates[-1][: width - 3].rstrip() + "..."
 
 
 def tag_of(subject: str) -> str:

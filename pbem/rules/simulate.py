@@ -2,21 +2,21 @@
 
 A simulated game is a real game: the same engine, the dice of DICE.md with a
 secret derived from the seed, events for every step (``play_game`` rolls v1
-dice unless told otherwise; ``simulate_many``, the command, rolls v2 like new
-games, without contributions since bots write no mail). A safety cap on
+dice unless told otherwise; ``pbem simulate`` rolls v2 like new games, without
+contributions since bots write no mail). A safety cap on
 turns stops a game that does not end; it is reported as capped, never won.
 
-`simulate_many` is the one place in the rules layer that reads the clock and
-starts processes: it is a driver around the pure engine, and each game's
-result depends only on its own seed (game ``i`` of a run has seed
-``seed + i``), so the figures do not depend on how many workers played them.
+Everything here is pure: no clock, no processes. Each game's result depends
+only on its own seed (game ``i`` of a run has seed ``seed + i``), so
+``pbem.service.simulation.simulate_many`` can spread the seeds over worker
+processes and time them, and the figures do not depend on how many workers
+played them (``summarise`` takes the results in seed order).
 """
 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,10 +164,13 @@ class SimulationSummary:
         return "\n".join(lines)
 
 
-_Job = tuple[Board, Options, int, str, int, list[int], str]
+# board, options, players, bot, cap, seeds, dice version
+Job = tuple[Board, Options, int, str, int, list[int], str]
+Outcome = tuple[int, str | None, int, bool, str, str]  # seed, winner, turns, capped, hash, reason
 
 
-def _play_chunk(job: _Job) -> list[tuple[int, str | None, int, bool, str, str]]:
+def play_seeds(job: Job) -> list[Outcome]:
+    """The games of ``job``'s seeds, in order (one worker's share of a run)."""
     board, options, players, bot, cap, seeds, dice = job
     out = []
     for seed in seeds:
@@ -176,44 +179,27 @@ def _play_chunk(job: _Job) -> list[tuple[int, str | None, int, bool, str, str]]:
     return out
 
 
-def simulate_many(
-    board: Board,
-    options: Options,
-    players: int,
-    games: int,
-    seed: int,
-    bot: str = "random",
-    workers: int = 2,
-    cap: int = DEFAULT_CAP,
-    dice: str = DICE_V2,
-) -> SimulationSummary:
-    """Play ``games`` games (seeds ``seed .. seed + games - 1``) over ``workers`` processes.
-
-    ``dice``: v2 by default, like new games, and faster than v1 (one SHAKE-256 stream
-    per turn instead of an HMAC per 32 bytes); each game still depends only on its seed."""
+def check_request(options: Options, players: int, games: int, workers: int, bot: str) -> None:
+    """Refuse a run that cannot be played, before any game (or process) starts."""
     if games < 1:
         raise ValueError("simulate at least one game")
     if workers < 1:
         raise ValueError("workers must be 1 or more")
     options.check_players(players)
     for kind in bot.split(","):
-        make_bot(kind, 0)  # an unknown bot fails here, before any process starts
-    seeds = list(range(seed, seed + games))
-    workers = min(workers, games)
-    started = time.perf_counter()
-    if workers == 1:
-        results = _play_chunk((board, options, players, bot, cap, seeds, dice))
-    else:
-        # small chunks keep both workers busy to the end; results come back in order
-        size = max(1, min(25, games // (workers * 4)))
-        jobs = [
-            (board, options, players, bot, cap, seeds[i : i + size], dice)
-            for i in range(0, games, size)
-        ]
-        context = multiprocessing.get_context("fork" if _can_fork() else "spawn")
-        with context.Pool(workers) as pool:
-            results = [r for chunk in pool.map(_play_chunk, jobs) for r in chunk]
-    seconds = time.perf_counter() - started
+        make_bot(kind, 0)  # an unknown bot fails here
+
+
+def summarise(
+    results: Sequence[Outcome],
+    seconds: float,
+    players: int,
+    bot: str,
+    seed: int,
+    workers: int,
+    dice: str = DICE_V2,
+) -> SimulationSummary:
+    """The figures of a run from its games' outcomes, in seed order."""
     winners: dict[str, int] = {}
     reasons: dict[str, int] = {}
     digest = hashlib.sha256()
@@ -223,7 +209,7 @@ def simulate_many(
             reasons[reason] = reasons.get(reason, 0) + 1
         digest.update(final_hash.encode())
     return SimulationSummary(
-        games=games,
+        games=len(results),
         turns=sum(r[2] for r in results),
         seconds=seconds,
         winners=winners,
@@ -236,7 +222,3 @@ def simulate_many(
         digest=digest.hexdigest(),
         dice=dice,
     )
-
-
-def _can_fork() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()

@@ -12,16 +12,25 @@ from pbem.rules.state import OVER
 from pbem.service import replay
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
+    add_reroll,
     append_entry,
     definition_of,
     log_of,
     players_of,
+    rerolls_of,
     store_result,
     sync_row,
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
-from pbem.service.records import Record, RecordError, draws_of, read_record, write_record
+from pbem.service.records import (
+    Record,
+    RecordError,
+    draws_of,
+    read_record,
+    reroll_problem,
+    write_record,
+)
 from pbem.store import Game, Player, SeatHolder, TurnResult, id_of
 
 
@@ -83,6 +92,8 @@ def export_record(session: Session, game: Game, with_secret: bool = False) -> st
     }
     players = players_of(session, game)
     definition = definition_of(session, game)
+    published = game.secret_revealed or with_secret
+    rerolls = [(t, c, s if published else None) for t, s, c in rerolls_of(session, game)]
     result = ""
     if game.winner_seat is not None:
         result = players[game.winner_seat].name
@@ -99,6 +110,7 @@ def export_record(session: Session, game: Game, with_secret: bool = False) -> st
         result=result,
         preset=game.preset,
         dice_version=game.dice_version,
+        rerolls=rerolls,
     )
     if record.secret_hex:  # every draw, so anyone can check the dice from the spec alone
         record.draws = draws_of(record, bytes.fromhex(record.secret_hex))
@@ -143,6 +155,11 @@ def import_record(
     )
     session.add(game)
     session.flush()
+    problem = reroll_problem(record)
+    if problem:
+        raise ServiceError(f"{source}: {problem}")
+    for turn, _, reroll_hex in record.rerolls:
+        add_reroll(session, game, turn, bytes.fromhex(reroll_hex or ""))
     passwords = {}
     for seat, (name, colour) in enumerate(record.players):
         password = new_password()

@@ -109,13 +109,16 @@ def _mission_text(state: GameState, seat: int) -> str | None:
 def describe_game(state: GameState, info: dict[str, Any]) -> str:
     board = state.board
     lines = [f"Game {info['name']} on {board.title}: {info.get('status', '')}, phase {state.phase}"]
+    deadline = info.get("deadline_text") or info.get("deadline")
     if state.phase == "over" and state.winner is not None:
         lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
     elif state.current >= 0:
         lines.append(
             f"Turn {state.turn}: {state.players[state.current].name} to move"
-            + (f", deadline {info['deadline']}" if info.get("deadline") else "")
+            + (f", deadline {deadline}" if deadline else "")
         )
+    elif deadline:  # a setup phase: everyone's orders are due
+        lines.append(f"Setup ({state.phase}): every player's orders due, deadline {deadline}")
     lines.append("")
     lines.append(f"{'player':<14}{'colour':<9}{'terr':>5}{'armies':>8}{'cards':>7}  next")
     for seat, p in enumerate(state.players):

@@ -46,6 +46,7 @@ from pbem.store import (
     PendingOrders,
     Player,
     SeatHolder,
+    ServiceState,
     TurnResult,
     id_of,
     utcnow,
@@ -254,8 +255,36 @@ def definition_of(session: Session, game: Game) -> replay.GameDefinition:
     board = board_of(game.map_text, game.map_name)
     options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
     players = tuple((p.name, p.colour) for p in players_of(session, game))
+    rerolls = tuple(
+        (first, bytes.fromhex(secret)) for first, secret, _ in rerolls_of(session, game)
+    )
     secret = bytes.fromhex(game.secret)
-    return replay.GameDefinition(game.name, board, options, players, secret, game.dice_version)
+    return replay.GameDefinition(
+        game.name, board, options, players, secret, game.dice_version, rerolls
+    )
+
+
+def _rerolls_key(game: Game) -> str:
+    return f"rerolls:{id_of(game)}"
+
+
+def rerolls_of(session: Session, game: Game) -> list[tuple[int, str, str]]:
+    """(first turn, secret hex, commitment) of every new dice secret drawn by
+    `pbem rollback --reroll`, oldest first; the game's own secret stays in
+    ``Game.secret`` and still gives every turn before the first reroll."""
+    row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()
+    return [(int(t), str(s), str(c)) for t, s, c in json.loads(row.value)] if row else []
+
+
+def add_reroll(session: Session, game: Game, first_turn: int, secret: bytes) -> str:
+    """Record a new secret for the dice from ``first_turn`` on; its commitment."""
+    row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()
+    row = row or ServiceState(key=_rerolls_key(game), value="[]")
+    made = commitment(secret)
+    row.value = json.dumps([*json.loads(row.value), [first_turn, secret.hex(), made]])
+    session.add(row)
+    session.flush()
+    return made
 
 
 def log_of(session: Session, game: Game) -> list[OrderEntry]:

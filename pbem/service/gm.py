@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
+from pbem.rules.dice import new_secret
 from pbem.rules.state import SETUP_PHASES
 from pbem.service import notify, replay
 from pbem.service.context import Context
@@ -22,6 +23,7 @@ from pbem.service.deadlines import (
 )
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
+    add_reroll,
     definition_of,
     find_player,
     load,
@@ -262,17 +264,29 @@ def replace(
     session.add(game)
     session.add(player)
     session.flush()
-    notify.game_start(session, ctx, game, {player.name: password}, only_seat=player.seat)
+    notify.game_start(
+        session, ctx, game, {player.name: password}, only_seat=player.seat, holder=holder_name
+    )
     if acting_now:
         notify.prompt_next(session, ctx, game, state)
     _farewell(session, ctx, game, player.name, old_address)
+    # Players learn who plays the seat now, never anyone's address.
     notify.announce(
         session,
         ctx,
         game,
-        f"{holder_name} ({address}) takes over the seat of {player.name} from turn "
-        f"{game.turn} on; {old_address} no longer plays it.",
+        f"{holder_name} takes over the seat of {player.name} from turn {game.turn} on; "
+        f"the seat keeps its name, {player.name}, and its former player no longer plays it.",
         subject=f"A new player takes over {player.name}'s seat",
+    )
+    notify.gm_note(
+        session,
+        ctx,
+        game,
+        f"Seat {player.seat} ({player.name}): {holder_name} <{address}> from turn "
+        f"{game.turn} on, after {old_address}.",
+        key=f"replace:{player.seat}:{game.turn}:{address}",
+        subject=f"Seat of {player.name} handed over",
     )
     return (
         f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "
@@ -300,8 +314,13 @@ def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, addres
     )
 
 
-def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
-    """Undo every step from ``turn`` on: truncate the log, replay, announce."""
+def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool = False) -> str:
+    """Undo every step from ``turn`` on: truncate the log, replay, announce.
+
+    The replayed turns roll the same dice (they follow from the committed
+    secret). With ``reroll`` the dice from ``turn`` on come from a new
+    secret, drawn now; its commitment is announced, and the old secret is
+    kept, as it still gives every turn before ``turn``."""
     if game.phase == "open":
         raise ServiceError(f"game {game.name} has not started")
     if turn < 1 or turn > game.turn:
@@ -364,24 +383,37 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int) -> str:
         _recount_misses(session, game, player, keep)
         session.add(player)
     start_period(session, ctx, game, state)
+    if reroll:
+        made = add_reroll(session, game, turn, new_secret())
+        dice = (
+            f"The dice from turn {turn} on come from a new secret, drawn now; its "
+            f"SHA-256, the new commitment, is\n  {made}\nKeep it with the first one: "
+            f"the game's first secret still gives every turn before {turn}, and both "
+            "are published when the game ends."
+        )
+        told = f"new dice from turn {turn} on (commitment {made})"
+    else:
+        dice = (
+            "The dice are the game's committed dice: the same orders would roll the "
+            "same dice again."
+        )
+        told = (
+            "the dice of the replayed turns are the same as before (they follow from the "
+            "committed secret), so the same orders roll the same dice; --reroll draws new ones"
+        )
     notify.announce(
         session,
         ctx,
         game,
         f"The GM rolled {game.name} back to the start of turn "
         f"{state.turn}: {cut} log entries were undone. The board is as it was then; "
-        f"the deadline is {_when(game.deadline)}. The dice are the game's committed "
-        "dice: the same orders would roll the same dice again.",
-        subject=f"Rolled back to turn {state.turn}",
+        f"the deadline is {_when(game.deadline)}. {dice}",
+        subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
     if state.phase != "over":
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
-    return (
-        f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); the dice "
-        "of the replayed turns are the same as before (they follow from the committed "
-        "secret), so the same orders roll the same dice"
-    )
+    return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"
 
 
 def _recount_misses(session: Session, game: Game, player: Player, log: list[OrderEntry]) -> None:

@@ -37,7 +37,7 @@ from pbem.orders.check import all_problems
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, notify, schedule
+from pbem.service import claims, deadlines, gmmail, notify, schedule
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -129,6 +129,10 @@ def _handle(
     found = _find_game(session, mail)
     if found is None:
         own = sorted(g.name for g, _ in _games_of_sender(session, mail.sender))
+        run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
+        if run and _may_reply(session, ctx, mail.sender):
+            gmmail.answer_unnamed(session, ctx, mail, run)
+            return _reject(row, None, f"no game named by the GM {mail.sender}")
         if (own or ctx.config.mail.reply_to_unknown) and _may_reply(session, ctx, mail.sender):
             notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
         return _reject(row, None, f"no game for {mail.sender}")
@@ -137,11 +141,13 @@ def _handle(
     assert found.id is not None
     game = lock_game(session, found.id)
     row.game_id = game.id
+    gm_mail = _gm_mail(session, ctx, row, game, mail)
+    if gm_mail is not None:
+        return gm_mail
     if game.phase == "open":
         from pbem.service import joining
 
-        parsed, problems = _parse(mail.text, _board_of(game))
-        commands = parsed.commands if parsed is not None else []
+        commands = _join_commands(mail.text, _board_of(game))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -183,7 +189,25 @@ def _handle(
         return MailOutcome(
             row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
         )
-    return _act(session, ctx, game, player, mail, parsed)
+    return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
+
+
+def _gm_mail(
+    session: Session, ctx: Context, row: InboundMessage, game: Game, mail: DecodedMail
+) -> MailOutcome | None:
+    """The GM's commands by mail (pbem.service.gmmail), or None for any other
+    mail. A GM who also plays a seat from the same address acts as the GM
+    only with the GM password; without it their mail is a player's."""
+    if not gmmail.is_gm_mail(ctx, game, mail):
+        return None
+    password = _password(mail.text)
+    plays = any(p.address == mail.sender for p in players_of(session, game))
+    if plays and not gmmail.has_gm_password(session, game, password):
+        return None
+    authenticated, line = gmmail.handle(session, ctx, game, mail, password)
+    if not authenticated:
+        return _reject(row, game, line)
+    return MailOutcome(row.message_id, game.name, "processed", line)
 
 
 def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
@@ -210,6 +234,18 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
+
+
+def _join_commands(text: str, board: Board) -> list[Command]:
+    """The first JOIN or CONFIRM line of a mail to an open game, read alone:
+    whatever else the mail says (a greeting, a signature, the same line
+    twice) neither spoils it nor joins twice."""
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if words and words[0].upper() in ("JOIN", "CONFIRM"):
+            parsed, _ = _parse(line, board)
+            return parsed.commands if parsed is not None else []
+    return []
 
 
 def _password(text: str) -> str | None:
@@ -319,6 +355,7 @@ def _act(
     player: Player,
     mail: DecodedMail,
     parsed: ParsedMail,
+    phase: str,
 ) -> MailOutcome:
     """Commands, orders and press of an authenticated mail; exactly one reply.
 
@@ -326,6 +363,13 @@ def _act(
     has none): a refused mail changes nothing, so a player who sends it
     again, corrected, does not relay the press twice."""
     reply = notify.Reply(game=game, player=player, mail=mail)
+    # The receipt names the turn (or setup phase) the orders were sent for, and
+    # says "late" only for orders after their deadline (in the grace period).
+    reply.setup = phase if phase in SETUP_PHASES else ""
+    reply.turn = game.turn
+    deadline = schedule.aware_utc(game.deadline)
+    if deadline is not None and ctx.clock.now() > deadline:
+        reply.late = deadline
     summary: list[str] = []
     if parsed.ignored:
         lines = ", ".join(f'line {n} "{text}"' for n, text in parsed.ignored)
@@ -418,7 +462,6 @@ def _orders(
         )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
-    reply.turn = next((st.turn for st in outcome.steps if st.seat is not None), None)
     notify.after_steps(session, ctx, game, outcome.steps)
     deadlines.play_bot_turns(session, ctx, game)
     return outcome.message

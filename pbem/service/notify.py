@@ -12,6 +12,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlmodel import Session, col, select
 
@@ -21,6 +22,7 @@ from pbem.orders import OrderProblem
 from pbem.report import context as rc
 from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
+from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service import catchup, outbox, replay, schedule
@@ -56,6 +58,8 @@ class Reply:
     check_only: bool = False  # CHECK: validated, nothing applied
     waiting: bool = False  # setup orders kept until every player has sent theirs
     forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
+    setup: str = ""  # the setup phase the orders were sent in ("" in a turn)
+    late: datetime | None = None  # the deadline passed before they came (grace period)
 
 
 # ----------------------------------------------------------------- helpers
@@ -199,6 +203,8 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 adjudicated=played,
                 check_only=reply.check_only,
                 forecast=tuple(reply.forecast),
+                setup=reply.setup,
+                late=reply.late,
             )
         )
     if rendered is not None:
@@ -522,13 +528,19 @@ def relay_press(session: Session, ctx: Context, game: Game, sender: Player, pres
 # --------------------------------------------------------- after a step
 def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     """Reports to every player (and the GM) for each adjudicated step, then the
-    notice to whoever must act next."""
+    notice to whoever must act next; the parts every reader shares rendered once."""
+    with render_once():
+        _after_steps(session, ctx, game, steps)
+
+
+def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     if not steps:
         return
     info = game_info(session, ctx, game)
     players = players_of(session, game)
     last = steps[-1]
-    schedule.start_period(session, ctx, game, last.state)
+    if _moves_on(steps):
+        schedule.start_period(session, ctx, game, last.state)
     for step in steps:
         if step.seat is None or step.before is None:
             continue
@@ -605,6 +617,16 @@ def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str]
         for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
         for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
     )
+
+
+def _moves_on(steps: list[replay.Step]) -> bool:
+    """Whether the steps start a new period (a new deadline): not when they are
+    only commands (RESIGN, REMOVE) that leave the same player to act in the
+    same turn and phase: another player's leaving keeps the deadline."""
+    first, last = steps[0].before, steps[-1].state
+    if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
+        return True
+    return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:
@@ -689,8 +711,10 @@ def game_start(
     game: Game,
     passwords: dict[str, str],
     only_seat: int | None = None,
+    holder: str = "",
 ) -> None:
-    """The first mail to each player (or to the new holder of one seat): rules,
+    """The first mail to each player (or to ``holder``, the new holder of one
+    seat: a welcome to the game under way, with the seat's cards): rules,
     map, turn order, their own password, the dice commitment. The first one
     to a seat is the root of that player's thread for the game."""
     state = load(session, game).state
@@ -700,7 +724,9 @@ def game_start(
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
             continue
-        start = rc.GameStart(info, state, p.seat, passwords.get(p.name, ""), game.deadline)
+        start = rc.GameStart(
+            info, state, p.seat, passwords.get(p.name, ""), game.deadline, holder, game.turn
+        )
         if only_seat is None:
             message_id, thread = thread_root_id(game.name, p.seat, host_of(ctx)), None
         else:

@@ -81,6 +81,8 @@ class Record:
     headers: dict[str, str] = field(default_factory=dict)
     dice_version: str = DICE_V1
     draws: list[DrawSection] = field(default_factory=list)  # only with the secret
+    # `pbem rollback --reroll`: (first turn, commitment, secret hex once published)
+    rerolls: list[tuple[int, str, str | None]] = field(default_factory=list)
 
 
 def map_sha256(text: str) -> str:
@@ -106,6 +108,9 @@ def write_record(record: Record) -> str:
     lines.append(f"[Commitment {_quote(record.commitment)}]")
     if record.secret_hex:
         lines.append(f"[Secret {_quote(record.secret_hex)}]")
+    if record.rerolls:  # "TURN:COMMITMENT[:SECRET]", one per reroll, oldest first
+        items = [f"{t}:{c}" + (f":{s}" if s else "") for t, c, s in record.rerolls]
+        lines.append(f"[Rerolls {_quote(' '.join(items))}]")
     if record.result:
         lines.append(f"[Result {_quote(record.result)}]")
     lines.append("")
@@ -235,7 +240,18 @@ def read_record(text: str, source: str = "record") -> Record:
         headers=headers,
         dice_version=version,
         draws=draws,
+        rerolls=_rerolls(headers.get("Rerolls", ""), source),
     )
+
+
+def _rerolls(value: str, source: str) -> list[tuple[int, str, str | None]]:
+    out: list[tuple[int, str, str | None]] = []
+    for item in value.split():
+        parts = item.split(":")
+        if len(parts) not in (2, 3) or not parts[0].isdigit():
+            raise RecordError(f"{source}: Rerolls: {item!r} is not TURN:COMMITMENT[:SECRET]")
+        out.append((int(parts[0]), parts[1], parts[2] if len(parts) == 3 else None))
+    return out
 
 
 def _unquote(raw: str, source: str, line: int) -> str:
@@ -290,7 +306,10 @@ def definition_of(record: Record, secret: bytes) -> GameDefinition:
     except MapError as exc:
         raise RecordError(str(exc)) from None
     players = tuple(record.players)
-    return GameDefinition(record.game, board, record.options, players, secret, record.dice_version)
+    rerolls = tuple((t, bytes.fromhex(s)) for t, _, s in record.rerolls if s)
+    return GameDefinition(
+        record.game, board, record.options, players, secret, record.dice_version, rerolls
+    )
 
 
 def draws_of(record: Record, secret: bytes) -> list[DrawSection]:
@@ -305,6 +324,23 @@ def _sections(record: Record, draws: list[Draws] | None) -> list[DrawSection]:
     assert draws is not None
     index = {id(entry): i for i, entry in enumerate(record.entries)}
     return [DrawSection(d.label, [index[id(e)] for e in d.entries], list(d.log)) for d in draws]
+
+
+def reroll_problem(record: Record) -> str:
+    """Why the rerolled dice of a record cannot be checked ("" when they can)."""
+    for turn, made, secret_hex in record.rerolls:
+        if not secret_hex:
+            return f"the secret of the dice rerolled from turn {turn} is not in the record"
+        try:
+            secret = bytes.fromhex(secret_hex)
+        except ValueError:
+            return f"the secret of the dice rerolled from turn {turn} is not hexadecimal"
+        if len(secret) != 32 or commitment(secret) != made:
+            return (
+                f"the secret of the dice rerolled from turn {turn} does not match the "
+                "commitment announced at the rollback"
+            )
+    return ""
 
 
 @dataclass
@@ -325,6 +361,9 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
         return VerifyReport(
             False, 0, "the secret does not match the commitment published at the start"
         )
+    problem = reroll_problem(record)
+    if problem:
+        return VerifyReport(False, 0, problem)
     definition = definition_of(record, secret)
     expected = [h for h in record.hashes]
     steps = 0

@@ -54,6 +54,17 @@ class GameDefinition:
     players: tuple[tuple[str, str], ...]  # (name, colour) by seat
     secret: bytes
     dice_version: str = DICE_V1  # games and records from before version 2 are v1
+    # `pbem rollback --reroll`: (first turn, secret) in the order they were made;
+    # a turn's dice come from the last one whose first turn is at or before it.
+    rerolls: tuple[tuple[int, bytes], ...] = ()
+
+    def secret_of_turn(self, turn: int) -> bytes:
+        """The secret a turn's dice come from: the game's, unless rerolled."""
+        secret = self.secret
+        for first, rerolled in self.rerolls:
+            if first <= turn:
+                secret = rerolled
+        return secret
 
 
 @dataclass
@@ -124,13 +135,15 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
 
 
 def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
-    """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order."""
+    """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order.
+    A turn's secret is the game's unless `pbem rollback --reroll` drew a new one for it."""
     contributions: tuple[bytes, ...] = ()
     if definition.dice_version == DICE_V2:
         contributions = tuple(contribution(e.text) for e in entries)
-    return make_stream(
-        definition.dice_version, definition.secret, definition.name, label, contributions
-    )
+    secret = definition.secret
+    if label.startswith("turn:"):
+        secret = definition.secret_of_turn(int(label.removeprefix("turn:")))
+    return make_stream(definition.dice_version, secret, definition.name, label, contributions)
 
 
 def turn_stream(
