@@ -407,9 +407,12 @@ def submit(
     message_id: str | None = None,
     dry_run: bool = False,
     allow_inactive: bool = False,
+    parsed: ParsedMail | None = None,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
-    adjudicate them. All or nothing: invalid orders change nothing."""
+    adjudicate them. All or nothing: invalid orders change nothing.
+    ``parsed``: ``text`` as the caller has already read it (parse_orders against
+    this game's board), so that a mail is read once."""
     if game.status == "paused":
         raise ServiceError(f"game {game.name} is paused by the GM")
     if game.phase == "over":
@@ -418,10 +421,11 @@ def submit(
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
     loaded = load(session, game)
     state = loaded.state
-    try:
-        parsed = parse_orders(text, state.board)
-    except OrdersError as exc:
-        return Outcome(False, exc.problems)
+    if parsed is None:
+        try:
+            parsed = parse_orders(text, state.board)
+        except OrdersError as exc:
+            return Outcome(False, exc.problems)
     if not parsed.orders:
         return Outcome(False, [NO_ORDERS])
     seat = player.seat
