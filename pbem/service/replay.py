@@ -200,10 +200,17 @@ def _first(problems: list[OrderProblem]) -> str:
     return f"line {p.line}: {p.message}"
 
 
-def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
+def apply(
+    game: Game,
+    entry: Entry,
+    keep_before: bool = False,
+    actions: list[TurnAction] | None = None,
+) -> Step | None:
     """Apply one log entry; returns the step it completes, or None when a setup
     phase still waits for other players. ``keep_before`` keeps a copy of the
-    state before the step (reports need it; replays do not)."""
+    state before the step (reports need it; replays do not). ``actions``: a turn
+    entry's actions when the caller has just parsed and validated the mail whose
+    canonical text the entry is (games.submit), so the text is not read twice."""
     state = game.state
     definition = game.definition
     before = state.copy() if keep_before else None
@@ -229,7 +236,8 @@ def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
         if entry.seat != state.current:
             raise ReplayError(state.turn, entry.seat, "orders for a seat whose turn it is not")
         turn = state.turn
-        actions = parse_turn(game, entry.seat, entry.text)
+        if actions is None:
+            actions = parse_turn(game, entry.seat, entry.text)
         events = _guard(
             turn,
             entry.seat,
