@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+from imapclient import IMAPClient
 
 from pbem.mail.decode import decode_mail
 from pbem.mail.devservers import HOST, MailServers, free_port
@@ -168,6 +169,29 @@ def test_configured_folders_are_created_on_connect(
     finally:
         client.logout()
     assert {"INBOX", "pbem.done", "bad"} <= names
+
+
+def test_a_folder_another_worker_creates_first_is_no_error(
+    mail_servers: MailServers, mail_user: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers starting at once on a new mailbox all see no "processed" folder;
+    the one that creates it second gets ALREADYEXISTS from the server."""
+    client = mail_servers.dovecot.imap(mail_user)
+    try:
+        client.create_folder("done")  # the other worker was quicker
+    finally:
+        client.logout()
+    real = IMAPClient.folder_exists
+    asked: list[str] = []
+
+    def too_early(self: IMAPClient, folder: str) -> bool:
+        asked.append(folder)
+        return False if asked.count(folder) == 1 else real(self, folder)
+
+    monkeypatch.setattr(IMAPClient, "folder_exists", too_early)
+    with imap_inbox(mail_servers, mail_user, processed_folder="done") as inbox:
+        assert inbox.fetch_new(None)[0] == []
+    assert asked.count("done") == 2  # asked again after the server's refusal
 
 
 # --- waiting -----------------------------------------------------------------------

@@ -120,8 +120,7 @@ class ImapInbox:
             client.login(self.user, self._password)
             self._capabilities = frozenset(client.capabilities())
             for folder in self.folders.values():
-                if not client.folder_exists(folder):
-                    client.create_folder(folder)
+                _make_folder(client, folder)
         except MailError:
             _shutdown(client)
             raise
@@ -304,3 +303,15 @@ def _shutdown(client: IMAPClient) -> None:
         client.shutdown()
     except OSError:
         pass
+
+
+def _make_folder(client: IMAPClient, folder: str) -> None:
+    """Create ``folder`` unless it is there. Several workers starting on a new
+    mailbox race to create it: the loser's ALREADYEXISTS means it is there."""
+    if client.folder_exists(folder):
+        return
+    try:
+        client.create_folder(folder)
+    except imaplib.IMAP4.error:
+        if not client.folder_exists(folder):
+            raise
