@@ -47,7 +47,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlmodel import col, select  # noqa: E402
 
 from pbem.config import load_config  # noqa: E402
-from pbem.mail.devservers import HOST, MailServers  # noqa: E402
 from pbem.mail.imap import ImapInbox  # noqa: E402
 from pbem.mail.settings import open_sender  # noqa: E402
 from pbem.mail.smtp import SmtpSender  # noqa: E402
@@ -67,6 +66,7 @@ from pbem.service.games import (  # noqa: E402
 from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
+from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PROCESSED = "pbem-processed"

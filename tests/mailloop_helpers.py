@@ -33,7 +33,6 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from pbem.config import Config, load_config
-from pbem.mail.devservers import HOST, MailServers
 from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
@@ -44,6 +43,7 @@ from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
 from pbem.service.poll import PollReport, mail_settings, poll_lock, run_cycle, send_outbox
 from pbem.store import Game, InboundMessage, OrderEntry, Outbox, init_db, session_scope
+from pbem.testing.mailservers import HOST, MailServers
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]

@@ -27,6 +27,8 @@ ALLOWED: dict[str, set[str]] = {
     "site": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
     "cli": {"rules", "maps", "orders", "report", "store", "mail", "config", "service", "site"},
     "entry": {"rules", "cli"},
+    # what tests, benchmarks and scripts use; nothing above imports it
+    "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
 }
 SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
 
@@ -143,3 +145,21 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             if other != own and other not in SHARED and other not in ALLOWED[own]:
                 wrong.append(f"{module} imports {target}")
     assert wrong == []
+
+
+def test_no_runtime_module_imports_the_testing_package() -> None:
+    """pbem.testing needs the test extra (aiosmtpd): the product must not load it."""
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph().items())
+        if layer(module) != "testing"
+        for target in sorted(targets)
+        if layer(target) == "testing"
+    ]
+    assert wrong == []
+
+
+def test_the_testing_package_holds_the_test_only_modules() -> None:
+    known = modules()
+    assert {"pbem.testing.mailservers", "pbem.testing.sample"} <= set(known)
+    assert "pbem.mail.devservers" not in known and "pbem.report.sample" not in known

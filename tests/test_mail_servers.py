@@ -8,7 +8,6 @@ import time
 import pytest
 
 from pbem.mail.decode import decode_mail
-from pbem.mail.devservers import HOST, MailServers, free_port
 from pbem.mail.errors import MessageGone, TlsUnavailable, TransportError
 from pbem.mail.imap import ImapInbox
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
@@ -21,6 +20,7 @@ from pbem.mail.transport import (
     OutgoingMail,
     SendResult,
 )
+from pbem.testing.mailservers import HOST, MailServers, free_port
 from tests.fixtures_mail import TlsMailServers
 
 pytestmark = pytest.mark.integration

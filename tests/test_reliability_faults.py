@@ -31,8 +31,8 @@ from pathlib import Path
 import pytest
 
 from pbem.config import load_config
-from pbem.mail.devservers import MailServers, free_port
 from pbem.store import init_db
+from pbem.testing.mailservers import MailServers, free_port
 from pbem.vocab import InboundStatus, OutboxStatus
 from tests.fixtures_pg import SERVER_USER, _find_bindir, _Server
 from tests.mailloop_helpers import (
