@@ -200,10 +200,10 @@ def _save_reports(config: Config, folder: Path, seen: set[int], say: Callable[[s
             continue
         seen.add(turn)
         say(f"  {subject}")
-        (folder / f"turn-{turn:04d}.html").write_text(_standalone_html(msg), encoding="utf-8")
+        (folder / f"turn-{turn:04d}.html").write_text(standalone_html(msg), encoding="utf-8")
 
 
-def _standalone_html(msg: EmailMessage) -> str:
+def standalone_html(msg: EmailMessage) -> str:
     """The HTML part with every cid: picture turned into a data: URI."""
     html_part = msg.get_body(preferencelist=("html",))
     html = html_part.get_content() if html_part is not None else "<pre></pre>"
