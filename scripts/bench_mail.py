@@ -63,7 +63,7 @@ from pbem.service.games import (  # noqa: E402
     load,
     players_of,
 )
-from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
+from pbem.service.poll import run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
 from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
@@ -134,7 +134,7 @@ tls = "none"
         )
         self.config = load_config(self.config_path, env={})
         self.engine = init_db(self.config.database_url)
-        ctx = Context(self.config, SystemClock(), mail_settings(self.config).own_addresses)
+        ctx = Context(self.config, SystemClock(), self.config.mail.own_addresses)
         for g in range(self.games):
             specs = []
             for s in range(self.players):
@@ -150,9 +150,9 @@ tls = "none"
                     settings={"timezone": "UTC"},
                 )
                 notify.game_start(session, ctx, created.game, created.passwords)
-        settings = mail_settings(self.config)
+        settings = self.config.mail
         report = send_outbox(
-            self.engine, open_sender(settings), SystemClock(), settings.from_address
+            self.engine, open_sender(settings), SystemClock(), settings.game_address
         )
         if report.deferred or report.failed:
             raise SystemExit(f"the start mails were not all sent: {report}")

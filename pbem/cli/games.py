@@ -75,6 +75,7 @@ def new(
 ) -> None:
     """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
     from pbem.service.games import create_game, parse_player
+    from pbem.service.settings import new_game_settings
 
     overrides = {}
     for item in option or []:
@@ -92,12 +93,9 @@ def new(
         fail(f"--dice {dice!r}: use v1 or v2")
     with open_session(config) as session:
         cfg = config_of(config)
-        settings = {
-            "turn_hours": hours or cfg.defaults.turn_hours,
-            "grace_hours": cfg.defaults.grace_hours,
-            "reminder_hours": list(cfg.defaults.reminder_hours),
-            "adjudicate": adjudicate_at or cfg.defaults.adjudicate,
-        }
+        settings = new_game_settings(
+            cfg.defaults, turn_hours=hours or None, adjudicate=adjudicate_at
+        )
         settings.update(parse_settings(setting or []))
         specs = [parse_player(p) for p in player or []]
         created = create_game(

@@ -100,19 +100,19 @@ def outbox(
     from pbem.mail.settings import open_sender
     from pbem.service.clock import clock_from
     from pbem.service.outbox import unsent
-    from pbem.service.poll import mail_settings, outbox_lease, send_outbox
+    from pbem.service.poll import outbox_lease, send_outbox
     from pbem.store import init_db, session_scope
 
     with user_errors():
         cfg = config_of(config)
         engine = init_db(cfg.database_url)
         if retry:
-            settings = mail_settings(cfg)
+            settings = cfg.mail
             report = send_outbox(
                 engine,
                 open_sender(settings),
                 clock_from(None),
-                settings.from_address,
+                settings.game_address,
                 retry_all=True,
                 lease=outbox_lease(cfg),
             )

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from pbem.config import Config
 from pbem.mail.settings import open_inbox
 from pbem.service.clock import Clock
-from pbem.service.poll import PollBusy, load_checkpoint, mail_settings, poll_lock, run_cycle
+from pbem.service.poll import PollBusy, load_checkpoint, poll_lock, run_cycle
 from pbem.store import init_db
 from pbem.store.errors import DatabaseError, DatabaseUnavailable
 
@@ -84,7 +84,7 @@ def run_daemon(
 def _wait(engine: Engine, config: Config, interval: float, stop: threading.Event) -> None:
     """Wait for new mail (IDLE) or the interval, whichever comes first, in
     slices short enough to notice a stop signal."""
-    settings = mail_settings(config)
+    settings = config.mail
     try:
         with open_inbox(settings) as inbox:
             # A fetch of nothing from the stored checkpoint: mail that arrived

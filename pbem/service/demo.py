@@ -20,15 +20,16 @@ from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
-from pbem.config import Config, MailConfig, load_config
+from pbem.config import Config, load_config
 from pbem.mail.maildir import spool_mailbox
+from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.service import notify
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.poll import mail_settings, run_cycle, send_outbox
+from pbem.service.poll import run_cycle, send_outbox
 from pbem.store import init_db, session_scope
 
 BOTS = ("ada", "brook", "cyrus", "dana")
@@ -46,7 +47,7 @@ class DemoResult:
 
 def demo_config(directory: Path) -> Config:
     base = load_config(None, env={})
-    mail: MailConfig = replace(
+    mail: MailSettings = replace(
         base.mail,
         transport="maildir",
         maildir_root=directory / "mail",
@@ -66,7 +67,7 @@ def run_demo(
     Path(config.mail.maildir_root).mkdir(parents=True, exist_ok=True)
     engine = init_db(config.database_url)
     clock = SystemClock()
-    ctx = Context(config, clock, mail_settings(config).own_addresses)
+    ctx = Context(config, clock, config.mail.own_addresses)
     with session_scope(engine) as session:
         name = _free_name(session)
         created = create_game(
@@ -78,10 +79,10 @@ def run_demo(
         )
         notify.game_start(session, ctx, created.game, created.passwords)
     say(f"game {name}: {', '.join(BOTS)}; mail spool {config.mail.maildir_root}")
-    settings = mail_settings(config)
+    settings = config.mail
     from pbem.mail.settings import open_sender
 
-    send_outbox(engine, open_sender(settings), clock, settings.from_address)
+    send_outbox(engine, open_sender(settings), clock, settings.game_address)
     players = {
         b: Player(b, f"{b}@demo.localhost", TextBot(make_bot("greedy", seed + i)))
         for i, b in enumerate(BOTS)

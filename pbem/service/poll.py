@@ -72,36 +72,6 @@ class PollReport:
     held: int = 0
 
 
-def mail_settings(config: Config) -> MailSettings:
-    """The mail layer's settings from the [mail] table of the config."""
-    mail = config.mail
-    return MailSettings(
-        transport=mail.transport,
-        from_address=mail.game_address,
-        max_mail_bytes=mail.max_mail_bytes,
-        replies_per_hour=mail.reply_budget_per_hour,
-        maildir_root=str(mail.maildir_root),
-        inbox_address=mail.game_address,
-        imap_host=mail.imap.host,
-        imap_port=mail.imap.port,
-        imap_user=mail.imap.user,
-        imap_password=mail.imap.password,
-        imap_tls=mail.imap.tls,
-        imap_timeout=mail.imap.timeout,
-        imap_inbox=mail.imap.mailbox,
-        imap_processed_folder=mail.imap.processed_folder,
-        imap_rejected_folder=mail.imap.rejected_folder,
-        imap_held_folder=mail.imap.held_folder,
-        smtp_host=mail.smtp.host,
-        smtp_port=mail.smtp.port,
-        smtp_user=mail.smtp.user,
-        smtp_password=mail.smtp.password,
-        smtp_tls=mail.smtp.tls,
-        smtp_timeout=mail.smtp.timeout,
-        tls_ca_file=mail.tls_ca_file,
-    )
-
-
 def worker_id(config: Config) -> str:
     """Who holds claims and leases: the configured name, else host:pid."""
     return config.poll.worker_id or f"{socket.gethostname()}:{os.getpid()}"
@@ -135,7 +105,7 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
 
 def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = None) -> PollReport:
     """Inbox, deadlines, outbox, health: each stage whatever the others did."""
-    settings = mail_settings(config)
+    settings = config.mail
     ctx = Context(config, clock, settings.own_addresses)
     health = Health(engine, ctx, config.state_dir)
     report = PollReport()
@@ -148,7 +118,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
         else:  # an alert mail waits in the outbox if SMTP is out too
             health.down(Component.INBOX, inbox_error, mail_works=True)
         _deadline_stage(engine, ctx, report)
-        smtp_error = _outbox_stage(engine, config, sender, clock, settings.from_address, report)
+        smtp_error = _outbox_stage(engine, config, sender, clock, settings.game_address, report)
         _record_poll(engine, clock)
     except DatabaseError as exc:
         # No stage can work without the database; every mail stays where it is.

@@ -12,6 +12,7 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pbem.config import GameDefaults
 from pbem.service.errors import ServiceError
 from pbem.store import Game
 
@@ -36,6 +37,24 @@ DEFAULTS: dict[str, Any] = {
     "mail_default": "every",  # which mail a player gets until they SET MAIL
 }
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+# what a new game stores of its settings (the rest is read from DEFAULTS)
+NEW_GAME_KEYS = ("turn_hours", "grace_hours", "reminder_hours", "adjudicate")
+
+
+def new_game_settings(file: GameDefaults, **given: Any) -> dict[str, Any]:
+    """A new game's stored settings: what the GM gave (None: nothing), else the
+    config file's [defaults], else DEFAULTS."""
+    out: dict[str, Any] = {}
+    for key in NEW_GAME_KEYS:
+        value = given.get(key)
+        if value is None:
+            value = getattr(file, key)
+        if value is None:
+            value = DEFAULTS[key]
+        out[key] = list(value) if key == "reminder_hours" else value
+    return out
 
 
 def settings(game: Game) -> dict[str, Any]:
