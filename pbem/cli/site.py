@@ -46,7 +46,7 @@ def render(
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
     from pbem.service.games import find_game, find_player
-    from pbem.service.notify import render_turn
+    from pbem.service.history import render_turn
 
     with open_session(config) as session:
         row = find_game(session, game)

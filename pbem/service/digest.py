@@ -18,7 +18,7 @@ from sqlmodel import Session, col, select
 
 from pbem.report import context as rc
 from pbem.report import render
-from pbem.service import notify
+from pbem.service import history, outmail
 from pbem.service.context import Context
 from pbem.service.games import players_of
 from pbem.service.settings import mail_mode
@@ -76,10 +76,10 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     session.add(row)
     if not turns:
         return []
-    info = notify.game_info(session, ctx, game)
+    info = outmail.game_info(session, ctx, game)
     lines = []
     for turn in dict.fromkeys(turns):
-        report = notify.stored_report(session, info, game, turn)
+        report = history.stored_report(session, info, game, turn)
         if report is not None:
             subject = render.render_turn_report(report, seat).subject
             lines.append(subject.removeprefix(f"[{game.name}] "))
@@ -90,15 +90,9 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
         + "\n\nSTATUS brings you the board as it stands; SET MAIL EVERY brings back "
         "every turn report."
     )
-    notify.queue(
-        session,
-        ctx,
-        render.render_gm_alert(
-            rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
-        ),
-        recipient=player.address,
-        message_id=notify._message_id(ctx, "digest", game.name, seat, now.isoformat()),
-        game=game,
-        seat=seat,
+    rendered = render.render_gm_alert(
+        rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
     )
+    about = ("digest", game.name, seat, now.isoformat())
+    outmail.post(session, ctx, rendered, player.address, about, game=game, seat=seat)
     return [f"{game.name}: digest of {len(lines)} turns to {player.name}"]

@@ -12,7 +12,7 @@ from sqlmodel import Session, col, delete, select
 
 from pbem.rules.dice import new_secret
 from pbem.rules.state import SETUP_PHASES
-from pbem.service import notify, replay
+from pbem.service import notify, outmail, replay
 from pbem.service.context import Context
 from pbem.service.deadlines import (
     held_orders,
@@ -299,17 +299,17 @@ def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, addres
     from pbem.report import context as rc
     from pbem.report import render
 
-    info = notify.game_info(session, ctx, game)
+    info = outmail.game_info(session, ctx, game)
     text = (
         f"The GM has given the seat of {seat_name} in {game.name} to another player. "
         "Mail from this address is no longer read for it. Thank you for playing."
     )
-    notify.queue(
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert("You no longer play in this game", text, info, address)),
-        recipient=address,
-        message_id=notify._message_id(ctx, "farewell", game.name, seat_name, address, game.turn),
+        address,
+        ("farewell", game.name, seat_name, address, game.turn),
         game=game,
     )
 

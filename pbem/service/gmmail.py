@@ -21,7 +21,7 @@ from pbem.mail.decode import DecodedMail
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import gm, notify
+from pbem.service import gm, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import load, players_of
@@ -228,13 +228,13 @@ def _answer(
 ) -> None:
     """The one answer, to the GM's registered address (never to another sender)."""
     address = gm_address(ctx, game)
-    info = notify.game_info(session, ctx, game)
-    notify.queue(
+    info = outmail.game_info(session, ctx, game)
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert(subject, text, info, address)),
-        recipient=address,
-        message_id=notify._message_id(ctx, "gm-mail", mail.reply_key),
+        address,
+        ("gm-mail", mail.reply_key),
         game=game,
         in_reply_to=mail.message_id,
     )
@@ -255,12 +255,12 @@ def answer_unnamed(session: Session, ctx: Context, mail: DecodedMail, games: lis
         f"the game's name in the subject, like [{games[0]}], or a line GAME {games[0]}, "
         "and send it again. Nothing was done."
     )
-    notify.queue(
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert("Which game?", text, None, mail.sender)),
-        recipient=mail.sender,
-        message_id=notify._message_id(ctx, "gm-mail", mail.reply_key),
+        mail.sender,
+        ("gm-mail", mail.reply_key),
         game=None,
         in_reply_to=mail.message_id,
     )

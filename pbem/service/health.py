@@ -26,7 +26,7 @@ from pbem.mail.transport import OutgoingMail, Sender
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import to_mime
-from pbem.service import notify
+from pbem.service import outmail
 from pbem.service.context import Context
 from pbem.store import ServiceState, session_scope
 from pbem.store.errors import DatabaseError
@@ -140,12 +140,12 @@ class Health:
         rendered = render.render_gm_alert(
             rc.GmAlert(*_alert_text(component, outage, over), None, gm)
         )
-        notify.queue(
+        outmail.queue(
             session,
             self.ctx,
             rendered,
             recipient=gm,
-            message_id=notify._message_id(
+            message_id=outmail.message_id(
                 self.ctx, "outage", component.value, outage.since, "over" if over else "alert"
             ),
             game=None,
@@ -188,7 +188,7 @@ class Health:
             rendered,
             sender=self.ctx.config.mail.game_address,
             recipient=gm,
-            message_id=notify._message_id(self.ctx, "outage", "database", outage.since, "alert"),
+            message_id=outmail.message_id(self.ctx, "outage", "database", outage.since, "alert"),
             in_reply_to=None,
             references=[],
             date=self.ctx.clock.now(),

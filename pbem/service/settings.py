@@ -57,9 +57,16 @@ def new_game_settings(file: GameDefaults, **given: Any) -> dict[str, Any]:
     return out
 
 
+def settings_of(game: Game) -> dict[str, Any]:
+    """What the game stores (its settings given, and the service's bookkeeping),
+    without the defaults."""
+    stored: dict[str, Any] = json.loads(game.settings_json or "{}")
+    return stored
+
+
 def settings(game: Game) -> dict[str, Any]:
-    stored = json.loads(game.settings_json or "{}")
-    return {**DEFAULTS, **stored}
+    """The game's settings in force: what it stores over DEFAULTS."""
+    return {**DEFAULTS, **settings_of(game)}
 
 
 def check_settings(stored: dict[str, Any]) -> dict[str, Any]:
