@@ -18,6 +18,7 @@ from pbem.cli.common import (
     read_text,
     user_errors,
 )
+from pbem.vocab import GamePhase
 
 
 def init(config: ConfigOption = None) -> None:
@@ -226,7 +227,7 @@ def adjudicate(
         row = find_game(session, game)
         if player is not None:
             who = find_player(session, row, player)
-        elif row.current_seat is not None and row.phase == "playing":
+        elif row.current_seat is not None and row.phase == GamePhase.PLAYING:
             who = players_of(session, row)[row.current_seat]
         else:
             fail("the game is setting up: say whose orders these are with --as PLAYER")
@@ -236,5 +237,5 @@ def adjudicate(
             raise typer.Exit(1)
         typer.echo(outcome.canonical.rstrip("\n"))
         typer.echo(f"{who.name}: {outcome.message}")
-        if row.phase == "over" and row.winner_seat is not None:
+        if row.phase == GamePhase.OVER and row.winner_seat is not None:
             typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")

@@ -25,12 +25,14 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
+from pbem.rules.state import OVER, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
 from pbem.service.poll import run_cycle, send_outbox
 from pbem.store import init_db, session_scope
+from pbem.vocab import GamePhase, InboundStatus
 
 BOTS = ("ada", "brook", "cyrus", "dana")
 PASSWORD = re.compile(r"password[^:\n]*:\s*([a-z]+-[a-z]+-[a-z]+-\d+)", re.IGNORECASE)
@@ -97,12 +99,12 @@ def run_demo(
             wrote += player.answer(engine, config, name, inbox)
         report = run_cycle(engine, config, clock)
         for outcome in report.mails:
-            if outcome.status == "rejected":
+            if outcome.status == InboundStatus.REJECTED:
                 say(f"  mail {outcome.message_id} rejected: {outcome.outcome}")
         _save_reports(config, reports, seen_turns, say)
         with session_scope(engine, write=False) as session:
             game = find_game(session, name)
-            if game.phase == "over":
+            if game.phase == GamePhase.OVER:
                 state = load(session, game).state
                 winner = state.players[state.winner].name if state.winner is not None else None
                 say(f"game over after {state.turn} turns: {winner} wins")
@@ -175,9 +177,9 @@ class Player:
             game = find_game(session, game_name)
             state = load(session, game).state
         seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
-        if state.phase in ("claim", "place", "hq"):
+        if state.phase in SETUP_PHASES:
             return f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-        if state.phase == "over" or state.current != seat:
+        if state.phase == OVER or state.current != seat:
             return None
         return self.bot.write_turn(state)
 

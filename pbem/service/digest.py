@@ -23,6 +23,7 @@ from pbem.service.context import Context
 from pbem.service.games import players_of
 from pbem.service.settings import mail_mode
 from pbem.store import Game, ServiceState, TurnResult, session_scope
+from pbem.vocab import GameStatus, SeatStatus
 
 EVERY = timedelta(hours=24)
 
@@ -35,11 +36,11 @@ def run(engine: Engine, ctx: Context) -> list[str]:
     """Queue the digests that are due; one line per digest sent."""
     out: list[str] = []
     with session_scope(engine) as session:
-        for game in session.exec(select(Game).where(Game.status == "running")):
+        for game in session.exec(select(Game).where(Game.status == GameStatus.RUNNING)):
             if "digest" not in game.settings_json:  # neither a default nor a player's wish
                 continue
             for player in players_of(session, game):
-                if player.status == "active" and mail_mode(game, player.seat) == "digest":
+                if player.status == SeatStatus.ACTIVE and mail_mode(game, player.seat) == "digest":
                     out += _one(session, ctx, game, player.seat)
     return out
 

@@ -28,6 +28,7 @@ from pbem.service.games import load, players_of
 from pbem.service.passwords import hash_password, new_password, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, ServiceState, id_of
+from pbem.vocab import GamePhase, GameStatus
 
 COMMANDS = ("PAUSE", "RESUME", "EXTEND", "PROCESS", "KICK", "STATUS")
 _SKIPPED = ("GAME", "PASSWORD")  # read by the routing and the authentication
@@ -204,7 +205,7 @@ def _run(session: Session, ctx: Context, game: Game, cmd: GmCommand) -> str:
 def status_text(session: Session, game: Game) -> str:
     """STATUS for the GM: where the game stands and how each player does."""
     head = f"{game.name}: {game.status}, phase {game.phase}, turn {game.turn}"
-    if game.phase == "open":
+    if game.phase == GamePhase.OPEN:
         return head + " (waiting for players to join)"
     state = load(session, game).state
     lines = [head]
@@ -242,7 +243,7 @@ def _answer(
 
 def games_of_gm(session: Session, ctx: Context, address: str) -> list[str]:
     """The names of the unfinished games whose GM writes from ``address``."""
-    games = session.exec(select(Game).where(Game.status != "finished")).all()
+    games = session.exec(select(Game).where(Game.status != GameStatus.FINISHED)).all()
     wanted = address.strip().lower()
     return sorted(g.name for g in games if gm_address(ctx, g) == wanted)
 

@@ -26,7 +26,7 @@ from pbem.report import ics, letters, render
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, OVER, SETUP_PHASES, GameState
 from pbem.service import catchup, history, replay, schedule
 from pbem.service.context import Context
 from pbem.service.games import load, players_of
@@ -34,6 +34,7 @@ from pbem.service.outmail import epoch, game_info, host_of, post, queue
 from pbem.service.passwords import turn_token
 from pbem.service.settings import mail_mode, settings, settings_of
 from pbem.store import Game, Player
+from pbem.vocab import SeatStatus
 
 
 @dataclass
@@ -212,7 +213,9 @@ def relay_press(session: Session, ctx: Context, game: Game, sender: Player, pres
     info = game_info(session, ctx, game)
     stored = settings_of(game)
     players = [
-        p for p in players_of(session, game) if p.seat != sender.seat and p.status == "active"
+        p
+        for p in players_of(session, game)
+        if p.seat != sender.seat and p.status == SeatStatus.ACTIVE
     ]
     to_all = press.to_all
     targets = (
@@ -335,7 +338,7 @@ def _announce_command(session: Session, ctx: Context, game: Game, step: replay.S
 def _setup_round(state: GameState) -> tuple[str, ...]:
     """The setup step a prompt is for: the phase, and with claim = turns the
     territories still free (one prompt per round of claims)."""
-    if state.phase == "claim" and state.options.claim == "turns":
+    if state.phase == CLAIM and state.options.claim == "turns":
         return (state.phase, str(state.owner.count(-1)))
     return (state.phase,)
 

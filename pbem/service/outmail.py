@@ -19,12 +19,13 @@ from pbem.service.context import Context
 from pbem.service.games import definition_of, players_of
 from pbem.service.settings import settings_of
 from pbem.store import Game, Outbox
+from pbem.vocab import SeatStatus
 
-STATUS_BY_PLAYER = {
-    "active": rc.PLAYING,
-    "eliminated": rc.OUT,
-    "resigned": rc.RESIGNED,
-    "removed": rc.REMOVED,
+STATUS_BY_PLAYER: dict[str, str] = {
+    SeatStatus.ACTIVE: rc.PLAYING,
+    SeatStatus.ELIMINATED: rc.OUT,
+    SeatStatus.RESIGNED: rc.RESIGNED,
+    SeatStatus.REMOVED: rc.REMOVED,
 }
 
 

@@ -47,7 +47,7 @@ from pbem.service.health import Health
 from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.store import InboundMessage, MailboxCheckpoint, ServiceState, session_scope
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
-from pbem.vocab import Component
+from pbem.vocab import Component, InboundStatus
 
 log = logging.getLogger("pbem.poll")
 
@@ -180,7 +180,8 @@ def _take_one(
         return False
     if taken.state is ClaimState.DONE:
         assert taken.folder is not None
-        outcome = MailOutcome(identity.message_id, None, "duplicate", taken.why, taken.folder)
+        duplicate = InboundStatus.DUPLICATE
+        outcome = MailOutcome(identity.message_id, None, duplicate, taken.why, taken.folder)
     else:
         assert taken.claim is not None
         try:
@@ -210,7 +211,8 @@ def _take_one(
                 report.retrying += 1
                 return False
             report.held += 1
-            outcome = MailOutcome(identity.message_id, None, "held", failure.row.outcome, HELD)
+            why = failure.row.outcome
+            outcome = MailOutcome(identity.message_id, None, InboundStatus.HELD, why, HELD)
     try:
         inbox.move(mail.key, outcome.folder)
     except MessageGone as exc:  # moved by another worker or client meanwhile

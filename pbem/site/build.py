@@ -35,6 +35,7 @@ from pbem.service.games import definition_of
 from pbem.service.outbox import raw_of
 from pbem.service.stats import ResponseStats, duration, response_stats
 from pbem.store import Game, Outbox, TurnResult
+from pbem.vocab import GameStatus
 
 PRESS_KIND = "press"
 _TO_ALL = re.compile(r"^(?P<who>.+?) writes to all players:\s*$", re.MULTILINE)
@@ -232,7 +233,7 @@ def _status(game: Game, state: GameState | None) -> str:
         if state.winner is not None:
             return f"over: won by {state.players[state.winner].name} ({state.win_reason})"
         return "over"
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         return "paused by the game master"
     if state.phase in SETUP_PHASES:
         return f"setting up ({state.phase})"
