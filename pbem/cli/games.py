@@ -138,72 +138,19 @@ def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str])
 
 def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """The games in the database."""
-    from pbem.service.games import list_games
+    from pbem.service.overview import games_table
 
     with open_session(config) as session:
-        games = list_games(session)
-        data = [
-            {
-                "name": g.name,
-                "phase": g.phase,
-                "status": g.status,
-                "turn": g.turn,
-                "map": g.map_name,
-                "preset": g.preset,
-            }
-            for g in games
-        ]
-    emit(
-        data,
-        as_json,
-        lambda: (
-            "\n".join(
-                f"{d['name']:<20}{d['status']:<10}{d['phase']:<9}"
-                f"turn {d['turn']:<5}{d['preset']}/{d['map']}"
-                for d in data
-            )
-            or "no games"
-        ),
-    )
+        data, text = games_table(session)
+    emit(data, as_json, lambda: text)
 
 
 def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """A game's board by continent, players, card counts, whose turn, deadline."""
-    from pbem.service.describe import describe_game, game_to_json
-    from pbem.service.games import find_game, load
-    from pbem.service.stats import response_stats, stats_lines
+    from pbem.service.overview import game_overview
 
     with open_session(config) as session:
-        row = find_game(session, game)
-        state = load(session, row).state
-        info = {
-            "name": row.name,
-            "status": row.status,
-            "map": row.map_name,
-            "preset": row.preset,
-            "commitment": row.commitment,
-            "deadline": row.deadline.isoformat() if row.deadline else None,
-        }
-        data = game_to_json(state, info)
-        if row.deadline is not None:  # readable, in the game's zone and UTC
-            from pbem.report.textfmt import when
-            from pbem.service.settings import settings
-
-            info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
-        text = describe_game(state, info)
-        answers = response_stats(session, row)
-        data["response_times"] = [
-            {
-                "player": s.name,
-                "answered": s.answered,
-                "median_seconds": s.median.total_seconds() if s.median else None,
-                "worst_seconds": s.worst.total_seconds() if s.worst else None,
-                "missed": s.missed,
-            }
-            for s in answers
-        ]
-        if answers:
-            text = text.rstrip("\n") + "\n\n" + "\n".join(stats_lines(answers))
+        data, text = game_overview(session, game)
     emit(data, as_json, lambda: text)
 
 
