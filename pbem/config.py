@@ -88,6 +88,9 @@ class PollConfig:
     outage_alert_minutes: float = 30.0  # a server out this long: the GM is told, once
     retention_days: float = 14.0  # sent mail is pruned to its headers after this
     worker_id: str = ""  # "" for host:pid
+    # Where workers share the database's outage (it cannot live in the database):
+    # "" for a folder of the system's temporary directory.
+    outage_dir: str = ""
 
 
 @dataclass(frozen=True)
@@ -246,8 +249,10 @@ def _poll(t: _Table) -> PollConfig:
         "outage_alert_minutes",
         "retention_days",
         "worker_id",
+        "outage_dir",
     )
     d = PollConfig()
+    outage_dir = t.string("outage_dir", d.outage_dir)
     return PollConfig(
         claim_lease_seconds=t.number("claim_lease_seconds", d.claim_lease_seconds, positive=True),
         max_attempts=t.integer("max_attempts", d.max_attempts, minimum=1),
@@ -255,6 +260,7 @@ def _poll(t: _Table) -> PollConfig:
         outage_alert_minutes=t.number("outage_alert_minutes", d.outage_alert_minutes),
         retention_days=t.number("retention_days", d.retention_days, positive=True),
         worker_id=t.string("worker_id", d.worker_id),
+        outage_dir=str(t.base / Path(outage_dir).expanduser()) if outage_dir else "",
     )
 
 

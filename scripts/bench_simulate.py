@@ -2,7 +2,8 @@
 
     python scripts/bench_simulate.py --players 4 --games 200 --seed 1
 
-Full classic rules (cards, events, HMAC dice), random bots by default. Prints
+Full classic rules (cards, events, dice v2 like `pbem simulate`; --dice v1 for the
+HMAC dice), random bots by default. Prints
 player-turns per second (wall clock, and per CPU-second, which other load on
 the machine does not change), turns per game, games per second and peak
 resident memory (this process, and the largest worker process). The baseline,
@@ -24,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pbem.maps import builtin_map  # noqa: E402
+from pbem.rules.dice import check_version  # noqa: E402
 from pbem.rules.options import load_preset  # noqa: E402
 from pbem.service.simulation import simulate_many  # noqa: E402
 
@@ -50,19 +52,23 @@ def main() -> int:
     parser.add_argument("--preset", default="classic")
     parser.add_argument("--map", default="classic")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2])
+    parser.add_argument("--dice", default="v2", help="dice version, v1 or v2 (default v2)")
     args = parser.parse_args()
 
     board = builtin_map(args.map)
     options = load_preset(args.preset)
+    dice = check_version(args.dice)
     print(
         f"{args.games} games, {args.players} players, {args.bot} bots, "
-        f"preset {args.preset}, map {args.map}, seeds from {args.seed}"
+        f"preset {args.preset}, map {args.map}, seeds from {args.seed}, {dice}"
     )
     summaries = []
     baseline = 0.0
     for workers in args.workers:
         cpu = cpu_seconds()
-        s = simulate_many(board, options, args.players, args.games, args.seed, args.bot, workers)
+        s = simulate_many(
+            board, options, args.players, args.games, args.seed, args.bot, workers, dice=dice
+        )
         cpu = cpu_seconds() - cpu
         summaries.append(s)
         print(

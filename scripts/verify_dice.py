@@ -82,6 +82,12 @@ def check(text, secret_hex=None):
         return "the secret does not match the commitment"
     if not draws:
         return "no draws sections: they come with the secret (pbem export after the reveal)"
+    rerolls = []  # `pbem rollback --reroll`: a new secret from turn T on, "T:COMMITMENT:SECRET"
+    for item in headers.get("Rerolls", "").split():
+        first, made, new = (item.split(":") + [""])[:3]
+        if not new or hashlib.sha256(bytes.fromhex(new)).hexdigest() != made:
+            return f"the secret of the dice rerolled from turn {first} is missing or wrong"
+        rerolls.append((int(first), bytes.fromhex(new)))
     labels = {label for label, _, _ in draws}
     for kind, turn, _ in entries:
         if kind == "turn" and f"turn:{turn}" not in labels:
@@ -100,13 +106,15 @@ def check(text, secret_hex=None):
         v2 = version != "pbem-dice-v1"
         contributions = [contribution(t) for _, _, t in chosen] if v2 else []
         length = 64 + 8 * len(drawn)
-        data = stream(version, secret, headers["Game"], label, contributions, length)
+        turn = int(label[5:]) if label.startswith("turn:") else 0
+        key = ([secret] + [new for first, new in rerolls if turn and first <= turn])[-1]
+        data = stream(version, key, headers["Game"], label, contributions, length)
         offset = 0
         for k, (n, r) in enumerate(drawn):
             while True:
                 while offset + 4 > len(data):
                     length *= 2
-                    data = stream(version, secret, headers["Game"], label, contributions, length)
+                    data = stream(version, key, headers["Game"], label, contributions, length)
                 u = int.from_bytes(data[offset : offset + 4], "big")
                 offset += 4
                 if u < 2**32 - 2**32 % n:

@@ -2,11 +2,12 @@
 
 Built on tests/mailloop_helpers.py (the loopback world of Dovecot, the SMTP
 relay and a pbem config) and tests/fixtures_pg.py (a PostgreSQL of one's
-own, to stop and restart). What this module adds:
+own, to kill and start again: the ``own_postgresql`` fixture). What this
+module adds:
 
 - ``make_world``: a MailWorld whose config has a ``[poll]`` table with short
-  leases and no backoff, optionally PostgreSQL, another IMAP server for the
-  game's inbox, or any other [poll] key;
+  leases, no backoff and an outage folder of its own; optionally PostgreSQL,
+  another IMAP server for the game's inbox, or any other [poll] key;
 - games of bots with chosen deadlines, players who answer their mail;
 - ``pbem`` as subprocesses (poll, daemon, status) and a kill of them;
 - ``check_exactly_once``: the promise, checked from the database and from
@@ -17,16 +18,13 @@ own, to stop and restart). What this module adds:
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pytest
 
 from pbem.config import load_config
 from pbem.orders import TextBot
@@ -37,7 +35,6 @@ from pbem.service.games import PlayerSpec, create_game
 from pbem.store import init_db, session_scope
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus, OutboxStatus
-from tests.fixtures_pg import SERVER_USER, _find_bindir, _Server
 from tests.mailloop_helpers import (
     MailPlayer,
     MailWorld,
@@ -45,6 +42,7 @@ from tests.mailloop_helpers import (
     message_ids,
     parse,
     replies_to,
+    wait_until,
     write_config,
 )
 
@@ -85,6 +83,8 @@ def make_world(
     text = path.read_text(encoding="utf-8")
     url = database_url or f"sqlite:///{directory / 'pbem.db'}"
     text = text.replace('database_url = "sqlite:///pbem.db"', f'database_url = "{url}"')
+    # Every worker of the world shares this folder for the database's outage.
+    poll = {"outage_dir": str(directory / "outages"), **poll}
     path.write_text(text + "\n" + poll_table({**FAST_POLL, **poll}), encoding="utf-8")
     config = load_config(path, env={})
     engine = init_db(config.database_url)
@@ -145,6 +145,49 @@ def new_games(world: MailWorld, count: int) -> Games:
 def answer_all(world: MailWorld, games: Games) -> int:
     """Every player reads their new mail and answers what asks for orders."""
     return sum(p.answer(world, name) for name, players in games.items() for p in players.values())
+
+
+def play_rounds(world: MailWorld, games: Games, rounds: int, step: Callable[[], object]) -> None:
+    """``rounds`` times: everyone answers, then ``step()`` (polls, faults, ...)."""
+    for _ in range(rounds):
+        answer_all(world, games)
+        step()
+
+
+def wait_answered(world: MailWorld, games: Games, timeout: float = 60) -> None:
+    try:
+        wait_until(lambda: all_answered(world, games), timeout, "every order mail answered")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; {what_waits(world, games)}") from None
+
+
+def what_waits(world: MailWorld, games: Games) -> str:
+    """The order mails without an outcome and the outbox rows not sent (for a failure)."""
+    rows = {r.message_id: r for r in world.inbound()}
+    mails = [
+        (mid, rows[mid].status, rows[mid].attempts, rows[mid].last_error, rows[mid].lease_owner)
+        if mid in rows
+        else (mid, "no row")
+        for mid in sent_by_players(games)
+        if mid not in rows
+        or rows[mid].status not in (InboundStatus.PROCESSED, InboundStatus.REJECTED)
+    ]
+    unsent = [
+        (r.id, r.status, r.attempts, r.lease_owner, r.last_error)
+        for r in world.outbox()
+        if r.status != OutboxStatus.SENT
+    ]
+    return f"mails waiting: {mails}; outbox rows waiting: {unsent}; inbox: {world.folder()}"
+
+
+def outbox_sent(world: MailWorld) -> int:
+    """How many outbox rows are marked sent."""
+    return sum(1 for r in world.outbox() if r.status == OutboxStatus.SENT)
+
+
+def queued_games(world: MailWorld, count: int) -> Games:
+    """``count`` games whose start mails (4 each) wait in the outbox: a send batch."""
+    return {f"g{i}": new_game(world, f"g{i}", seed=10 * i, send=False) for i in range(count)}
 
 
 def sent_by_players(games: Games) -> list[str]:
@@ -288,40 +331,3 @@ def poll_ok(world: MailWorld, config: Path | None = None) -> subprocess.Complete
     done = world.pbem("poll", config=config)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
-
-
-# ------------------------------------------------------------------ PostgreSQL
-def own_postgresql_server() -> Iterator[_Server]:
-    """A PostgreSQL server of the test's own with a database "faults" (to stop
-    and restart); use as a fixture body."""
-    bindir = _find_bindir()
-    if bindir is None:
-        pytest.skip("PostgreSQL is not installed (scripts/install-system-deps.sh)")
-    if os.geteuid() == 0:
-        import pwd
-
-        try:
-            pwd.getpwnam(SERVER_USER)
-        except KeyError:
-            pytest.skip(f"running as root, and there is no {SERVER_USER!r} user")
-    server = _Server(bindir)
-    server.start()
-    try:
-        with server.connect_admin() as admin:
-            admin.execute("CREATE DATABASE faults")
-        yield server
-    finally:
-        server.stop()
-
-
-def pg_ctl(server: _Server, *args: str) -> None:
-    """pg_ctl on the test's own server, with the options it was started with."""
-    options = (
-        f"-c listen_addresses=127.0.0.1 -p {server.port} "
-        f"-c unix_socket_directories={server.socket_dir} -c fsync=off"
-    )
-    done = server.run(
-        str(server.bindir / "pg_ctl"), "-D", str(server.data), "-l", str(server.log),
-        "-o", options, "-w", "-t", "60", *args,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr

@@ -9,6 +9,9 @@ Fixtures:
 - ``db_url``: parametrized over "sqlite" and "postgresql": a new, empty
   database for one test (a file in tmp_path, or ``pg_db_url``), so one test
   runs against both engines.
+- ``own_postgresql``: a server of one test's own with a database "faults",
+  to kill (``server.kill()``) and start again (``server.start_again()``);
+  it loses no acknowledged commit when killed (synchronous commit on).
 
 initdb refuses to run as root, so when the tests run as root the server is
 run as the ``postgres`` system user (created by the postgresql package),
@@ -72,8 +75,11 @@ def _free_port() -> int:
 class _Server:
     """One private PostgreSQL server in its own folder."""
 
-    def __init__(self, bindir: Path) -> None:
+    def __init__(self, bindir: Path, *, crash_safe: bool = False) -> None:
         self.bindir = bindir
+        # A server to kill keeps every commit it acknowledged: no asynchronous
+        # commit (fsync may stay off, the machine itself does not crash).
+        self.crash_safe = crash_safe
         self.root = Path(tempfile.mkdtemp(prefix="pbem-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root / "socket"
@@ -107,23 +113,36 @@ class _Server:
             raise RuntimeError(f"initdb failed:\n{init.stdout}\n{init.stderr}")
         for _attempt in range(3):  # the free port may be taken between probe and start
             self.port = _free_port()
-            options = (
-                f"-c listen_addresses=127.0.0.1 -p {self.port} "
-                f"-c unix_socket_directories={self.socket_dir} "
-                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-            )
-            started = self.run(
-                str(self.bindir / "pg_ctl"),
-                "-D", str(self.data),
-                "-l", str(self.log),
-                "-o", options,
-                "-w", "-t", "60",
-                "start",
-            )  # fmt: skip
+            started = self.pg_ctl("start")
             if started.returncode == 0:
                 return
         log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
         raise RuntimeError(f"PostgreSQL did not start:\n{started.stderr}\n{log}")
+
+    def pg_ctl(self, *args: str) -> subprocess.CompletedProcess[str]:
+        options = (
+            f"-c listen_addresses=127.0.0.1 -p {self.port} "
+            f"-c unix_socket_directories={self.socket_dir} -c fsync=off "
+            + ("" if self.crash_safe else "-c synchronous_commit=off -c full_page_writes=off")
+        )
+        return self.run(
+            str(self.bindir / "pg_ctl"),
+            "-D", str(self.data),
+            "-l", str(self.log),
+            "-o", options,
+            "-w", "-t", "60",
+            *args,
+        )  # fmt: skip
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would (every connection cut, no checkpoint)."""
+        done = self.pg_ctl("-m", "immediate", "stop")
+        assert done.returncode == 0, done.stderr
+
+    def start_again(self) -> None:
+        """Start on the same port after ``kill``."""
+        done = self.pg_ctl("start")
+        assert done.returncode == 0, done.stderr
 
     def connect_admin(self) -> psycopg.Connection:
         return psycopg.connect(
@@ -139,8 +158,9 @@ class _Server:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
+def _started_server(database: str, *, crash_safe: bool = False) -> Iterator[_Server]:
+    """A server with ``database`` made, stopped and removed afterwards; skips
+    with a reason when PostgreSQL is missing and cannot be installed."""
     bindir = _find_bindir()
     if bindir is None:
         output = _install_postgresql()
@@ -155,14 +175,27 @@ def pg_url() -> Iterator[str]:
             pwd.getpwnam(SERVER_USER)
         except KeyError:
             pytest.skip(f"running as root, and there is no {SERVER_USER!r} user to run initdb")
-    server = _Server(bindir)
+    server = _Server(bindir, crash_safe=crash_safe)
     try:
         server.start()
         with server.connect_admin() as admin:
-            admin.execute(f"CREATE DATABASE {SERVER_DATABASE}")
-        yield server.url(SERVER_DATABASE)
+            admin.execute(f"CREATE DATABASE {database}")
+        yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    for server in _started_server(SERVER_DATABASE):
+        yield server.url(SERVER_DATABASE)
+
+
+@pytest.fixture
+def own_postgresql() -> Iterator[_Server]:
+    """A PostgreSQL server of this test's own (database "faults"), to kill and
+    start again."""
+    yield from _started_server("faults", crash_safe=True)
 
 
 @pytest.fixture

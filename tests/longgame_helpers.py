@@ -412,10 +412,13 @@ def new_table(
     settings: dict[str, Any] | None = None,
     overrides: dict[str, str] | None = None,
     seed: int = 11,
+    dice_version: str = "v1",
 ) -> Table:
     """A running game with bot players (placement automatic unless overridden),
     its game-start mails delivered, the passwords known."""
-    passwords = world.create(game, names, settings=settings, overrides=overrides)
+    passwords = world.create(
+        game, names, settings=settings, overrides=overrides, dice_version=dice_version
+    )
     table = Table(world, game, names, seed)
     for name, seat in table.seats.items():
         seat.password = passwords[name]

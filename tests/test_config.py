@@ -433,3 +433,10 @@ def test_one_size_limit_and_standard_ports_by_default() -> None:
     assert (settings.imap.port, settings.smtp.port) == (993, 587)
     assert ImapSettings(tls="none").port == 143
     assert SmtpSettings(tls="implicit").port == 465
+
+
+def test_outage_dir_is_relative_to_the_file_and_empty_by_default(tmp_path: Path) -> None:
+    """Empty: the system's temporary folder (pbem.service.health.outage_file)."""
+    assert load_config(write(tmp_path / "a.toml", ""), env={}).poll.outage_dir == ""
+    file = write(tmp_path / "etc" / "pbem.toml", '[poll]\noutage_dir = "shared"\n')
+    assert load_config(file, env={}).poll.outage_dir == str(tmp_path / "etc" / "shared")

@@ -3,19 +3,41 @@ commitment announced by mail, the old secret kept so the past still verifies."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
 from pbem.rules.dice import commitment
 from pbem.service import gm
 from pbem.service.archive import export_record, replay_game
 from pbem.service.games import definition_of, find_game, rerolls_of
 from pbem.service.records import read_record, verify_record, write_record
+from pbem.service.replay import turn_stream
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
+VERIFY_DICE = Path(__file__).parent.parent / "scripts" / "verify_dice.py"
 
 
-def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(tmp_path) -> None:  # noqa: ANN001
+def verify_dice(path: Path) -> subprocess.CompletedProcess[str]:
+    """The independent verifier, which knows nothing of pbem's code."""
+    return subprocess.run(
+        [sys.executable, "-I", str(VERIFY_DICE), str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("dice_version", ["v1", "v2"])
+def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
+    tmp_path: Path, dice_version: str
+) -> None:
     world = World(tmp_path)
-    table = new_table(world, "rr", PLAYERS)
+    table = new_table(world, "rr", PLAYERS, dice_version=dice_version)
     table.run(lambda: world.game("rr").turn >= 6)
     original = world.chain("rr")
     table.clear()
@@ -37,6 +59,10 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(tmp
     assert world.game("rr").commitment == commitment(SECRET)
     assert definition.secret_of_turn(3) == SECRET
     assert definition.secret_of_turn(4) == bytes.fromhex(secret_hex)
+    # the streams the games really play with: turn 3 as before, turn 4 from the new secret
+    unrolled = replace(definition, rerolls=())
+    assert turn_stream(definition, 3).roll(20) == turn_stream(unrolled, 3).roll(20)
+    assert turn_stream(definition, 4).roll(20) != turn_stream(unrolled, 4).roll(20)
 
     table.read_all()
     for name in PLAYERS:
@@ -61,6 +87,15 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(tmp
     assert record.rerolls == [(4, made, secret_hex)]
     report = verify_record(record, SECRET.hex())
     assert report.ok, report.message
+    # the independent verifier takes each turn's dice from the secret in force then
+    path = tmp_path / "rr.pgn"
+    path.write_text(text, encoding="utf-8")
+    checked = verify_dice(path)
+    assert checked.returncode == 0, checked.stdout
+    path.write_text(text.replace(f"4:{made}:{secret_hex}", f"4:{made}:{SECRET.hex()}"))
+    checked = verify_dice(path)
+    assert checked.returncode == 1
+    assert "rerolled from turn 4 is missing or wrong" in checked.stdout
     # without the rerolled secret the record cannot be checked, and says why
     record.rerolls = [(4, made, None)]
     assert verify_record(read_record(write_record(record)), SECRET.hex()).message == (

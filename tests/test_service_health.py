@@ -15,6 +15,7 @@ from email import policy
 from email.parser import BytesParser
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from pbem.cli import app
@@ -109,7 +110,7 @@ def test_a_database_outage_is_mailed_directly_once_and_its_end_through_the_outbo
     engine = init_db(config.database_url)
     clock = ManualClock(START)
     ctx = Context(config, clock, set())
-    health = Health(engine, ctx, config.state_dir)
+    health = Health(engine, ctx)
     sender = MaildirSender(config.mail.maildir_root)
     for minutes in (0, 20, 31, 45):
         clock.set(START + timedelta(minutes=minutes))
@@ -125,3 +126,19 @@ def test_a_database_outage_is_mailed_directly_once_and_its_end_through_the_outbo
         "[pbem] GM alert: Outage: the database",
     ]
     assert read_status(engine, config, clock).level is Level.OK
+
+
+def test_an_outage_folder_nobody_may_write_is_said_in_the_log_and_the_poll_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the folder should be")
+    config = replace(demo.demo_config(tmp_path), poll=PollConfig(outage_dir=str(blocked)))
+    engine = init_db(config.database_url)
+    health = Health(engine, Context(config, ManualClock(START), set()))
+    health.database_down("cannot connect to database x: refused", None)
+    assert "cannot record the database outage (cannot connect to database x: refused)" in (
+        caplog.text
+    )
+    assert "set [poll] outage_dir to a folder every worker may write" in caplog.text
+    assert poll.run_cycle(engine, config, ManualClock(START)).errors == []

@@ -25,18 +25,23 @@ def poll(config: ConfigOption = None) -> None:
     import logging
 
     from pbem.service.clock import clock_from
-    from pbem.service.poll import PollBusy, poll_lock, run_cycle
+    from pbem.service.poll import PollBusy, database_unusable, poll_lock, run_cycle
     from pbem.store import init_db
+    from pbem.store.errors import DatabaseError
 
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
     for noisy in ("alembic", "imapclient"):  # their INFO lines are not the poll's log
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = config_of(config)
-        engine = init_db(cfg.database_url)
         try:
             with poll_lock(cfg.state_dir):
-                report = run_cycle(engine, cfg, clock_from(None))
+                try:
+                    engine = init_db(cfg.database_url)
+                except DatabaseError as exc:  # an outage like any other: recorded, exit 2
+                    report = database_unusable(cfg, clock_from(None), exc)
+                else:
+                    report = run_cycle(engine, cfg, clock_from(None))
         except PollBusy:
             return
     for line in report.deadline_events:
@@ -86,9 +91,10 @@ def daemon(
         logging.getLogger(noisy).setLevel(logging.WARNING)
     with user_errors():
         cfg = config_of(config)
-        engine = open_database(cfg, min(interval, 10.0))
+        clock = clock_from(None)
+        engine = open_database(cfg, min(interval, 10.0), clock)
         if engine is not None:
-            run_daemon(engine, cfg, clock_from(None), interval, cycles)
+            run_daemon(engine, cfg, clock, interval, cycles)
 
 
 def outbox(

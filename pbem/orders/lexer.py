@@ -9,7 +9,7 @@ words, so the lexer never decides where a name ends: the parser does.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import lru_cache
 
 WORD = "word"
 NUMBER = "number"
@@ -23,17 +23,41 @@ SIGNATURE = "--"  # a line "-- " (trailing blanks are often lost in transit)
 MAX_DIGITS = 6  # numbers are at most 999999: nothing in a game needs more
 
 
-@dataclass(frozen=True, slots=True)
 class Token:
+    """One token of a line. Treated as immutable: ``tokenize`` shares the tokens of a
+    line among all the mails that contain it (a slotted class, not a frozen
+    dataclass, because a frozen dataclass costs an ``object.__setattr__`` per field)."""
+
+    __slots__ = ("kind", "text", "column", "end", "upper")
+
     kind: str  # WORD | NUMBER | ARROW | COMMA
     text: str  # as written
     column: int  # 1-based column of the first character
     end: int  # 1-based column just after the last character
+    upper: str  # the text as a keyword is compared (keywords are ASCII, case-insensitive)
 
-    @property
-    def upper(self) -> str:
-        """The text as a keyword is compared (keywords are ASCII, case-insensitive)."""
-        return self.text.upper() if self.text.isascii() else ""
+    def __init__(self, kind: str, text: str, column: int, end: int) -> None:
+        self.kind = kind
+        self.text = text
+        self.column = column
+        self.end = end
+        self.upper = text.upper() if text.isascii() else ""
+
+    def __repr__(self) -> str:
+        return f"Token({self.kind!r}, {self.text!r}, {self.column}, {self.end})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Token):
+            return NotImplemented
+        return (self.kind, self.text, self.column, self.end) == (
+            other.kind,
+            other.text,
+            other.column,
+            other.end,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.text, self.column, self.end))
 
 
 def source_lines(text: str) -> list[str]:
@@ -66,21 +90,29 @@ def strip_comment(line: str) -> str:
 _TOKEN = re.compile(r"(->|\u2192)|(,)|((?:(?!->|\u2192)[^\s,])+)")
 
 
-def tokenize(line: str) -> list[Token]:
+def tokenize(line: str) -> tuple[Token, ...]:
     """Split one line (comment already removed) into tokens.
 
     A word runs until a blank, a comma or an arrow, so ``Alaska->Kamchatka``
-    and ``North-Africa`` both read as a person means them.
+    and ``North-Africa`` both read as a person means them. Orders repeat from
+    mail to mail (a replay reads the same ATTACK line many times), so the
+    tokens of recent lines are kept and shared.
     """
+    return _tokenize(line)
+
+
+@lru_cache(maxsize=4096)
+def _tokenize(line: str) -> tuple[Token, ...]:
     tokens: list[Token] = []
+    append = tokens.append
     for match in _TOKEN.finditer(line):
         arrow, comma, word = match.groups()
-        start, end = match.start() + 1, match.end() + 1
-        if arrow is not None:
-            tokens.append(Token(ARROW, arrow, start, end))
-        elif comma is not None:
-            tokens.append(Token(COMMA, comma, start, end))
-        else:
+        start, end = match.span()
+        if word is not None:
             kind = NUMBER if word.isascii() and word.isdigit() else WORD
-            tokens.append(Token(kind, word, start, end))
-    return tokens
+            append(Token(kind, word, start + 1, end + 1))
+        elif arrow is not None:
+            append(Token(ARROW, arrow, start + 1, end + 1))
+        else:
+            append(Token(COMMA, comma, start + 1, end + 1))
+    return tuple(tokens)

@@ -123,7 +123,7 @@ class _LineParser:
 
     def __init__(
         self,
-        tokens: list[Token],
+        tokens: tuple[Token, ...],
         line: int,
         raw: str,
         content: str,
@@ -246,7 +246,7 @@ class _LineParser:
     def _display(self, index: int) -> str:
         return "Wild" if index == WILD_CARD else self.board.territories[index].name
 
-    def _span(self, tokens: list[Token]) -> str:
+    def _span(self, tokens: list[Token] | tuple[Token, ...]) -> str:
         return self.content[tokens[0].column - 1 : tokens[-1].end - 1]
 
     def _name(
@@ -643,20 +643,27 @@ def orders_start(lines: list[str]) -> int:
     return 0
 
 
-_NAMES: dict[int, tuple[Board, dict[str, str], int]] = {}
+# An order line read without a problem, by its text (comment removed): the action,
+# the keyword's column and the items' columns. Reading a line depends only on its
+# text and the board, and actions are values, so a line seen before (replays see
+# the same ATTACK lines over and over) is not read again.
+_LineCache = dict[str, tuple[object, int, tuple[int, ...]]]
+_LINES_KEPT = 8192  # per board; the cache starts afresh when it is full
+
+_NAMES: dict[int, tuple[Board, dict[str, str], int, _LineCache]] = {}
 
 
-def _names_of(board: Board) -> tuple[dict[str, str], int]:
-    """The board's folded names and aliases, and the most words in one; kept
-    per board (the board is kept too, so its id stays its own)."""
+def _names_of(board: Board) -> tuple[dict[str, str], int, _LineCache]:
+    """The board's folded names and aliases, the most words in one, and its line
+    cache; kept per board (the board is kept too, so its id stays its own)."""
     cached = _NAMES.get(id(board))
     if cached is None or cached[0] is not board:
         names = territory_candidates(board)
-        cached = (board, names, max(len(name.split()) for name in names))
+        cached = (board, names, max(len(name.split()) for name in names), {})
         if len(_NAMES) > 64:
             _NAMES.clear()
         _NAMES[id(board)] = cached
-    return cached[1], cached[2]
+    return cached[1], cached[2], cached[3]
 
 
 _MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
@@ -664,7 +671,7 @@ _MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
 _ATTEMPTED = [k for k in g.KEYWORDS if len(k) >= 4]
 
 
-def _looks_like_an_order(tokens: list[Token]) -> bool:
+def _looks_like_an_order(tokens: tuple[Token, ...]) -> bool:
     """An order, or an attempt at one: a keyword, a misspelt keyword, an arrow."""
     head = tokens[0]
     if head.kind == WORD and (head.upper in _HANDLERS or head.upper in _MARKERS):
@@ -701,7 +708,7 @@ def _order_span(lines: list[str], start: int) -> tuple[int, int]:
 class _MailReader:
     def __init__(self, board: Board) -> None:
         self.board = board
-        self.names, self.longest_name = _names_of(board)
+        self.names, self.longest_name, self.lines = _names_of(board)
         self.mail = ParsedMail()
         self.problems: list[OrderProblem] = []
         self.header_lines: dict[str, int] = {}
@@ -746,6 +753,11 @@ class _MailReader:
             if keyword == g.ENDPRESS:
                 self._problem(index + 1, head, "ENDPRESS without a PRESS line before it")
                 continue
+            known = self.lines.get(content)
+            if known is not None:
+                action, column, items = known
+                self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
+                continue
             handler = _HANDLERS.get(keyword)
             if handler is None:
                 if not first <= index <= last:  # a greeting or a sign-off: not an order
@@ -766,6 +778,10 @@ class _MailReader:
             if isinstance(result, _PressStart):
                 press = result
             else:
+                if isinstance(result, Order):
+                    if len(self.lines) >= _LINES_KEPT:
+                        self.lines.clear()
+                    self.lines[content] = (result.action, result.column, result.items)
                 self._record(result)
         if press is not None:
             self.problems.append(

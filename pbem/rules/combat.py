@@ -29,16 +29,21 @@ def losses(
 # A plain roll is fully decided by the dice drawn, and there are only 10,836 of
 # them (6**2 + 6**3 + 6**4 + 6**3 + 6**4 + 6**5), so each one's Roll is made once
 # and shared: the hot path of a simulation is then one dict lookup per roll.
-_PLAIN: dict[tuple[int, int], dict[tuple[int, ...], Roll]] = {
+PLAIN: dict[tuple[int, int], dict[tuple[int, ...], Roll]] = {
     (a, d): {} for a in (1, 2, 3) for d in (1, 2)
 }
 
 
-def _plain_roll(att_dice: int, drawn: tuple[int, ...]) -> Roll:
-    attacker = tuple(sorted(drawn[:att_dice], reverse=True))
-    defender = tuple(sorted(drawn[att_dice:], reverse=True))
-    a_loss, d_loss = losses(attacker, defender)
-    return Roll(attacker, defender, a_loss, d_loss)
+def plain_roll(att_dice: int, def_dice: int, drawn: tuple[int, ...]) -> Roll:
+    """The Roll of ``drawn`` without re-roll or commander, made once and kept in PLAIN."""
+    table = PLAIN[(att_dice, def_dice)]
+    found = table.get(drawn)
+    if found is None:
+        attacker = tuple(sorted(drawn[:att_dice], reverse=True))
+        defender = tuple(sorted(drawn[att_dice:], reverse=True))
+        a_loss, d_loss = losses(attacker, defender)
+        found = table[drawn] = Roll(attacker, defender, a_loss, d_loss)
+    return found
 
 
 def roll(
@@ -51,11 +56,12 @@ def roll(
     becomes a 6 if that turns a lost comparison into a win (the caller allows
     it once per turn and sees from ``Roll.commander`` whether it was used).
     """
-    drawn = tuple(rng.roll(att_dice + def_dice))
-    table = _PLAIN[(att_dice, def_dice)]
-    plain = table.get(drawn)
-    if plain is None:
-        plain = table[drawn] = _plain_roll(att_dice, drawn)
+    # DiceStream.roll_tuple slices the dice out of its decoded block; streams made for
+    # tests and forecasts need only roll()
+    roll_tuple = getattr(rng, "roll_tuple", None)
+    count = att_dice + def_dice
+    drawn = roll_tuple(count) if roll_tuple is not None else tuple(rng.roll(count))
+    plain = PLAIN[(att_dice, def_dice)].get(drawn) or plain_roll(att_dice, def_dice, drawn)
     if not (reroll or commander) or plain.attacker_losses == 0:
         return plain  # nothing lost: neither a re-roll nor the commander applies
     attacker = list(plain.attacker)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import struct
 from typing import Any
 
 DICE_V1 = "pbem-dice-v1"
@@ -63,7 +64,17 @@ def _checked_name(kind: str, value: Any) -> bytes:
 class DiceStream:
     """One named stream of a game: bytes, uniform integers, dice and shuffles, in order."""
 
-    __slots__ = ("label", "log", "_secret", "_prefix", "_next_block", "_buf", "_pos", "_base")
+    __slots__ = (
+        "label",
+        "log",
+        "_secret",
+        "_prefix",
+        "_next_block",
+        "_buf",
+        "_pos",
+        "_base",
+        "_faces",
+    )
 
     def __init__(self, secret: bytes, game: str, label: str) -> None:
         self._secret = _checked_secret(secret)
@@ -76,6 +87,7 @@ class DiceStream:
         self._buf = b""  # bytes of the stream not yet consumed start at _buf[_pos]
         self._pos = 0
         self._base = 0  # stream offset of _buf[0]
+        self._faces: tuple[int, ...] = ()  # the die each 4-byte word of _buf gives, 0: none
 
     def __repr__(self) -> str:
         return f"DiceStream(label={self.label!r}, position={self.position})"
@@ -96,6 +108,7 @@ class DiceStream:
         self._base += self._pos
         self._buf = self._buf[self._pos :] + fresh
         self._pos = 0
+        self._faces = _faces(self._buf)
 
     def read(self, n: int) -> bytes:
         """The next ``n`` bytes of the stream."""
@@ -143,10 +156,32 @@ class DiceStream:
 
     def roll(self, count: int) -> list[int]:
         """``count`` dice in the order drawn (the caller sorts them for the comparison)."""
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return list(self.roll_tuple(count))
+
+    def roll_tuple(self, count: int) -> tuple[int, ...]:
+        """``count`` dice in the order drawn, as a tuple (the hot path of a battle).
+
+        Each refill decodes its words into faces once (``_faces``), so a roll is one
+        slice; a rejected word (4 in 2**32) or an unaligned position (after ``read``)
+        takes the word-by-word path, which gives the same dice."""
+        if type(count) is not int or count < 0:
             raise ValueError(f"roll() needs a number of dice >= 0, got {count!r}")
-        if self.log is not None:
-            return [self.uniform(6) + 1 for _ in range(count)]
+        pos = self._pos
+        if not pos & 3:
+            start = pos >> 2
+            faces = self._faces[start : start + count]
+            if len(faces) < count:  # the buffer runs out: refill, then slice again
+                self._refill()
+                pos = 0
+                faces = self._faces[:count]
+            if len(faces) == count and 0 not in faces:
+                self._pos = pos + 4 * count
+                if self.log is not None:  # what uniform(6) logs for each die
+                    self.log.extend([_LOGGED[d] for d in faces])
+                return faces
+        return self._slow_dice(count)
+
+    def _slow_dice(self, count: int) -> tuple[int, ...]:
         dice: list[int] = []
         buf, pos = self._buf, self._pos
         while len(dice) < count:
@@ -159,7 +194,9 @@ class DiceStream:
             if u < _DIE_LIMIT:
                 dice.append(u % 6 + 1)
         self._pos = pos
-        return dice
+        if self.log is not None:  # what uniform(6) would have logged: rejections are not
+            self.log.extend([(6, d - 1) for d in dice])
+        return tuple(dice)
 
     def shuffle(self, items: list[Any]) -> None:
         """Fisher-Yates in place: for i from len-1 down to 1, swap i with uniform(i + 1)."""
@@ -167,6 +204,19 @@ class DiceStream:
         for i in range(len(items) - 1, 0, -1):
             j = uniform(i + 1)
             items[i], items[j] = items[j], items[i]
+
+
+# face -> what uniform(6) logs for it (index 0 is never a face)
+_LOGGED: tuple[tuple[int, int], ...] = ((6, -1), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5))
+
+
+def _faces(buf: bytes) -> tuple[int, ...]:
+    """The die (1..6) that each whole 4-byte word of ``buf`` gives, 0 where it is rejected."""
+    count = len(buf) >> 2
+    words = struct.unpack(f">{count}I", buf[: count << 2])
+    if b"\xff\xff\xff" in buf:  # a rejected word starts so (4 in 2**32); search in C
+        return tuple([u % 6 + 1 if u < _DIE_LIMIT else 0 for u in words])
+    return tuple([u % 6 + 1 for u in words])
 
 
 class DiceStreamV2(DiceStream):
@@ -185,6 +235,7 @@ class DiceStreamV2(DiceStream):
         self._prefix = b""
         self._next_block = 0
         self._buf, self._pos, self._base = b"", 0, 0
+        self._faces = ()
         self.contributions = tuple(contributions)
         self.key = stream_key(secret, game, label, self.contributions)
         self._xof = hashlib.shake_256(self.key)
@@ -201,6 +252,7 @@ class DiceStreamV2(DiceStream):
         self._base += self._pos
         self._buf = self._buf[self._pos :] + fresh
         self._pos = 0
+        self._faces = _faces(self._buf)
 
 
 _V2_FIRST_BYTES = 256  # 64 draws: most turns never need a second call

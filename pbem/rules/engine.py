@@ -14,7 +14,7 @@ from pbem.rules import victory
 from pbem.rules.armies import check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
-from pbem.rules.combat import Stream, roll
+from pbem.rules.combat import PLAIN, Stream, plain_roll, roll
 from pbem.rules.errors import RulesError
 from pbem.rules.events import (
     ArmiesPlaced,
@@ -613,6 +613,11 @@ def attack(
     no_limit = until_left is None and max_rolls is None
     rolls: list[Roll] = []
     stop = "exhausted"
+    # The plain case (no re-roll, no commander) is decided by the dice alone: take
+    # them in one block and look the outcome up (combat.plain_roll), without a call
+    # to combat.roll per roll. Streams without roll_tuple go through combat.roll.
+    roll_tuple = getattr(rng, "roll_tuple", None)
+    plain = roll_tuple is not None and not (reroll or commander)
     while True:
         have = armies[source]
         if have < 2:
@@ -626,10 +631,15 @@ def attack(
                 stop = "max_rolls"
                 break
         a = dice if dice < have else have - 1
-        result = roll(rng, a, 1 if one_die or armies[target] < 2 else 2, reroll, commander)
-        if commander and result.commander is not None:
-            state.commander_used = True
-            commander = False
+        d = 1 if one_die or armies[target] < 2 else 2
+        if plain:
+            drawn = roll_tuple(a + d)  # type: ignore[misc]  # plain implies not None
+            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
+        else:
+            result = roll(rng, a, d, reroll, commander)
+            if commander and result.commander is not None:
+                state.commander_used = True
+                commander = False
         rolls.append(result)
         armies[source] = have - result.attacker_losses
         armies[target] -= result.defender_losses

@@ -10,6 +10,7 @@ follow the order of the file; neighbour and member lists are stored sorted.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import tomllib
@@ -58,7 +59,14 @@ def parse_map(text: str, path: str, base: str | None = None) -> Board:
 
     ``base`` is the folder the file lives in: relative image paths in
     ``[picture]`` are taken from there (a path is only joined, never opened).
+    A board is immutable, so the boards of recent texts are kept: every replay of a
+    record and every load of a stored game parses the same map text again.
     """
+    return _parse_map(text, path, base)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_map(text: str, path: str, base: str | None) -> Board:
     return _Parser(path, base).board(text)
 
 

@@ -1,7 +1,9 @@
 """Whole games between bots, for tests, benchmarks and the `simulate` command.
 
-A simulated game is a real game: the same engine, the HMAC dice of DICE.md
-with a secret derived from the seed, events for every step. A safety cap on
+A simulated game is a real game: the same engine, the dice of DICE.md with a
+secret derived from the seed, events for every step (``play_game`` rolls v1
+dice unless told otherwise; ``pbem simulate`` rolls v2 like new games, without
+contributions since bots write no mail). A safety cap on
 turns stops a game that does not end; it is reported as capped, never won.
 
 Everything here is pure: no clock, no processes. Each game's result depends
@@ -21,7 +23,7 @@ from typing import Any
 from pbem.rules import engine
 from pbem.rules.board import Board
 from pbem.rules.bots import Bot, make_bot
-from pbem.rules.dice import DiceStream
+from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
 from pbem.rules.options import Options
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
@@ -47,15 +49,22 @@ def game_secret(seed: int) -> bytes:
 
 
 def setup_game(
-    board: Board, options: Options, players: int, seed: int, bots: list[Bot]
+    board: Board,
+    options: Options,
+    players: int,
+    seed: int,
+    bots: list[Bot],
+    dice: str = DICE_V1,
 ) -> GameState:
     """Create the game and play its setup phases with the bots' choices."""
     secret = game_secret(seed)
     name = f"sim-{seed}"
     colours = list(board.colours or COLOURS)
     seats = [(f"p{i + 1}", colours[i % len(colours)]) for i in range(players)]
-    state, _ = engine.new_game(board, options, name, seats, DiceStream(secret, name, "setup"))
-    place_rng = DiceStream(secret, name, "setup:place")
+    state, _ = engine.new_game(
+        board, options, name, seats, make_stream(dice, secret, name, "setup")
+    )
+    place_rng = make_stream(dice, secret, name, "setup:place")
     while state.phase in SETUP_PHASES:
         plans = {seat: bots[seat].plan_setup(state, seat) for seat in state.order}
         play_setup(state, plans, place_rng)
@@ -70,16 +79,18 @@ def play_game(
     bot: str = "random",
     cap: int = DEFAULT_CAP,
     keep_hashes: bool = False,
+    dice: str = DICE_V1,
 ) -> GameResult:
     """One whole game; ``bot`` is a bot kind, or several joined by commas (one per seat,
-    repeated round the table)."""
+    repeated round the table). ``dice``: the dice version of every stream (v2 streams
+    have no contributions here: a bot game has no mail to key them with)."""
     kinds = bot.split(",")
     bots = [make_bot(kinds[seat % len(kinds)], seed * 10 + seat) for seat in range(players)]
-    state = setup_game(board, options, players, seed, bots)
+    state = setup_game(board, options, players, seed, bots, dice)
     secret = game_secret(seed)
     hashes: list[str] = []
     while state.phase != OVER and state.turn <= cap:
-        rng = DiceStream(secret, state.game, f"turn:{state.turn}")
+        rng = make_stream(dice, secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
         if keep_hashes:
             hashes.append(state.state_hash())
@@ -104,6 +115,7 @@ class SimulationSummary:
     workers: int = 1
     reasons: dict[str, int] = field(default_factory=dict)  # how games were won -> count
     digest: str = ""  # SHA-256 over every game's final state hash, in game order
+    dice: str = DICE_V2
 
     @property
     def turns_per_second(self) -> float:
@@ -129,12 +141,14 @@ class SimulationSummary:
             "turns_per_second": round(self.turns_per_second),
             "games_per_second": round(self.games_per_second, 1),
             "digest": self.digest,
+            "dice": self.dice,
         }
 
     def describe(self) -> str:
         lines = [
             f"{self.games} games of {self.players} {self.bot} bots "
-            f"(seeds {self.seed}..{self.seed + self.games - 1}, {self.workers} worker(s))",
+            f"(seeds {self.seed}..{self.seed + self.games - 1}, {self.workers} worker(s), "
+            f"{self.dice})",
             f"{self.turns} player-turns, {self.turns / max(self.games, 1):.1f} per game, "
             f"{self.seconds:.2f} s: {self.turns_per_second:,.0f} turns/s, "
             f"{self.games_per_second:,.1f} games/s",
@@ -150,16 +164,17 @@ class SimulationSummary:
         return "\n".join(lines)
 
 
-Job = tuple[Board, Options, int, str, int, list[int]]  # board, options, players, bot, cap, seeds
+# board, options, players, bot, cap, seeds, dice version
+Job = tuple[Board, Options, int, str, int, list[int], str]
 Outcome = tuple[int, str | None, int, bool, str, str]  # seed, winner, turns, capped, hash, reason
 
 
 def play_seeds(job: Job) -> list[Outcome]:
     """The games of ``job``'s seeds, in order (one worker's share of a run)."""
-    board, options, players, bot, cap, seeds = job
+    board, options, players, bot, cap, seeds, dice = job
     out = []
     for seed in seeds:
-        r = play_game(board, options, players, seed, bot, cap)
+        r = play_game(board, options, players, seed, bot, cap, dice=dice)
         out.append((seed, r.winner, r.turns, r.capped, r.final_hash, r.reason))
     return out
 
@@ -176,7 +191,13 @@ def check_request(options: Options, players: int, games: int, workers: int, bot:
 
 
 def summarise(
-    results: Sequence[Outcome], seconds: float, players: int, bot: str, seed: int, workers: int
+    results: Sequence[Outcome],
+    seconds: float,
+    players: int,
+    bot: str,
+    seed: int,
+    workers: int,
+    dice: str = DICE_V2,
 ) -> SimulationSummary:
     """The figures of a run from its games' outcomes, in seed order."""
     winners: dict[str, int] = {}
@@ -199,4 +220,5 @@ def summarise(
         workers=workers,
         reasons=reasons,
         digest=digest.hexdigest(),
+        dice=dice,
     )

@@ -187,8 +187,71 @@ class GameState:
         )
 
     def canonical_json(self) -> str:
+        """``json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))``, byte
+        for byte, written out directly (keys in sorted order): replays hash every step."""
+        players = ",".join([_player_json(p) for p in self.players])
+        pending = self.pending_move
+        defend = f'"defend_one":{_ints(self.defend_one)},' if self.defend_one else ""
+        return (
+            f'{{"armies":{_ints(self.armies)},"bonus_taken":{_bool(self.bonus_taken)},'
+            f'"commander_used":{_bool(self.commander_used)},'
+            f'"conquered_this_turn":{_bool(self.conquered_this_turn)},'
+            f'"current":{_int(self.current)},"deck":{_ints(self.deck)},{defend}'
+            f'"discard":{_ints(self.discard)},'
+            f'"fortifies_this_turn":{_int(self.fortifies_this_turn)},'
+            f'"game":{_str(self.game)},"last_conquest":{_opt(self.last_conquest)},'
+            f'"map":{_str(self.board.name)},"must_trade":{_bool(self.must_trade)},'
+            f'"order":{_ints(self.order)},"owner":{_ints(self.owner)},'
+            f'"pending_move":{_ints(pending) if pending else "null"},'
+            f'"phase":{_str(self.phase)},"players":[{players}],'
+            f'"reinforcements":{_int(self.reinforcements)},'
+            f'"removed_cards":{_ints(self.removed_cards)},"round":{_int(self.round)},'
+            f'"sets_traded":{_int(self.sets_traded)},'
+            f'"trades_this_turn":{_int(self.trades_this_turn)},"turn":{_int(self.turn)},'
+            f'"win_reason":{_str(self.win_reason)},"winner":{_opt(self.winner)}}}'
+        )
+
+    def canonical_json_reference(self) -> str:
+        """The definition that ``canonical_json`` must match (tests compare the two)."""
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     def state_hash(self) -> str:
         """SHA-256 of the canonical serialisation: the same on every machine."""
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+
+# -- canonical JSON, written directly ---------------------------------------------
+# Each helper writes what json.dumps writes for its type; anything of another type
+# (never made by the engine) goes through json.dumps itself, so the bytes never differ.
+_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]  # what dumps uses
+
+
+def _int(value: Any) -> str:
+    return str(value) if type(value) is int else json.dumps(value)
+
+
+def _opt(value: Any) -> str:
+    return "null" if value is None else _int(value)
+
+
+def _bool(value: Any) -> str:
+    if value is True:
+        return "true"
+    return "false" if value is False else json.dumps(value)
+
+
+def _ints(values: Any) -> str:
+    # lists of territories, seats and cards: the engine keeps only ints in them, and
+    # the repr of a list of ints is its JSON with blanks (made in C)
+    if type(values) is list:
+        return repr(values).replace(" ", "")
+    return f"[{','.join(map(str, values))}]"
+
+
+def _player_json(p: Player) -> str:
+    return (
+        f'{{"alive":{_bool(p.alive)},"cards":{_ints(p.cards)},"colour":{_str(p.colour)},'
+        f'"eliminated_by":{_opt(p.eliminated_by)},"hq":{_opt(p.hq)},'
+        f'"mission":{_opt(p.mission)},"mission_fallback":{_bool(p.mission_fallback)},'
+        f'"name":{_str(p.name)},"neutral":{_bool(p.neutral)},"to_place":{_int(p.to_place)}}}'
+    )

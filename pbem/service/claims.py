@@ -39,6 +39,7 @@ from pbem.vocab import InboundStatus
 log = logging.getLogger("pbem.claims")
 
 _RETRY_CAP_SECONDS = 3600.0
+PUT_BACK = "put back into the inbox by the GM"
 
 
 class ClaimState(StrEnum):
@@ -116,6 +117,8 @@ def claim(
         if known is None:  # locked by the worker processing it (or deleted meanwhile)
             return ClaimResult(ClaimState.BUSY, why="being processed by another worker")
         status = InboundStatus(known.status)
+        if status == InboundStatus.HELD and _moved_back(known, mail):
+            return _try_afresh(session, known, mail, worker, lease_until)
         if status != InboundStatus.CLAIMED:
             return ClaimResult(ClaimState.DONE, folder=folder_of(status), why=f"already {status}")
         if known.next_attempt_at is not None and known.next_attempt_at > now:
@@ -144,6 +147,58 @@ def claim(
             return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
         assert known.id is not None
         return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, known.attempts))
+
+
+def _moved_back(row: InboundMessage, mail: FetchedMail) -> bool:
+    """Did the GM move this held mail back into the inbox?
+
+    A held mail met in the inbox was either moved back (IMAP gives it a new
+    UID) or never moved out (the worker died between the commit and the
+    move: same UID, it only needs moving). A Maildir has no UIDs: a held
+    mail in its inbox counts as moved back.
+    """
+    if mail.uid is None or row.uid is None:
+        return True
+    return (mail.mailbox, mail.uid) != (row.mailbox, row.uid)
+
+
+def _try_afresh(
+    session: Session,
+    row: InboundMessage,
+    mail: FetchedMail,
+    worker: str,
+    lease_until: datetime,
+) -> ClaimResult:
+    """A held mail the GM put back: claimable again with no attempts counted.
+
+    Its history stays: ``last_error`` keeps the error that held it, and the
+    outcome says it was put back until this try writes its own."""
+    assert row.id is not None
+    previous = row.attempts
+    taken = session.execute(
+        update(InboundMessage)
+        .where(col(InboundMessage.id) == row.id)
+        .where(col(InboundMessage.status) == InboundStatus.HELD)
+        .values(
+            status=InboundStatus.CLAIMED,
+            attempts=0,
+            next_attempt_at=None,
+            processed_at=None,
+            outcome=f"{PUT_BACK}; before that: {row.outcome}"[:2000],
+            mailbox=mail.mailbox,
+            uid=mail.uid,
+            lease_owner=worker,
+            lease_until=lease_until,
+        )
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
+    log.warning(
+        "%s: put back into the inbox after %d failed attempts; tried afresh",
+        row.message_id,
+        previous,
+    )
+    return ClaimResult(ClaimState.TAKEN, Claim(row.id, worker, 0))
 
 
 def _find(session: Session, identity: MailIdentity, *, lock: bool) -> InboundMessage | None:
@@ -176,8 +231,10 @@ def hold_for_processing(session: Session, held: Claim) -> InboundMessage:
 
 def finish(row: InboundMessage, status: InboundStatus, outcome: str, now: datetime) -> None:
     """Write the outcome into the claimed row (in the processing transaction)."""
+    if row.outcome.startswith(PUT_BACK):  # keep the history of a mail held before
+        outcome = f"{outcome} ({row.outcome})"
     row.status = status
-    row.outcome = outcome
+    row.outcome = outcome[:4000]
     row.processed_at = now
     row.lease_owner = None
     row.lease_until = None

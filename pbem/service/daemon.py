@@ -17,17 +17,24 @@ from sqlalchemy.engine import Engine
 from pbem.config import Config
 from pbem.mail.settings import open_inbox
 from pbem.service.clock import Clock
-from pbem.service.poll import PollBusy, load_checkpoint, poll_lock, run_cycle
+from pbem.service.poll import (
+    PollBusy,
+    database_unusable,
+    load_checkpoint,
+    poll_lock,
+    run_cycle,
+)
 from pbem.store import init_db
 from pbem.store.errors import DatabaseError, DatabaseUnavailable
 
 log = logging.getLogger("pbem.daemon")
 
 
-def open_database(config: Config, interval: float) -> Engine | None:
+def open_database(config: Config, interval: float, clock: Clock | None = None) -> Engine | None:
     """The database, migrated; while it cannot be reached, wait and try again
-    (a daemon started with the database down must not just exit). None when
-    a stop signal came first."""
+    (a daemon started with the database down must not just exit), the outage
+    recorded as `pbem poll` records it (with ``clock``). None when a stop
+    signal came first."""
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -40,6 +47,8 @@ def open_database(config: Config, interval: float) -> Engine | None:
                 return init_db(config.database_url)
             except DatabaseUnavailable as exc:
                 log.warning("%s; trying again in %.0f s", exc, interval)
+                if clock is not None:
+                    database_unusable(config, clock, exc)
             if stop.wait(interval):
                 return None
     finally:

@@ -408,9 +408,12 @@ def submit(
     message_id: str | None = None,
     dry_run: bool = False,
     allow_inactive: bool = False,
+    parsed: ParsedMail | None = None,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
-    adjudicate them. All or nothing: invalid orders change nothing."""
+    adjudicate them. All or nothing: invalid orders change nothing.
+    ``parsed``: ``text`` as the caller has already read it (parse_orders against
+    this game's board), so that a mail is read once."""
     if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused by the GM")
     if game.phase == GamePhase.OVER:
@@ -419,10 +422,11 @@ def submit(
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
     loaded = load(session, game)
     state = loaded.state
-    try:
-        parsed = parse_orders(text, state.board)
-    except OrdersError as exc:
-        return Outcome(False, exc.problems)
+    if parsed is None:
+        try:
+            parsed = parse_orders(text, state.board)
+        except OrdersError as exc:
+            return Outcome(False, exc.problems)
     if not parsed.orders:
         return Outcome(False, [NO_ORDERS])
     seat = player.seat
@@ -439,12 +443,14 @@ def submit(
     problems = validate_mail(state, seat, parsed)
     if problems:
         return Outcome(False, problems)
-    canonical = with_salt(render_orders(turn_actions(state, parsed.orders), state.board), parsed)
+    actions = turn_actions(state, parsed.orders)
+    canonical = with_salt(render_orders(actions, state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
     entry = replay.Entry("turn", seat, canonical, state.turn, source)
     seq = append_entry(session, game, entry, message_id)
-    step = replay.apply(loaded, entry, keep_before=True)
+    # the actions just validated are the ones the canonical text reads back as
+    step = replay.apply(loaded, entry, keep_before=True, actions=actions)
     assert step is not None
     store_result(session, game, step, seq)
     if source in ("mail", "gm"):

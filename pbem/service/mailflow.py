@@ -434,6 +434,7 @@ def _orders(
             source="mail",
             message_id=mail.message_id,
             dry_run=parsed.check or held,
+            parsed=parsed,  # read once, in handle()
         )
     except ServiceError as exc:
         reply.problems_text = str(exc)
@@ -461,7 +462,13 @@ def _orders(
         return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
     if held:  # setup orders are always held until everyone has sent theirs
         outcome = submit(
-            session, game, player, mail.text, source="mail", message_id=mail.message_id
+            session,
+            game,
+            player,
+            mail.text,
+            source="mail",
+            message_id=mail.message_id,
+            parsed=parsed,
         )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -120,12 +121,15 @@ def send_due(
         if not leased:
             return report
         results: list[SendResult] = []
-        record = partial(_record, engine, lease, now, report, results)
+        batch = _Batch([int(m.key) for m in leased], time.monotonic())
+        record = partial(_record, engine, lease, now, report, results, batch)
         try:
             sender.send(leased, on_result=record)
+        except LeaseRanOut as exc:  # another worker has the rest: never send them too
+            log.warning("%s", exc)
         finally:
             done = {int(r.key) for r in results}
-            _release(engine, lease, [int(m.key) for m in leased if int(m.key) not in done])
+            _release(engine, lease, [i for i in batch.ids if i not in done])
         temporary = [r for r in results if not r.ok and not r.permanent]
         if temporary:
             report.errors.append(temporary[0].error)
@@ -166,47 +170,87 @@ def _lease(
         ]
 
 
+class LeaseRanOut(Exception):
+    """Rows of this batch are no longer ours: the batch stops before sending them."""
+
+
+@dataclass(frozen=True)
+class _Batch:
+    ids: list[int]  # the rows leased, in sending order
+    started: float  # time.monotonic() when it was leased
+
+    def lease_until(self, now: datetime, seconds: float) -> datetime:
+        """A lease from this moment: ``now`` was the batch's start."""
+        return now + timedelta(seconds=time.monotonic() - self.started + seconds)
+
+
 def _record(
     engine: Engine,
     lease: Lease,
     now: datetime,
     report: SendReport,
     results: list[SendResult],
+    batch: _Batch,
     result: SendResult,
 ) -> None:
-    """One result, committed at once (before the next mail goes out)."""
+    """One result, committed at once (before the next mail goes out), with the
+    lease of the rows still to send renewed: however long the batch takes, no
+    other worker takes them while this one works; if one did (this worker
+    stalled past its lease), LeaseRanOut stops the batch."""
     results.append(result)
-    row_id = int(result.key)
+    done = {int(r.key) for r in results}
+    rest = [i for i in batch.ids if i not in done]
     with session_scope(engine) as session:
-        row = session.get(Outbox, row_id)
-        if row is None or row.lease_owner != lease.worker:
-            log.warning("outbox %s: our lease ran out while sending it", row_id)
+        _record_one(session, lease, now, report, int(result.key), result)
+        if not rest:
             return
-        row.attempts += 1
-        row.lease_owner = None
-        row.lease_until = None
-        if result.ok:
-            row.status = OutboxStatus.SENT
-            row.sent_at = now
-            row.last_error = None
-            report.sent += 1
-        elif result.permanent:
-            row.status = OutboxStatus.FAILED
-            row.last_error = result.error
-            report.failed += 1
-            log.warning(
-                "outbox %s to %s failed for good: %s", row.message_id, row.recipient, result.error
-            )
-        else:
-            delay = (
-                backoff_delay(row.attempts, lease.retry_base_seconds, _RETRY_CAP_SECONDS)
-                if lease.retry_base_seconds > 0
-                else 0.0
-            )
-            row.next_attempt_at = now + timedelta(seconds=delay)
-            row.last_error = result.error
-            report.deferred += 1
-        session.add(row)
+        renewed = session.execute(
+            update(Outbox)
+            .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
+            .values(lease_until=batch.lease_until(now, lease.seconds))
+        )
+        taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
+    if taken:
+        raise LeaseRanOut(f"{taken} outbox rows of this batch were taken over by another worker")
+
+
+def _record_one(
+    session: Session,
+    lease: Lease,
+    now: datetime,
+    report: SendReport,
+    row_id: int,
+    result: SendResult,
+) -> None:
+    row = session.get(Outbox, row_id)
+    if row is None or row.lease_owner != lease.worker:
+        log.warning("outbox %s: our lease ran out while sending it", row_id)
+        return
+    row.attempts += 1
+    row.lease_owner = None
+    row.lease_until = None
+    if result.ok:
+        row.status = OutboxStatus.SENT
+        row.sent_at = now
+        row.last_error = None
+        report.sent += 1
+    elif result.permanent:
+        row.status = OutboxStatus.FAILED
+        row.last_error = result.error
+        report.failed += 1
+        log.warning(
+            "outbox %s to %s failed for good: %s", row.message_id, row.recipient, result.error
+        )
+    else:
+        delay = (
+            backoff_delay(row.attempts, lease.retry_base_seconds, _RETRY_CAP_SECONDS)
+            if lease.retry_base_seconds > 0
+            else 0.0
+        )
+        row.next_attempt_at = now + timedelta(seconds=delay)
+        row.last_error = result.error
+        report.deferred += 1
+    session.add(row)
 
 
 def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:

@@ -45,7 +45,13 @@ from pbem.service.clock import Clock
 from pbem.service.context import Context
 from pbem.service.health import Health
 from pbem.service.mailflow import MailOutcome, process_mail
-from pbem.store import InboundMessage, MailboxCheckpoint, ServiceState, session_scope
+from pbem.store import (
+    InboundMessage,
+    MailboxCheckpoint,
+    ServiceState,
+    make_engine,
+    session_scope,
+)
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
 from pbem.vocab import Component, InboundStatus
 
@@ -107,7 +113,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     """Inbox, deadlines, outbox, health: each stage whatever the others did."""
     settings = config.mail
     ctx = Context(config, clock, settings.own_addresses)
-    health = Health(engine, ctx, config.state_dir)
+    health = Health(engine, ctx)
     report = PollReport()
     sender = open_sender(settings)
     try:
@@ -130,6 +136,17 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     else:  # told in the log and `pbem status`; a mail could not go out anyway
         health.down(Component.SMTP, smtp_error, mail_works=False)
     return report
+
+
+def database_unusable(config: Config, clock: Clock, error: DatabaseError) -> PollReport:
+    """A cycle that could not even open the database: nothing is read or sent,
+    every mail stays in the inbox; the outage is recorded (shared with the
+    other workers) and the GM alerted once it has lasted long enough."""
+    settings = config.mail
+    ctx = Context(config, clock, settings.own_addresses)
+    health = Health(make_engine(config.database_url), ctx)  # connects to nothing
+    health.database_down(str(error), open_sender(settings))
+    return PollReport(errors=[f"the database cannot be used: {error}"])
 
 
 # ---------------------------------------------------------------- 1. inbox

@@ -41,7 +41,15 @@ from pbem.rules.dice import DICE_V1, check_version, commitment
 from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
-from pbem.service.replay import Entry, GameDefinition, ReplayError, apply, replay, start
+from pbem.service.replay import (
+    Draws,
+    Entry,
+    GameDefinition,
+    ReplayError,
+    Step,
+    apply,
+    start,
+)
 
 
 class RecordError(ValueError):
@@ -252,6 +260,9 @@ def _unquote(raw: str, source: str, line: int) -> str:
     return raw[1:-1].replace('\\"', '"').replace("\\\\", "\\")
 
 
+_DIE_DRAWS = {str(face): (6, face - 1) for face in range(1, 7)}  # a die face: uniform(6)
+
+
 def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSection:
     """``=== draws LABEL entries=I,J`` and its lines of draws (``r/n``, or a die face)."""
     if len(head) != 3 or not head[2].startswith("entries="):
@@ -261,6 +272,10 @@ def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSec
         indices = [] if listed == "-" else [int(i) for i in listed.split(",")]
         drawn = []
         for token in " ".join(lines).split():
+            die = _DIE_DRAWS.get(token)  # most draws are dice: no int() for them
+            if die is not None:
+                drawn.append(die)
+                continue
             r, _, n = token.partition("/")
             drawn.append((int(n), int(r)) if n else (6, int(r) - 1))
     except ValueError:
@@ -302,11 +317,13 @@ def draws_of(record: Record, secret: bytes) -> list[DrawSection]:
     game, _ = start(definition_of(record, secret), log_draws=True)
     for entry in record.entries:
         apply(game, entry)
-    assert game.draws is not None
+    return _sections(record, game.draws)
+
+
+def _sections(record: Record, draws: list[Draws] | None) -> list[DrawSection]:
+    assert draws is not None
     index = {id(entry): i for i, entry in enumerate(record.entries)}
-    return [
-        DrawSection(d.label, [index[id(e)] for e in d.entries], list(d.log)) for d in game.draws
-    ]
+    return [DrawSection(d.label, [index[id(e)] for e in d.entries], list(d.log)) for d in draws]
 
 
 def reroll_problem(record: Record) -> str:
@@ -351,9 +368,15 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
     expected = [h for h in record.hashes]
     steps = 0
     index = 0
+    step: Step | None = None
+    # one replay checks the hashes and, when the record has them, notes the draws
+    game, _ = start(definition, log_draws=bool(record.draws))
     try:
-        game_steps = replay(definition, record.entries)
-        for step in game_steps:
+        for entry in record.entries:
+            found = apply(game, entry)
+            if found is None:
+                continue
+            step = found
             steps += 1
             # the hash stands on the last entry of the step
             index += len(step.entries)
@@ -372,7 +395,7 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
                 )
     except ReplayError as exc:
         return VerifyReport(False, steps, f"the orders do not replay: {exc}", exc.turn)
-    if record.result and steps:
+    if record.result and step is not None:
         final = step.state
         winner = final.players[final.winner].name if final.winner is not None else ""
         if winner != record.result:
@@ -381,7 +404,7 @@ def verify_record(record: Record, secret_hex: str) -> VerifyReport:
             )
             return VerifyReport(False, steps, message)
     if record.draws:
-        problem = _compare_draws(record.draws, draws_of(record, secret))
+        problem = _compare_draws(record.draws, _sections(record, game.draws))
         if problem:
             return VerifyReport(False, steps, problem)
     return VerifyReport(True, steps, f"all {steps} steps verified; every roll matches the secret")

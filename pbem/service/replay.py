@@ -134,27 +134,22 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
     return Game(definition, state, draws=draws), events
 
 
-def stream_of(
-    definition: GameDefinition, label: str, entries: list[Entry], secret: bytes | None = None
-) -> DiceStream:
+def stream_of(definition: GameDefinition, label: str, entries: list[Entry]) -> DiceStream:
     """The stream ``label``; in v2 keyed with the contributions of ``entries`` in log order.
-    ``secret`` is the game's unless the turn was rerolled (`pbem rollback --reroll`)."""
+    A turn's secret is the game's unless `pbem rollback --reroll` drew a new one for it."""
     contributions: tuple[bytes, ...] = ()
     if definition.dice_version == DICE_V2:
         contributions = tuple(contribution(e.text) for e in entries)
-    return make_stream(
-        definition.dice_version,
-        definition.secret if secret is None else secret,
-        definition.name,
-        label,
-        contributions,
-    )
+    secret = definition.secret
+    if label.startswith("turn:"):
+        secret = definition.secret_of_turn(int(label.removeprefix("turn:")))
+    return make_stream(definition.dice_version, secret, definition.name, label, contributions)
 
 
 def turn_stream(
     definition: GameDefinition, turn: int, entries: list[Entry] | None = None
 ) -> DiceStream:
-    return stream_of(definition, f"turn:{turn}", entries or [], definition.secret_of_turn(turn))
+    return stream_of(definition, f"turn:{turn}", entries or [])
 
 
 def setup_place_stream(
@@ -205,10 +200,17 @@ def _first(problems: list[OrderProblem]) -> str:
     return f"line {p.line}: {p.message}"
 
 
-def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
+def apply(
+    game: Game,
+    entry: Entry,
+    keep_before: bool = False,
+    actions: list[TurnAction] | None = None,
+) -> Step | None:
     """Apply one log entry; returns the step it completes, or None when a setup
     phase still waits for other players. ``keep_before`` keeps a copy of the
-    state before the step (reports need it; replays do not)."""
+    state before the step (reports need it; replays do not). ``actions``: a turn
+    entry's actions when the caller has just parsed and validated the mail whose
+    canonical text the entry is (games.submit), so the text is not read twice."""
     state = game.state
     definition = game.definition
     before = state.copy() if keep_before else None
@@ -234,7 +236,8 @@ def apply(game: Game, entry: Entry, keep_before: bool = False) -> Step | None:
         if entry.seat != state.current:
             raise ReplayError(state.turn, entry.seat, "orders for a seat whose turn it is not")
         turn = state.turn
-        actions = parse_turn(game, entry.seat, entry.text)
+        if actions is None:
+            actions = parse_turn(game, entry.seat, entry.text)
         events = _guard(
             turn,
             entry.seat,

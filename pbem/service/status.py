@@ -93,11 +93,11 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
                 if counts.oldest_pending
                 else None,
             }
-            found = outages(session, config.state_dir)
+            found = outages(session, config)
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             status.last_poll = row.value if row else None
     except DatabaseError as exc:
-        outage = database_outage(config.state_dir)
+        outage = database_outage(config)
         status.outages[Component.DATABASE.value] = {
             "since": outage.since if outage else now.isoformat(),
             "alerted": outage.alerted if outage else False,

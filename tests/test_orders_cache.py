@@ -1,0 +1,47 @@
+"""Lines read before are taken from the parser's line cache: the orders must be the
+ones a first reading gives, with this mail's line numbers and text."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem.maps import builtin_map
+from pbem.orders import OrdersError, parse_orders
+from pbem.orders.lexer import tokenize
+
+
+def test_a_cached_line_keeps_this_mails_line_number_and_text() -> None:
+    board = builtin_map("classic")
+    first = parse_orders("ATTACK Alaska -> Kamchatka UNTIL 2 LEFT # first", board)
+    again = parse_orders(
+        "Hello\nORDERS\nPLACE 3 Alaska\nATTACK Alaska -> Kamchatka UNTIL 2 LEFT # again", board
+    )
+    a, b = first.orders[0], again.orders[1]
+    assert (a.line, a.text) == (1, "ATTACK Alaska -> Kamchatka UNTIL 2 LEFT # first")
+    assert (b.line, b.text) == (4, "ATTACK Alaska -> Kamchatka UNTIL 2 LEFT # again")
+    assert (a.action, a.column, a.items) == (b.action, b.column, b.items)
+    assert a.items == (8, 18)  # the columns of Alaska and Kamchatka
+
+
+def test_a_line_with_a_problem_is_reported_every_time() -> None:
+    board = builtin_map("classic")
+    for _ in range(2):
+        with pytest.raises(OrdersError) as err:
+            parse_orders("ATTACK Alaska -> Brazil", board)
+        problem = err.value.problems[0]
+        assert (problem.line, problem.column) == (1, 18)
+        assert problem.message.startswith("Alaska and Brazil are not adjacent")
+
+
+def test_tokens_of_a_line_are_shared_and_read_as_before() -> None:
+    tokens = tokenize("ATTACK North-Africa->Egypt, 3")
+    assert tokenize("ATTACK North-Africa->Egypt, 3") is tokens
+    assert [(t.kind, t.text, t.column, t.end, t.upper) for t in tokens] == [
+        ("word", "ATTACK", 1, 7, "ATTACK"),
+        ("word", "North-Africa", 8, 20, "NORTH-AFRICA"),
+        ("arrow", "->", 20, 22, "->"),
+        ("word", "Egypt", 22, 27, "EGYPT"),
+        ("comma", ",", 27, 28, ","),
+        ("number", "3", 29, 30, "3"),
+    ]
+    assert tokenize("Zürich")[0].upper == ""  # keywords are ASCII
