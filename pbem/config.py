@@ -24,11 +24,20 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from pbem.mail.errors import MailSettingsError
+from pbem.mail.settings import (
+    IMAP_PORTS,
+    SMTP_PORTS,
+    TRANSPORTS,
+    ImapSettings,
+    MailSettings,
+    SmtpSettings,
+)
 from pbem.mail.transport import TLS_MODES
 
 ENV_CONFIG = "PBEM_CONFIG"
@@ -36,13 +45,9 @@ ENV_DATABASE_URL = "PBEM_DATABASE_URL"
 ENV_IMAP_PASSWORD = "PBEM_IMAP_PASSWORD"
 ENV_SMTP_PASSWORD = "PBEM_SMTP_PASSWORD"
 
-TRANSPORTS = ("maildir", "imap")
-
 ADJUDICATE_MODES = ("orders", "deadline")
 
-# The port used when a file gives none, by TLS mode.
-IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
-SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
+T = TypeVar("T")
 
 _ADDRESS = re.compile(r"^[^@\s<>\"]+@[^@\s<>\"]+$")
 
@@ -58,55 +63,19 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class ImapConfig:
-    host: str = "localhost"
-    port: int = 993
-    user: str = ""
-    password: str = field(default="", repr=False)
-    tls: str = "implicit"
-    timeout: float = 30.0
-    mailbox: str = "INBOX"
-    processed_folder: str = "pbem-processed"
-    rejected_folder: str = "pbem-rejected"
-    held_folder: str = "pbem-held"
-
-
-@dataclass(frozen=True)
-class SmtpConfig:
-    host: str = "localhost"
-    port: int = 587
-    user: str = ""
-    password: str = field(default="", repr=False)
-    tls: str = "starttls"
-    timeout: float = 30.0
-
-
-@dataclass(frozen=True)
-class MailConfig:
-    transport: str
-    maildir_root: Path
-    game_address: str = "pbem@localhost"
-    gm_address: str = "gm@localhost"
-    from_name: str = "pbem"
-    max_mail_bytes: int = 1_048_576
-    reply_budget_per_hour: int = 20
-    alert_budget_per_hour: int = 5
-    reply_to_unknown: bool = False
-    tls_ca_file: str = ""  # a CA bundle to trust for IMAP and SMTP TLS (else the system's)
-    imap: ImapConfig = field(default_factory=ImapConfig)
-    smtp: SmtpConfig = field(default_factory=SmtpConfig)
-
-
-@dataclass(frozen=True)
 class GameDefaults:
-    """Settings a new game starts with unless the GM gives others."""
+    """The [defaults] table: settings a new game starts with unless the GM gives others.
+
+    None where the file says nothing: the defaults themselves are defined once,
+    in service/settings.py (``DEFAULTS``, merged by ``new_game_settings``).
+    """
 
     preset: str = "classic"
     map: str = "classic"
-    turn_hours: float = 48.0
-    grace_hours: float = 24.0
-    reminder_hours: tuple[float, ...] = (24.0, 6.0)  # hours before the deadline
-    adjudicate: str = "orders"  # "orders": as soon as orders are in; "deadline": at the deadline
+    turn_hours: float | None = None
+    grace_hours: float | None = None
+    reminder_hours: tuple[float, ...] | None = None  # hours before the deadline
+    adjudicate: str | None = None  # "orders": as soon as orders are in; "deadline": at the deadline
 
 
 @dataclass(frozen=True)
@@ -128,7 +97,7 @@ class PollConfig:
 class Config:
     database_url: str = field(repr=False)  # may hold a password
     state_dir: Path
-    mail: MailConfig
+    mail: MailSettings  # the [mail] table, in the mail layer's own type
     defaults: GameDefaults = field(default_factory=GameDefaults)
     poll: PollConfig = field(default_factory=PollConfig)
     path: Path | None = None  # the file read; None for the embedded defaults
@@ -194,7 +163,7 @@ def _build(data: dict[str, Any], base: Path, source: str, file: Path | None) -> 
     )
 
 
-def _mail(t: _Table, state_dir: Path) -> MailConfig:
+def _mail(t: _Table, state_dir: Path) -> MailSettings:
     t.known(
         "transport",
         "maildir_root",
@@ -209,8 +178,9 @@ def _mail(t: _Table, state_dir: Path) -> MailConfig:
         "imap",
         "smtp",
     )
-    d = MailConfig(transport="maildir", maildir_root=state_dir / "mail")
-    return MailConfig(
+    d = MailSettings(maildir_root=state_dir / "mail")
+    return t.built(
+        MailSettings,
         transport=t.choice("transport", TRANSPORTS, d.transport),
         maildir_root=t.path("maildir_root", d.maildir_root),
         game_address=t.address("game_address", d.game_address),
@@ -226,7 +196,7 @@ def _mail(t: _Table, state_dir: Path) -> MailConfig:
     )
 
 
-def _imap(t: _Table) -> ImapConfig:
+def _imap(t: _Table) -> ImapSettings:
     t.known(
         "host",
         "port",
@@ -239,9 +209,10 @@ def _imap(t: _Table) -> ImapConfig:
         "rejected_folder",
         "held_folder",
     )
-    d = ImapConfig()
+    d = ImapSettings()
     tls = t.choice("tls", TLS_MODES, d.tls)
-    return ImapConfig(
+    return t.built(
+        ImapSettings,
         host=t.string("host", d.host, empty=False),
         port=t.integer("port", IMAP_PORTS[tls], minimum=1, maximum=65535),
         user=t.string("user", d.user),
@@ -255,11 +226,12 @@ def _imap(t: _Table) -> ImapConfig:
     )
 
 
-def _smtp(t: _Table) -> SmtpConfig:
+def _smtp(t: _Table) -> SmtpSettings:
     t.known("host", "port", "user", "password", "tls", "timeout")
-    d = SmtpConfig()
+    d = SmtpSettings()
     tls = t.choice("tls", TLS_MODES, d.tls)
-    return SmtpConfig(
+    return t.built(
+        SmtpSettings,
         host=t.string("host", d.host, empty=False),
         port=t.integer("port", SMTP_PORTS[tls], minimum=1, maximum=65535),
         user=t.string("user", d.user),
@@ -295,13 +267,16 @@ def _poll(t: _Table) -> PollConfig:
 def _defaults(t: _Table) -> GameDefaults:
     t.known("preset", "map", "turn_hours", "grace_hours", "reminder_hours", "adjudicate")
     d = GameDefaults()
+    given = t.data.__contains__
     return GameDefaults(
         preset=t.string("preset", d.preset, empty=False),
         map=t.string("map", d.map, empty=False),
-        turn_hours=t.number("turn_hours", d.turn_hours, positive=True),
-        grace_hours=t.number("grace_hours", d.grace_hours),
-        reminder_hours=t.numbers("reminder_hours", d.reminder_hours),
-        adjudicate=t.choice("adjudicate", ADJUDICATE_MODES, d.adjudicate),
+        turn_hours=t.number("turn_hours", 0, positive=True) if given("turn_hours") else None,
+        grace_hours=t.number("grace_hours", 0) if given("grace_hours") else None,
+        reminder_hours=t.numbers("reminder_hours", ()) if given("reminder_hours") else None,
+        adjudicate=(
+            t.choice("adjudicate", ADJUDICATE_MODES, "") if given("adjudicate") else None
+        ),
     )
 
 
@@ -392,6 +367,13 @@ class _Table:
         if not isinstance(value, dict):
             raise self.fail(name, f"expected a table [{self.key(name)}], got {_show(value)}")
         return _Table(value, f"{self.key(name)}.", self.source, self.base)
+
+    def built(self, kind: Callable[..., T], **values: Any) -> T:
+        """``kind(**values)``, its own checks' errors naming this file and the key."""
+        try:
+            return kind(**values)
+        except MailSettingsError as err:
+            raise ConfigError(self.source, err.key, err.reason) from err
 
     def string(self, name: str, default: str, *, empty: bool = True) -> str:
         value = self.data.get(name, default)

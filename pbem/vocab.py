@@ -1,4 +1,4 @@
-"""The closed sets of names pbem uses for statuses and outcomes.
+"""The closed sets of names pbem uses for statuses, phases and outcomes.
 
 Each is a StrEnum, so a value compares equal to its string (the database
 keeps plain text) while the code names it, and a typo fails at import.
@@ -7,6 +7,34 @@ keeps plain text) while the code names it, and a typo fails at import.
 from __future__ import annotations
 
 from enum import StrEnum
+
+
+class GamePhase(StrEnum):
+    """Where a game stands in the service (``Game.phase``). The engine's state
+    has its own, finer phase (rules/state.py: claim, place, hq, reinforce,
+    attack, fortify, over); a game whose state is over is OVER here too."""
+
+    OPEN = "open"  # waiting for players to JOIN by mail
+    SETUP = "setup"  # the engine's setup phases (claim, place, hq)
+    PLAYING = "playing"
+    OVER = "over"
+
+
+class GameStatus(StrEnum):
+    """Whether the service runs a game's deadlines (``Game.status``)."""
+
+    RUNNING = "running"
+    PAUSED = "paused"  # by the GM: deadlines stop
+    FINISHED = "finished"
+
+
+class SeatStatus(StrEnum):
+    """A player's standing in their game (``Player.status``)."""
+
+    ACTIVE = "active"
+    ELIMINATED = "eliminated"  # lost their last territory
+    REMOVED = "removed"  # by the GM, or for missed turns
+    RESIGNED = "resigned"
 
 
 class InboundStatus(StrEnum):

@@ -47,7 +47,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sqlmodel import col, select  # noqa: E402
 
 from pbem.config import load_config  # noqa: E402
-from pbem.mail.devservers import HOST, MailServers  # noqa: E402
 from pbem.mail.imap import ImapInbox  # noqa: E402
 from pbem.mail.settings import open_sender  # noqa: E402
 from pbem.mail.smtp import SmtpSender  # noqa: E402
@@ -64,9 +63,10 @@ from pbem.service.games import (  # noqa: E402
     load,
     players_of,
 )
-from pbem.service.poll import mail_settings, run_cycle, send_outbox  # noqa: E402
+from pbem.service.poll import run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
+from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PROCESSED = "pbem-processed"
@@ -134,7 +134,7 @@ tls = "none"
         )
         self.config = load_config(self.config_path, env={})
         self.engine = init_db(self.config.database_url)
-        ctx = Context(self.config, SystemClock(), mail_settings(self.config).own_addresses)
+        ctx = Context(self.config, SystemClock(), self.config.mail.own_addresses)
         for g in range(self.games):
             specs = []
             for s in range(self.players):
@@ -150,9 +150,9 @@ tls = "none"
                     settings={"timezone": "UTC"},
                 )
                 notify.game_start(session, ctx, created.game, created.passwords)
-        settings = mail_settings(self.config)
+        settings = self.config.mail
         report = send_outbox(
-            self.engine, open_sender(settings), SystemClock(), settings.from_address
+            self.engine, open_sender(settings), SystemClock(), settings.game_address
         )
         if report.deferred or report.failed:
             raise SystemExit(f"the start mails were not all sent: {report}")

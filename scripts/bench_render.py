@@ -3,7 +3,7 @@
     python scripts/bench_render.py                 # 6 turns of the sample game, 5 runs
     python scripts/bench_render.py --turns 4 --runs 1
 
-The sample game (pbem.report.sample: classic map, 4 greedy bots, seed 7): for
+The sample game (pbem.testing.sample: classic map, 4 greedy bots, seed 7): for
 each turn, the report to the 4 players and the GM and the next player's
 "your turn" notice, as the service mails a turn. Timed in CPU seconds (other
 load on the machine does not change them), per mail:
@@ -38,8 +38,8 @@ from pbem.report import mime as mime_module  # noqa: E402
 from pbem.report import render  # noqa: E402
 from pbem.report.context import YourTurn  # noqa: E402
 from pbem.report.mime import RenderedMail, to_mime  # noqa: E402
-from pbem.report.sample import SampleGame, deadline, play_sample  # noqa: E402
 from pbem.report.shared import render_once  # noqa: E402
+from pbem.testing.sample import SampleGame, deadline, play_sample  # noqa: E402
 
 DATE = datetime(2025, 3, 4, 9, 30, tzinfo=UTC)
 _BOUNDARY = re.compile(rb'boundary="([^"]+)"')

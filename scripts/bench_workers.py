@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_mail import PLAYED, REPO, Bench  # noqa: E402
 from sqlmodel import select  # noqa: E402
 
-from pbem.mail.devservers import MailServers  # noqa: E402
 from pbem.store import InboundMessage, OrderEntry, Outbox, session_scope  # noqa: E402
+from pbem.testing.mailservers import MailServers  # noqa: E402
 from tests.fixtures_pg import _find_bindir, _Server  # noqa: E402
 
 

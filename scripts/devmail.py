@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pbem.mail.devservers import (  # noqa: E402 (after the path set-up)
+from pbem.testing.mailservers import (  # noqa: E402 (after the path set-up)
     HOST,
     DovecotServer,
     ServerUnavailable,

@@ -32,7 +32,7 @@ from pbem.report import (  # noqa: E402
     thread_root_id,
     to_mime,
 )
-from pbem.report.sample import deadline, play_sample  # noqa: E402
+from pbem.testing.sample import deadline, play_sample  # noqa: E402
 
 CHROMIUM_FLAGS = (
     "--headless",

@@ -27,13 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pbem.config import load_config
-from pbem.mail.devservers import MailServers
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.games import PlayerSpec, create_game
 from pbem.store import init_db, session_scope
+from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus, OutboxStatus
 from tests.mailloop_helpers import (
     MailPlayer,

@@ -1,4 +1,4 @@
-"""Real mail servers on 127.0.0.1 for the mail tests (see pbem/mail/devservers.py).
+"""Real mail servers on 127.0.0.1 for the mail tests (see pbem/testing/mailservers.py).
 
 Session fixtures (started once, stopped in teardown, no process left over):
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import (
+from pbem.testing.mailservers import (
     DovecotServer,
     MailServers,
     ServerUnavailable,

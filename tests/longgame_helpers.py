@@ -34,7 +34,7 @@ from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
-from pbem.service.poll import PollReport, mail_settings, run_cycle, send_outbox
+from pbem.service.poll import PollReport, run_cycle, send_outbox
 from pbem.store import (
     Game,
     OrderEntry,
@@ -117,7 +117,7 @@ class World:
         self.config: Config = load_config(self.config_path, env={})
         self.engine = init_db(self.config.database_url)
         self.clock = ManualClock(start)
-        self.ctx = Context(self.config, self.clock, mail_settings(self.config).own_addresses)
+        self.ctx = Context(self.config, self.clock, self.config.mail.own_addresses)
         self.root = Path(self.config.mail.maildir_root)
         self.polls: list[PollReport] = []
 
@@ -144,8 +144,8 @@ class World:
         """Send the outbox now (what the CLI leaves for the next poll)."""
         from pbem.mail.settings import open_sender
 
-        settings = mail_settings(self.config)
-        send_outbox(self.engine, open_sender(settings), self.clock, settings.from_address)
+        settings = self.config.mail
+        send_outbox(self.engine, open_sender(settings), self.clock, settings.game_address)
 
     # -------------------------------------------------------------- database
     @contextmanager

@@ -33,7 +33,6 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from pbem.config import Config, load_config
-from pbem.mail.devservers import HOST, MailServers
 from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
@@ -42,8 +41,9 @@ from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.poll import PollReport, mail_settings, poll_lock, run_cycle, send_outbox
+from pbem.service.poll import PollReport, poll_lock, run_cycle, send_outbox
 from pbem.store import Game, InboundMessage, OrderEntry, Outbox, init_db, session_scope
+from pbem.testing.mailservers import HOST, MailServers
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
@@ -249,7 +249,7 @@ class MailWorld:
 
     @property
     def ctx(self) -> Context:
-        return Context(self.config, self.clock, mail_settings(self.config).own_addresses)
+        return Context(self.config, self.clock, self.config.mail.own_addresses)
 
     # --- the service ----------------------------------------------------------
 
@@ -259,8 +259,8 @@ class MailWorld:
             return run_cycle(self.engine, self.config, self.clock)
 
     def send_outbox(self) -> PollReport:
-        settings = mail_settings(self.config)
-        return send_outbox(self.engine, open_sender(settings), self.clock, settings.from_address)
+        settings = self.config.mail
+        return send_outbox(self.engine, open_sender(settings), self.clock, settings.game_address)
 
     def pbem(
         self,

@@ -9,6 +9,7 @@ layer imports only the layers below it.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "pbem"
@@ -27,6 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "site": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
     "cli": {"rules", "maps", "orders", "report", "store", "mail", "config", "service", "site"},
     "entry": {"rules", "cli"},
+    # what tests, benchmarks and scripts use; nothing above imports it
+    "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
 }
 SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
 
@@ -143,3 +146,62 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             if other != own and other not in SHARED and other not in ALLOWED[own]:
                 wrong.append(f"{module} imports {target}")
     assert wrong == []
+
+
+def test_no_runtime_module_imports_the_testing_package() -> None:
+    """pbem.testing needs the test extra (aiosmtpd): the product must not load it."""
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph().items())
+        if layer(module) != "testing"
+        for target in sorted(targets)
+        if layer(target) == "testing"
+    ]
+    assert wrong == []
+
+
+def test_the_testing_package_holds_the_test_only_modules() -> None:
+    known = modules()
+    assert {"pbem.testing.mailservers", "pbem.testing.sample"} <= set(known)
+    assert "pbem.mail.devservers" not in known and "pbem.report.sample" not in known
+
+
+def test_the_command_line_runs_no_sql() -> None:
+    """pbem/cli/ is thin: the queries are the service's."""
+    wrong = []
+    for name, path in sorted(modules().items()):
+        if layer(name) != "cli":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                found = [node.module or ""]
+            else:
+                continue
+            wrong += [f"{name} imports {n}" for n in found if n.split(".")[0] in SQL]
+    assert wrong == []
+
+
+SQL = {"sqlmodel", "sqlalchemy"}
+RAW_COMPARE = re.compile(r"""\b(status|phase|outcome) (==|!=|in|not in) \(?["']""")
+
+
+def test_statuses_and_phases_are_compared_as_enums() -> None:
+    """service/, store/, report/, cli/, site/ name statuses and phases (pbem/vocab.py,
+    rules/state.py), never compare them to a raw string."""
+    wrong = []
+    for name, path in sorted(modules().items()):
+        if layer(name) not in ("service", "store", "report", "cli", "site"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if RAW_COMPARE.search(line):
+                wrong.append(f"{path.name}:{number}: {line.strip()}")
+    assert wrong == []
+
+
+def test_the_raw_compare_finder_finds_one() -> None:
+    assert RAW_COMPARE.search('if game.phase == "over":')
+    assert RAW_COMPARE.search("if state.phase in ('claim', 'place'):")
+    assert not RAW_COMPARE.search("if game.phase == GamePhase.OVER:")

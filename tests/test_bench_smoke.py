@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import dovecot_binary
+from pbem.testing.mailservers import dovecot_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 

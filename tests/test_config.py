@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pbem.config import (
-    Config,
-    ConfigError,
-    GameDefaults,
-    ImapConfig,
-    MailConfig,
-    SmtpConfig,
-    load_config,
-)
+from pbem.config import Config, ConfigError, GameDefaults, load_config
+from pbem.mail.settings import ImapSettings, MailSettings, SmtpSettings
+from pbem.service.settings import new_game_settings
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config" / "pbem.example.toml"
 
@@ -39,7 +33,7 @@ def defaults_in(folder: Path) -> Config:
     return Config(
         database_url=f"sqlite:///{folder}/var/pbem.db",
         state_dir=folder / "var",
-        mail=MailConfig(
+        mail=MailSettings(
             transport="maildir",
             maildir_root=folder / "var" / "mail",
             game_address="pbem@localhost",
@@ -49,7 +43,7 @@ def defaults_in(folder: Path) -> Config:
             reply_budget_per_hour=20,
             alert_budget_per_hour=5,
             reply_to_unknown=False,
-            imap=ImapConfig(
+            imap=ImapSettings(
                 host="localhost",
                 port=993,
                 user="",
@@ -60,18 +54,11 @@ def defaults_in(folder: Path) -> Config:
                 processed_folder="pbem-processed",
                 rejected_folder="pbem-rejected",
             ),
-            smtp=SmtpConfig(
+            smtp=SmtpSettings(
                 host="localhost", port=587, user="", password="", tls="starttls", timeout=30.0
             ),
         ),
-        defaults=GameDefaults(
-            preset="classic",
-            map="classic",
-            turn_hours=48.0,
-            grace_hours=24.0,
-            reminder_hours=(24.0, 6.0),
-            adjudicate="orders",
-        ),
+        defaults=GameDefaults(),  # nothing given: service/settings.py's DEFAULTS apply
         path=None,
     )
 
@@ -82,7 +69,29 @@ def test_no_file_gives_the_embedded_defaults(home: dict[str, str], tmp_path: Pat
 
 def test_the_example_file_loads_and_shows_the_defaults(tmp_path: Path) -> None:
     config = load_config(EXAMPLE, env={})
-    assert config == replace(defaults_in(EXAMPLE.parent), path=EXAMPLE)
+    given = GameDefaults(turn_hours=48.0, grace_hours=24.0, reminder_hours=(24.0, 6.0))
+    assert config == replace(
+        defaults_in(EXAMPLE.parent), path=EXAMPLE, defaults=replace(given, adjudicate="orders")
+    )
+    # the [defaults] it shows are the one set of defaults, service/settings.py's
+    assert new_game_settings(config.defaults) == new_game_settings(GameDefaults())
+
+
+def test_a_new_games_settings_the_gm_then_the_file_then_the_defaults() -> None:
+    nothing = new_game_settings(GameDefaults())
+    assert nothing == {
+        "turn_hours": 48.0,
+        "grace_hours": 24.0,
+        "reminder_hours": [24.0, 6.0],
+        "adjudicate": "orders",
+    }
+    file = GameDefaults(turn_hours=24.0, reminder_hours=(12.0,), adjudicate="deadline")
+    assert new_game_settings(file, turn_hours=6.0) == {
+        "turn_hours": 6.0,
+        "grace_hours": 24.0,
+        "reminder_hours": [12.0],
+        "adjudicate": "deadline",
+    }
 
 
 FULL = """
@@ -134,7 +143,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
     assert load_config(file, env={}) == Config(
         database_url="postgresql://pbem@db.example.org/pbem",
         state_dir=Path("/srv/pbem"),
-        mail=MailConfig(
+        mail=MailSettings(
             transport="imap",
             maildir_root=tmp_path / "etc" / "mail",
             game_address="risk@example.org",
@@ -144,7 +153,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
             reply_budget_per_hour=7,
             alert_budget_per_hour=2,
             reply_to_unknown=True,
-            imap=ImapConfig(
+            imap=ImapSettings(
                 host="imap.example.org",
                 port=1993,
                 user="risk",
@@ -155,7 +164,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
                 processed_folder="Risk.done",
                 rejected_folder="Risk.bad",
             ),
-            smtp=SmtpConfig(
+            smtp=SmtpSettings(
                 host="smtp.example.org",
                 port=2525,
                 user="risk-out",
@@ -347,6 +356,12 @@ BAD: list[tuple[str, str]] = [
     ('[mail.imap]\nhost = ""\n', "mail.imap.host: must not be empty"),
     ("[mail.imap]\ntimeout = nan\n", "mail.imap.timeout: must be a finite number, got nan"),
     ("[mail.smtp]\ntimeout = 0\n", "mail.smtp.timeout: must be more than 0, got 0"),
+    # checked by the mail layer's own type (MailSettings), named here all the same
+    ('[mail]\ntransport = "imap"\n', 'mail.imap.user: required when transport = "imap"'),
+    (
+        '[mail]\ntls_ca_file = "/nonexistent/ca.pem"\n',
+        "mail.tls_ca_file: no such file '/nonexistent/ca.pem'",
+    ),
     ("[defaults]\nturn_hours = 0\n", "defaults.turn_hours: must be more than 0, got 0"),
     ("[defaults]\ngrace_hours = -1\n", "defaults.grace_hours: must not be negative, got -1"),
     (
@@ -401,6 +416,23 @@ def test_config_error_carries_its_parts(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(file, env={})
     assert (caught.value.source, caught.value.key) == (str(file), "mail.transport")
+
+
+def test_the_mail_table_is_the_mail_layers_own_settings(tmp_path: Path) -> None:
+    """One mail configuration: no copier between a config type and the mail layer's."""
+    file = write(tmp_path / "pbem.toml", FULL)
+    mail = load_config(file, env={}).mail
+    assert type(mail) is MailSettings
+    assert (mail.imap.port, mail.smtp.port, mail.max_mail_bytes) == (1993, 2525, 2_000_000)
+    assert mail.own_addresses == {"risk@example.org"}
+
+
+def test_one_size_limit_and_standard_ports_by_default() -> None:
+    settings = MailSettings()
+    assert settings.max_mail_bytes == 1_048_576
+    assert (settings.imap.port, settings.smtp.port) == (993, 587)
+    assert ImapSettings(tls="none").port == 143
+    assert SmtpSettings(tls="implicit").port == 465
 
 
 def test_outage_dir_is_relative_to_the_file_and_empty_by_default(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ from pbem.maps import builtin_map
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
 from pbem.report import render
-from pbem.report.sample import play_sample
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import (
     DICE_V1,
@@ -35,6 +34,7 @@ from pbem.service import replay
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.service.records import Record, read_record, verify_record, write_record
 from pbem.store import init_db, session_scope
+from pbem.testing.sample import play_sample
 
 SECRET = bytes(range(32))
 GAME = "world-1"

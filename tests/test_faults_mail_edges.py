@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers
 from pbem.mail.identity import identify
+from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import check_exactly_once, gm_alerts, make_world, new_game
 from tests.mailloop_helpers import REJECTED_FOLDER, kind, order_mail, plain_text, replies_to

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers
 from pbem.mail.imap import ImapInbox
 from pbem.service import mailflow
+from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (
     check_exactly_once,

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import DovecotServer, MailServers, SmtpRelay
+from pbem.testing.mailservers import DovecotServer, MailServers, SmtpRelay
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (
     Figures,

@@ -137,13 +137,13 @@ def _plain_mail(body: str, message_id: str | None = "<m@x.example>") -> bytes:
 
 
 def test_oversized_mail_is_refused_with_a_message_for_the_sender() -> None:
-    raw = _plain_mail("PLACE 3 Alaska\r\n" + "x" * 300_000)
+    raw = _plain_mail("PLACE 3 Alaska\r\n" + "x" * 1_100_000)
     with pytest.raises(MailTooLarge) as caught:
-        decode_mail(raw)
+        decode_mail(raw)  # the one limit, [mail] max_mail_bytes's default
     assert caught.value.size == len(raw)
-    assert caught.value.limit == 256_000
+    assert caught.value.limit == 1_048_576
     assert f"{len(raw):,} bytes" in caught.value.message
-    assert "at most 256,000 bytes" in caught.value.message
+    assert "at most 1,048,576 bytes" in caught.value.message
     assert isinstance(caught.value, MailError)
 
 

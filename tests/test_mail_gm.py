@@ -15,9 +15,9 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from pbem.cli import app
-from pbem.mail.devservers import MailServers
 from pbem.service import gmmail
 from pbem.store import InboundMessage
+from pbem.testing.mailservers import MailServers
 from tests.longgame_helpers import GM_ADDRESS, World, new_table
 from tests.mailloop_helpers import MailPlayer, MailWorld, order_mail, plain_text, wait_until
 

@@ -134,7 +134,7 @@ def test_disk_errors_are_temporary(tmp_path: Path) -> None:
 
 
 def test_settings_open_the_maildir_transport(tmp_path: Path) -> None:
-    settings = MailSettings(transport="maildir", maildir_root=str(tmp_path), from_address=GAME)
+    settings = MailSettings(transport="maildir", maildir_root=tmp_path, game_address=GAME)
     sender = open_sender(settings)
     assert isinstance(sender, Sender) and isinstance(sender, MaildirSender)
     sender.send([OutgoingMail("o1", "alice@x.test", [GAME], order_mail(7))])

@@ -9,10 +9,9 @@ import pytest
 from imapclient import IMAPClient
 
 from pbem.mail.decode import decode_mail
-from pbem.mail.devservers import HOST, MailServers, free_port
 from pbem.mail.errors import MessageGone, TlsUnavailable, TransportError
 from pbem.mail.imap import ImapInbox
-from pbem.mail.settings import MailSettings, open_inbox, open_sender
+from pbem.mail.settings import ImapSettings, MailSettings, SmtpSettings, open_inbox, open_sender
 from pbem.mail.smtp import SmtpSender
 from pbem.mail.transport import (
     PROCESSED,
@@ -22,6 +21,7 @@ from pbem.mail.transport import (
     OutgoingMail,
     SendResult,
 )
+from pbem.testing.mailservers import HOST, MailServers, free_port
 from tests.fixtures_mail import TlsMailServers
 
 pytestmark = pytest.mark.integration
@@ -347,18 +347,17 @@ def test_untrusted_certificates_are_refused(tls_mail_servers: TlsMailServers) ->
 def test_settings_open_the_imap_transport(mail_servers: MailServers, mail_user: str) -> None:
     settings = MailSettings(
         transport="imap",
-        from_address=mail_user,
-        imap_host=HOST,
-        imap_port=mail_servers.dovecot.imap_port,
-        imap_user=mail_user,
-        imap_password="secret",
-        imap_tls="none",
-        imap_timeout=10,
-        imap_processed_folder="done",
-        smtp_host=HOST,
-        smtp_port=mail_servers.smtp.port,
-        smtp_tls="none",
-        smtp_timeout=10,
+        game_address=mail_user,
+        imap=ImapSettings(
+            host=HOST,
+            port=mail_servers.dovecot.imap_port,
+            user=mail_user,
+            password="secret",
+            tls="none",
+            timeout=10,
+            processed_folder="done",
+        ),
+        smtp=SmtpSettings(host=HOST, port=mail_servers.smtp.port, tls="none", timeout=10),
     )
     assert open_sender(settings).send([outgoing(1, mail_user)])[0].ok
     with open_inbox(settings) as inbox:

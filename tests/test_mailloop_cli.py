@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from pbem.mail.devservers import MailServers, free_port
 from pbem.service.poll import poll_lock
 from pbem.store import ServiceState, session_scope
+from pbem.testing.mailservers import MailServers, free_port
 from tests.mailloop_helpers import (
     MailWorld,
     kind,

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers
 from pbem.mail.imap import ImapInbox
 from pbem.mail.transport import Checkpoint, FetchedMail
+from pbem.testing.mailservers import MailServers
 from tests.mailloop_helpers import (
     CRASH_AFTER_COMMIT,
     MailPlayer,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers
+from pbem.testing.mailservers import MailServers
 from tests.mailloop_helpers import MailWorld, kind, message_ids, replies_to
 
 pytestmark = pytest.mark.integration

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers
+from pbem.testing.mailservers import MailServers
 from tests.mailloop_helpers import MailPlayer, MailWorld, kind, order_mail, plain_text
 
 pytestmark = pytest.mark.integration

@@ -335,7 +335,7 @@ def test_a_game_whose_map_image_has_gone_gets_the_graph_picture() -> None:
 def test_a_turn_report_of_an_imported_map_carries_its_picture() -> None:
     """Through the real report path: a game played on Domination's risk map."""
     from pbem.report import render_turn_report
-    from pbem.report.sample import play_sample
+    from pbem.testing.sample import play_sample
 
     board = import_file(DATA / "domination/risk.map").board
     sample = play_sample(seed=3, players=4, turns=3, board=board)

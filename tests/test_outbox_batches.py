@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from pbem.mail.devservers import HOST, free_port
 from pbem.mail.smtp import SmtpSender
 from pbem.service import outbox
 from pbem.store import Outbox, init_db, session_scope
+from pbem.testing.mailservers import HOST, free_port
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.devservers import MailServers, free_port
+from pbem.testing.mailservers import MailServers, free_port
 from pbem.vocab import OutboxStatus
 from tests.fault_helpers import (
     Games,

@@ -1,6 +1,6 @@
 """Golden files: the text turn reports of a fixed seeded bot game, compared exactly.
 
-The game: the classic map and rules, 4 greedy bots, seed 7 (pbem.report.sample),
+The game: the classic map and rules, 4 greedy bots, seed 7 (pbem.testing.sample),
 turns 1-8, each report as the player who moved sees it. When a change to the
 wording, the engine, the bots or the map is meant to change these reports,
 regenerate the files and review the diff:
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from pbem.report import render_turn_report
-from pbem.report.sample import play_sample
 from pbem.report.textfmt import WIDTH
+from pbem.testing.sample import play_sample
 
 GOLDEN = Path(__file__).parent / "golden"
 TURNS = 8

@@ -1,6 +1,6 @@
 """Every mail of whole bot games: valid MIME, pictures linked, nothing private leaks.
 
-Two games are played to the end (pbem.report.sample): a classic domination game
+Two games are played to the end (pbem.testing.sample): a classic domination game
 and a secret-mission game. For every turn every kind of mail is rendered for
 every recipient it can have, turned into MIME, serialised and parsed back.
 """
@@ -45,7 +45,6 @@ from pbem.report import (
     thread_root_id,
     to_mime,
 )
-from pbem.report.sample import SampleGame, deadline, game_info, play_sample
 from pbem.report.subjects import TOKEN_RE
 from pbem.report.textfmt import WIDTH
 from pbem.report.views import card_text, mission_text
@@ -54,6 +53,7 @@ from pbem.rules.dice import DiceStream
 from pbem.rules.events import CardDrawn, CardsTaken
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret
+from pbem.testing.sample import SampleGame, deadline, game_info, play_sample
 
 HOST = "pbem.example"
 

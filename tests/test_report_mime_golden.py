@@ -1,6 +1,6 @@
 """Golden digests of whole rendered mails: every byte but the MIME boundaries.
 
-The game: pbem.report.sample (classic map, 4 greedy bots, seed 7), turns 1-4.
+The game: pbem.testing.sample (classic map, 4 greedy bots, seed 7), turns 1-4.
 For each turn, the report to every seat and to the GM, and the "your turn"
 notice to the next player, are rendered and built into MIME with fixed
 headers (date, Message-ID, threading); their bytes, with the random MIME
@@ -26,8 +26,8 @@ import pytest
 from pbem.report import render, views
 from pbem.report.context import YourTurn
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
-from pbem.report.sample import deadline, play_sample
 from pbem.report.shared import render_once
+from pbem.testing.sample import deadline, play_sample
 
 DIGESTS = Path(__file__).parent / "golden" / "mime-digests.json"
 TURNS = 4

@@ -24,7 +24,7 @@ from pbem.report.picture import (
     picture_size,
 )
 from pbem.report.render import NO_PICTURE
-from pbem.report.sample import play_sample
+from pbem.testing.sample import play_sample
 
 ALASKA, KAMCHATKA, JAPAN = 0, 33, 32
 

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 from pbem.report import ErrorReply, Problem, render_error_reply, render_turn_report
 from pbem.report.context import TurnReport
-from pbem.report.sample import play_sample
 from pbem.report.textfmt import flow, table, two_columns, when, when_short, wrap_long
 from pbem.report.views import turn_view
 from pbem.rules.events import (
@@ -25,6 +24,7 @@ from pbem.rules.events import (
     PlayerEliminated,
     Roll,
 )
+from pbem.testing.sample import play_sample
 
 
 def test_table_aligns_columns() -> None:

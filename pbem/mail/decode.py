@@ -25,7 +25,8 @@ from pbem.mail.errors import MailTooDeep, MailTooLarge, UndecodableMail
 from pbem.mail.guard import header_reason
 from pbem.mail.identity import stand_in_message_id
 
-DEFAULT_MAX_BYTES = 256_000
+# the one size limit of incoming mail ([mail] max_mail_bytes changes it)
+MAX_MAIL_BYTES = 1_048_576
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class DecodedMail:
         return self.key or self.message_id
 
 
-def decode_mail(raw: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> DecodedMail:
+def decode_mail(raw: bytes, *, max_bytes: int = MAX_MAIL_BYTES) -> DecodedMail:
     """Decode one raw mail; MailTooLarge above ``max_bytes``, UndecodableMail if it is no mail."""
     if len(raw) > max_bytes:
         raise MailTooLarge(len(raw), max_bytes)

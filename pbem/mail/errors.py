@@ -45,7 +45,15 @@ class MailTooDeep(UndecodableMail):
 
 
 class MailSettingsError(MailError, ValueError):
-    """A [mail] setting that is missing or has a value the mail layer cannot use."""
+    """A [mail] setting that is missing or has a value the mail layer cannot use.
+
+    ``key`` is the setting as the config file spells it (``mail.imap.user``),
+    so pbem/config.py can name the file and the key."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key = key
+        self.reason = reason
 
 
 class TransportError(MailError, OSError):

@@ -1,112 +1,129 @@
-"""The [mail] settings and the factories that open the configured transports.
+"""The [mail] settings, one type, and the factories that open the configured transports.
 
-pbem/config.py builds ``MailSettings`` from the [mail] table of the TOML
-config with these same field names (docs/MAIL.md lists them). Ports of 0
-mean the standard port for the TLS mode.
+``MailSettings`` holds the [mail] table of the TOML config with the same
+names (``[mail.imap]`` and ``[mail.smtp]`` are ``imap`` and ``smtp``);
+pbem/config.py reads the file into it, naming the file and the key of any
+bad value, and tests build it directly. docs/MAIL.md lists every field.
+A port of 0 means the standard port for the TLS mode.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pbem.mail.decode import MAX_MAIL_BYTES
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
 from pbem.mail.transport import TLS_MODES, Inbox, Sender
 
 TRANSPORTS = ("maildir", "imap")
-_IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
-_SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
+IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
+SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
+
+
+@dataclass(frozen=True)
+class ImapSettings:
+    """[mail.imap]: where players' mail comes in (transport = "imap")."""
+
+    host: str = "localhost"
+    port: int = 0  # 0: the standard port of the TLS mode
+    user: str = ""
+    password: str = field(default="", repr=False)
+    tls: str = "implicit"
+    timeout: float = 30.0
+    mailbox: str = "INBOX"
+    processed_folder: str = "pbem-processed"
+    rejected_folder: str = "pbem-rejected"
+    held_folder: str = "pbem-held"
+
+    def __post_init__(self) -> None:
+        _check_server("mail.imap", self.tls, self.port, self.timeout)
+        if not self.port:
+            object.__setattr__(self, "port", IMAP_PORTS[self.tls])
+
+
+@dataclass(frozen=True)
+class SmtpSettings:
+    """[mail.smtp]: where the game's mail goes out (transport = "imap")."""
+
+    host: str = "localhost"
+    port: int = 0  # 0: the standard port of the TLS mode
+    user: str = ""
+    password: str = field(default="", repr=False)
+    tls: str = "starttls"
+    timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        _check_server("mail.smtp", self.tls, self.port, self.timeout)
+        if not self.port:
+            object.__setattr__(self, "port", SMTP_PORTS[self.tls])
 
 
 @dataclass(frozen=True)
 class MailSettings:
-    """Everything the mail layer needs to know; validated on creation."""
+    """Everything the mail layer and the service need to know of mail; checked on creation."""
 
     transport: str = "maildir"
-    from_address: str = "pbem@localhost"
-    max_mail_bytes: int = 256_000
-    replies_per_hour: int = 20
-    # maildir transport
-    maildir_root: str = "var/mail"
-    inbox_address: str = ""  # defaults to from_address
-    # imap transport: IMAP in ...
-    imap_host: str = ""
-    imap_port: int = 0
-    imap_user: str = ""
-    imap_password: str = ""
-    imap_tls: str = "implicit"
-    imap_timeout: float = 30.0
-    imap_inbox: str = "INBOX"
-    imap_processed_folder: str = "processed"
-    imap_rejected_folder: str = "rejected"
-    imap_held_folder: str = "held"
-    # ... and SMTP out
-    smtp_host: str = ""
-    smtp_port: int = 0
-    smtp_user: str = ""
-    smtp_password: str = ""
-    smtp_tls: str = "starttls"
-    smtp_timeout: float = 30.0
-    # a CA bundle to trust instead of the system's (a private or self-signed server)
-    tls_ca_file: str = ""
+    maildir_root: Path = Path("var/mail")
+    game_address: str = "pbem@localhost"  # the game's own address: players send orders here
+    gm_address: str = "gm@localhost"
+    from_name: str = "pbem"
+    max_mail_bytes: int = MAX_MAIL_BYTES
+    reply_budget_per_hour: int = 20
+    alert_budget_per_hour: int = 5
+    reply_to_unknown: bool = False
+    tls_ca_file: str = ""  # a CA bundle to trust for IMAP and SMTP TLS (else the system's)
+    imap: ImapSettings = field(default_factory=ImapSettings)
+    smtp: SmtpSettings = field(default_factory=SmtpSettings)
 
     def __post_init__(self) -> None:
-        _one_of("transport", self.transport, TRANSPORTS)
-        _one_of("imap_tls", self.imap_tls, TLS_MODES)
-        _one_of("smtp_tls", self.smtp_tls, TLS_MODES)
-        if "@" not in self.from_address:
-            raise MailSettingsError(
-                f"mail.from_address must be a mail address (got {self.from_address!r})"
-            )
-        for name in ("imap_port", "smtp_port"):
-            value = getattr(self, name)
-            if not 0 <= value <= 65535:
-                raise MailSettingsError(f"mail.{name} must be 0..65535 (got {value})")
-        for name in ("imap_timeout", "smtp_timeout"):
-            if getattr(self, name) <= 0:
-                raise MailSettingsError(f"mail.{name} must be above 0 seconds")
+        _one_of("mail.transport", self.transport, TRANSPORTS)
+        for name in ("game_address", "gm_address"):
+            if "@" not in getattr(self, name):
+                raise MailSettingsError(
+                    f"mail.{name}", f"must be a mail address (got {getattr(self, name)!r})"
+                )
         if self.max_mail_bytes < 1024:
-            raise MailSettingsError("mail.max_mail_bytes must be at least 1024")
-        if self.replies_per_hour < 0:
-            raise MailSettingsError("mail.replies_per_hour cannot be negative")
+            raise MailSettingsError("mail.max_mail_bytes", "must be at least 1024")
+        for name in ("reply_budget_per_hour", "alert_budget_per_hour"):
+            if getattr(self, name) < 0:
+                raise MailSettingsError(f"mail.{name}", "cannot be negative")
         if self.transport == "imap":
-            for name in ("imap_host", "imap_user", "smtp_host"):
-                if not getattr(self, name):
-                    raise MailSettingsError(f'mail.{name} is required when transport = "imap"')
+            for key, value in (("imap.user", self.imap.user), ("imap.host", self.imap.host)):
+                if not value:
+                    raise MailSettingsError(f"mail.{key}", 'required when transport = "imap"')
+            if not self.smtp.host:
+                raise MailSettingsError("mail.smtp.host", 'required when transport = "imap"')
         if self.tls_ca_file and not Path(self.tls_ca_file).is_file():
-            raise MailSettingsError(f"mail.tls_ca_file: no such file {self.tls_ca_file!r}")
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
+            raise MailSettingsError("mail.tls_ca_file", f"no such file {self.tls_ca_file!r}")
 
     @property
     def inbox(self) -> str:
-        """The game's own address: where players send their orders."""
-        return (self.inbox_address or self.from_address).lower()
+        """The game's own address, lower case: where players send their orders."""
+        return self.game_address.lower()
 
     @property
     def own_addresses(self) -> set[str]:
         """Addresses whose mail is our own coming back (see guard.no_reply_reason)."""
-        return {self.from_address.lower(), self.inbox}
-
-    @property
-    def imap_port_or_default(self) -> int:
-        return self.imap_port or _IMAP_PORTS[self.imap_tls]
-
-    @property
-    def smtp_port_or_default(self) -> int:
-        return self.smtp_port or _SMTP_PORTS[self.smtp_tls]
+        return {self.inbox}
 
     def reply_budget(self) -> ReplyBudget:
-        return ReplyBudget(per_hour=self.replies_per_hour)
+        return ReplyBudget(per_hour=self.reply_budget_per_hour)
 
 
-def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
+def _check_server(table: str, tls: str, port: int, timeout: float) -> None:
+    _one_of(f"{table}.tls", tls, TLS_MODES)
+    if not 0 <= port <= 65535:
+        raise MailSettingsError(f"{table}.port", f"must be 0..65535 (got {port})")
+    if timeout <= 0:
+        raise MailSettingsError(f"{table}.timeout", "must be above 0 seconds")
+
+
+def _one_of(key: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         choices = ", ".join(f'"{a}"' for a in allowed)
-        raise MailSettingsError(f"mail.{name} must be one of {choices} (got {value!r})")
+        raise MailSettingsError(key, f"must be one of {choices} (got {value!r})")
 
 
 def open_inbox(settings: MailSettings) -> Inbox:
@@ -117,17 +134,18 @@ def open_inbox(settings: MailSettings) -> Inbox:
         return MaildirInbox(spool_path(settings.maildir_root, settings.inbox))
     from pbem.mail.imap import ImapInbox
 
+    imap = settings.imap
     return ImapInbox(
-        host=settings.imap_host,
-        port=settings.imap_port_or_default,
-        user=settings.imap_user,
-        password=settings.imap_password,
-        tls=settings.imap_tls,
-        timeout=settings.imap_timeout,
-        inbox=settings.imap_inbox,
-        processed_folder=settings.imap_processed_folder,
-        rejected_folder=settings.imap_rejected_folder,
-        held_folder=settings.imap_held_folder,
+        host=imap.host,
+        port=imap.port,
+        user=imap.user,
+        password=imap.password,
+        tls=imap.tls,
+        timeout=imap.timeout,
+        inbox=imap.mailbox,
+        processed_folder=imap.processed_folder,
+        rejected_folder=imap.rejected_folder,
+        held_folder=imap.held_folder,
         ca_file=settings.tls_ca_file or None,
     )
 
@@ -140,12 +158,13 @@ def open_sender(settings: MailSettings) -> Sender:
         return MaildirSender(settings.maildir_root)
     from pbem.mail.smtp import SmtpSender
 
+    smtp = settings.smtp
     return SmtpSender(
-        host=settings.smtp_host,
-        port=settings.smtp_port_or_default,
-        user=settings.smtp_user,
-        password=settings.smtp_password,
-        tls=settings.smtp_tls,
-        timeout=settings.smtp_timeout,
+        host=smtp.host,
+        port=smtp.port,
+        user=smtp.user,
+        password=smtp.password,
+        tls=smtp.tls,
+        timeout=smtp.timeout,
         ca_file=settings.tls_ca_file or None,
     )

@@ -14,6 +14,7 @@ the standard library writes (tests/test_report_mime_golden.py).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -42,6 +43,15 @@ class RenderedMail:
     recipient: str = ""
     kind: str = ""  # "turn_report", "your_turn", ... (also the X-Pbem-Kind header)
     game: str = ""  # the game's name, "" when the mail belongs to none
+
+
+def stable_message_id(host: str, *parts: object) -> str:
+    """``<20 hex digits@HOST>`` from what a mail is about (its kind, game, turn,
+    seat, ...): the same parts give the same id, so a mail queued twice is
+    recognised and skipped. Every Message-ID pbem gives its own mail is made
+    here or by ``thread_root_id``."""
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).hexdigest()[:20]
+    return f"<{digest}@{host}>"
 
 
 def thread_root_id(game: str, seat: int | None, host: str) -> str:

@@ -49,7 +49,7 @@ from pbem.report.textfmt import (
     wrap,
     wrap_long,
 )
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, OVER, SETUP_PHASES, GameState
 
 NO_PICTURE = "There is no picture for this map (it has no territory positions)."
 
@@ -303,7 +303,7 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, state, seat = prompt.game, prompt.state, prompt.seat
     cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
     what = SETUP_WORDS.get(state.phase, "setup")
-    if state.phase == "claim" and state.options.claim == "turns":
+    if state.phase == CLAIM and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"
     subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
         prompt.deadline, game.timezone

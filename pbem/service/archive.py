@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlmodel import Session, select
 
 from pbem.rules.dice import commitment
-from pbem.rules.state import OVER
+from pbem.rules.state import OVER, SETUP_PHASES
 from pbem.service import replay
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
@@ -32,6 +32,7 @@ from pbem.service.records import (
     write_record,
 )
 from pbem.store import Game, Player, SeatHolder, TurnResult, id_of
+from pbem.vocab import GameStatus
 
 
 @dataclass
@@ -181,7 +182,7 @@ def import_record(
     session.flush()
     definition = definition_of(session, game)
     loaded, events = replay.start(definition)
-    if loaded.state.phase not in ("claim", "place", "hq"):
+    if loaded.state.phase not in SETUP_PHASES:
         store_result(
             session,
             game,
@@ -199,7 +200,7 @@ def import_record(
         if expected is not None and expected != step.state_hash:
             where = f"turn {step.turn}" if step.turn else "the setup"
             raise ServiceError(f"{source}: {where} does not replay to the recorded hash")
-        if step.state.phase not in ("claim", "place", "hq"):
+        if step.state.phase not in SETUP_PHASES:
             store_result(session, game, step, seq)
     if loaded.state.phase == OVER:
         game.secret_revealed = True
@@ -212,7 +213,7 @@ def reveal(session: Session, game: Game, force: bool = False) -> str:
     """Publish the secret: from now on anyone can verify every roll. On a game
     still running that also tells everyone every future roll, so it needs
     ``force``."""
-    if game.status != "finished" and not force:
+    if game.status != GameStatus.FINISHED and not force:
         raise ServiceError(
             f"game {game.name} is still running: its secret decides every roll still to "
             "come, so publishing it now would let anyone compute the future dice. It is "

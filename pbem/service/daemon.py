@@ -21,7 +21,6 @@ from pbem.service.poll import (
     PollBusy,
     database_unusable,
     load_checkpoint,
-    mail_settings,
     poll_lock,
     run_cycle,
 )
@@ -94,7 +93,7 @@ def run_daemon(
 def _wait(engine: Engine, config: Config, interval: float, stop: threading.Event) -> None:
     """Wait for new mail (IDLE) or the interval, whichever comes first, in
     slices short enough to notice a stop signal."""
-    settings = mail_settings(config)
+    settings = config.mail
     try:
         with open_inbox(settings) as inbox:
             # A fetch of nothing from the stored checkpoint: mail that arrived

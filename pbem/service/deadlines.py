@@ -39,6 +39,7 @@ from pbem.store import (
     lock_game,
     session_scope,
 )
+from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
 log = logging.getLogger("pbem.deadlines")
 MIN_OUTAGE = timedelta(minutes=30)  # a poller down at least this long had an outage
@@ -66,8 +67,8 @@ def run(engine: Engine, ctx: Context) -> list[str]:
     with session_scope(engine, write=False) as session:
         rows = session.exec(
             select(Game.id, Game.name).where(
-                Game.status == "running",
-                Game.phase.in_(("setup", "playing")),  # type: ignore[attr-defined]
+                Game.status == GameStatus.RUNNING,
+                Game.phase.in_((GamePhase.SETUP, GamePhase.PLAYING)),  # type: ignore[attr-defined]
             )
         )
         games = [(game_id, name) for game_id, name in rows if game_id is not None]
@@ -75,7 +76,7 @@ def run(engine: Engine, ctx: Context) -> list[str]:
         try:
             with session_scope(engine) as session:
                 game = lock_game(session, game_id)
-                if game.status == "running" and game.deadline is not None:
+                if game.status == GameStatus.RUNNING and game.deadline is not None:
                     done += _game(session, ctx, game)
         except Exception as exc:  # one game's trouble must not hold up the others
             log.exception("deadlines of game %s failed", name)
@@ -101,7 +102,7 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
         last = aware_utc(datetime.fromisoformat(row.value))
         assert last is not None
         downtime = now - last
-        for game in session.exec(select(Game).where(Game.status == "running")):
+        for game in session.exec(select(Game).where(Game.status == GameStatus.RUNNING)):
             deadline = aware_utc(game.deadline)
             conf = settings(game)
             if deadline is None or deadline > now:
@@ -301,7 +302,7 @@ def remove(
 
     conf = settings(game)
     if conf["on_removal"] == "bot":
-        player.status = "removed"
+        player.status = SeatStatus.REMOVED
         session.add(player)
         stored = json.loads(game.settings_json or "{}")
         stored["bot_seats"] = sorted(bot_seats(game) | {player.seat})
@@ -345,7 +346,7 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
     stored["setup_autopilot"] = sorted(autopilot_seats(game) | {player.seat})
     game.settings_json = json.dumps(stored, sort_keys=True)
     session.add(game)
-    player.status = "removed"  # their own mail is refused from now on
+    player.status = SeatStatus.REMOVED  # their own mail is refused from now on
     session.add(player)
     notify.announce(
         session,
@@ -408,9 +409,9 @@ def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
     (and seats removed during the setup get their setup played)."""
     from pbem.service import notify
 
-    out = _run_autopilot(session, ctx, game) if game.status == "running" else []
+    out = _run_autopilot(session, ctx, game) if game.status == GameStatus.RUNNING else []
     seats = bot_seats(game)
-    if not seats or game.status != "running":
+    if not seats or game.status != GameStatus.RUNNING:
         return out
     bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):

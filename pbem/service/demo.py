@@ -20,16 +20,19 @@ from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
-from pbem.config import Config, MailConfig, load_config
+from pbem.config import Config, load_config
 from pbem.mail.maildir import spool_mailbox
+from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
+from pbem.rules.state import OVER, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.poll import mail_settings, run_cycle, send_outbox
+from pbem.service.poll import run_cycle, send_outbox
 from pbem.store import init_db, session_scope
+from pbem.vocab import GamePhase, InboundStatus
 
 BOTS = ("ada", "brook", "cyrus", "dana")
 PASSWORD = re.compile(r"password[^:\n]*:\s*([a-z]+-[a-z]+-[a-z]+-\d+)", re.IGNORECASE)
@@ -46,7 +49,7 @@ class DemoResult:
 
 def demo_config(directory: Path) -> Config:
     base = load_config(None, env={})
-    mail: MailConfig = replace(
+    mail: MailSettings = replace(
         base.mail,
         transport="maildir",
         maildir_root=directory / "mail",
@@ -66,7 +69,7 @@ def run_demo(
     Path(config.mail.maildir_root).mkdir(parents=True, exist_ok=True)
     engine = init_db(config.database_url)
     clock = SystemClock()
-    ctx = Context(config, clock, mail_settings(config).own_addresses)
+    ctx = Context(config, clock, config.mail.own_addresses)
     with session_scope(engine) as session:
         name = _free_name(session)
         created = create_game(
@@ -78,10 +81,10 @@ def run_demo(
         )
         notify.game_start(session, ctx, created.game, created.passwords)
     say(f"game {name}: {', '.join(BOTS)}; mail spool {config.mail.maildir_root}")
-    settings = mail_settings(config)
+    settings = config.mail
     from pbem.mail.settings import open_sender
 
-    send_outbox(engine, open_sender(settings), clock, settings.from_address)
+    send_outbox(engine, open_sender(settings), clock, settings.game_address)
     players = {
         b: Player(b, f"{b}@demo.localhost", TextBot(make_bot("greedy", seed + i)))
         for i, b in enumerate(BOTS)
@@ -96,12 +99,12 @@ def run_demo(
             wrote += player.answer(engine, config, name, inbox)
         report = run_cycle(engine, config, clock)
         for outcome in report.mails:
-            if outcome.status == "rejected":
+            if outcome.status == InboundStatus.REJECTED:
                 say(f"  mail {outcome.message_id} rejected: {outcome.outcome}")
         _save_reports(config, reports, seen_turns, say)
         with session_scope(engine, write=False) as session:
             game = find_game(session, name)
-            if game.phase == "over":
+            if game.phase == GamePhase.OVER:
                 state = load(session, game).state
                 winner = state.players[state.winner].name if state.winner is not None else None
                 say(f"game over after {state.turn} turns: {winner} wins")
@@ -174,9 +177,9 @@ class Player:
             game = find_game(session, game_name)
             state = load(session, game).state
         seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
-        if state.phase in ("claim", "place", "hq"):
+        if state.phase in SETUP_PHASES:
             return f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-        if state.phase == "over" or state.current != seat:
+        if state.phase == OVER or state.current != seat:
             return None
         return self.bot.write_turn(state)
 
@@ -200,10 +203,10 @@ def _save_reports(config: Config, folder: Path, seen: set[int], say: Callable[[s
             continue
         seen.add(turn)
         say(f"  {subject}")
-        (folder / f"turn-{turn:04d}.html").write_text(_standalone_html(msg), encoding="utf-8")
+        (folder / f"turn-{turn:04d}.html").write_text(standalone_html(msg), encoding="utf-8")
 
 
-def _standalone_html(msg: EmailMessage) -> str:
+def standalone_html(msg: EmailMessage) -> str:
     """The HTML part with every cid: picture turned into a data: URI."""
     html_part = msg.get_body(preferencelist=("html",))
     html = html_part.get_content() if html_part is not None else "<pre></pre>"

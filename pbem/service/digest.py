@@ -18,11 +18,12 @@ from sqlmodel import Session, col, select
 
 from pbem.report import context as rc
 from pbem.report import render
-from pbem.service import notify
+from pbem.service import history, outmail
 from pbem.service.context import Context
 from pbem.service.games import players_of
 from pbem.service.settings import mail_mode
 from pbem.store import Game, ServiceState, TurnResult, session_scope
+from pbem.vocab import GameStatus, SeatStatus
 
 EVERY = timedelta(hours=24)
 
@@ -35,11 +36,11 @@ def run(engine: Engine, ctx: Context) -> list[str]:
     """Queue the digests that are due; one line per digest sent."""
     out: list[str] = []
     with session_scope(engine) as session:
-        for game in session.exec(select(Game).where(Game.status == "running")):
+        for game in session.exec(select(Game).where(Game.status == GameStatus.RUNNING)):
             if "digest" not in game.settings_json:  # neither a default nor a player's wish
                 continue
             for player in players_of(session, game):
-                if player.status == "active" and mail_mode(game, player.seat) == "digest":
+                if player.status == SeatStatus.ACTIVE and mail_mode(game, player.seat) == "digest":
                     out += _one(session, ctx, game, player.seat)
     return out
 
@@ -76,10 +77,10 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     session.add(row)
     if not turns:
         return []
-    info = notify.game_info(session, ctx, game)
+    info = outmail.game_info(session, ctx, game)
     lines = []
     for turn in dict.fromkeys(turns):
-        report = notify.stored_report(session, info, game, turn)
+        report = history.stored_report(session, info, game, turn)
         if report is not None:
             subject = render.render_turn_report(report, seat).subject
             lines.append(subject.removeprefix(f"[{game.name}] "))
@@ -90,15 +91,9 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
         + "\n\nSTATUS brings you the board as it stands; SET MAIL EVERY brings back "
         "every turn report."
     )
-    notify.queue(
-        session,
-        ctx,
-        render.render_gm_alert(
-            rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
-        ),
-        recipient=player.address,
-        message_id=notify._message_id(ctx, "digest", game.name, seat, now.isoformat()),
-        game=game,
-        seat=seat,
+    rendered = render.render_gm_alert(
+        rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
     )
+    about = ("digest", game.name, seat, now.isoformat())
+    outmail.post(session, ctx, rendered, player.address, about, game=game, seat=seat)
     return [f"{game.name}: digest of {len(lines)} turns to {player.name}"]

@@ -51,6 +51,7 @@ from pbem.store import (
     id_of,
     utcnow,
 )
+from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
 COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
 
@@ -163,7 +164,7 @@ def create_game(
         secret=secret.hex(),
         commitment=commitment(secret),
         gm_address=gm_address,
-        phase="open",
+        phase=GamePhase.OPEN,
     )
     session.add(row)
     session.flush()
@@ -328,14 +329,14 @@ def sync_row(row: Game, state: GameState) -> None:
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
     if state.phase == OVER:
-        row.phase = "over"
-        row.status = "finished"
+        row.phase = GamePhase.OVER
+        row.status = GameStatus.FINISHED
         row.winner_seat = state.winner
         row.secret_revealed = True  # the game is over: anyone may now verify every roll
     elif state.phase in SETUP_PHASES:
-        row.phase = "setup"
+        row.phase = GamePhase.SETUP
     else:
-        row.phase = "playing"
+        row.phase = GamePhase.PLAYING
     row.updated_at = utcnow()
 
 
@@ -382,8 +383,8 @@ def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> N
 def _sync_players(session: Session, game: Game, state: GameState) -> None:
     for player in players_of(session, game):
         if player.seat < len(state.players) and not state.players[player.seat].alive:
-            if player.status == "active":
-                player.status = "eliminated"
+            if player.status == SeatStatus.ACTIVE:
+                player.status = SeatStatus.ELIMINATED
                 session.add(player)
 
 
@@ -413,11 +414,11 @@ def submit(
     adjudicate them. All or nothing: invalid orders change nothing.
     ``parsed``: ``text`` as the caller has already read it (parse_orders against
     this game's board), so that a mail is read once."""
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused by the GM")
-    if game.phase == "over":
+    if game.phase == GamePhase.OVER:
         raise ServiceError(f"game {game.name} is over")
-    if player.status != "active" and not allow_inactive:
+    if player.status != SeatStatus.ACTIVE and not allow_inactive:
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
     loaded = load(session, game)
     state = loaded.state
@@ -556,7 +557,7 @@ def command(
     assert step is not None
     seq = append_entry(session, game, entry, message_id)
     store_result(session, game, step, seq)
-    player.status = "resigned" if word == "RESIGN" else "removed"
+    player.status = SeatStatus.RESIGNED if word == "RESIGN" else SeatStatus.REMOVED
     session.add(player)
     return step
 
@@ -575,7 +576,7 @@ def check_against_game(config, game_name: str, text: str, player_name: str | Non
         game = find_game(session, game_name)
         if player_name is not None:
             player = find_player(session, game, player_name)
-        elif game.current_seat is not None and game.phase == "playing":
+        elif game.current_seat is not None and game.phase == GamePhase.PLAYING:
             player = players_of(session, game)[game.current_seat]
         else:
             raise ServiceError("the game is setting up: say whose orders these are with --as")

@@ -11,8 +11,8 @@ from typing import Any
 from sqlmodel import Session, col, delete, select
 
 from pbem.rules.dice import new_secret
-from pbem.rules.state import SETUP_PHASES
-from pbem.service import notify, replay
+from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.service import notify, outmail, replay
 from pbem.service.context import Context
 from pbem.service.deadlines import (
     held_orders,
@@ -53,12 +53,13 @@ from pbem.store import (
     TurnResult,
     id_of,
 )
+from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
 
 def _under_way(game: Game) -> None:
-    if game.status == "finished" or game.phase == "over":
+    if game.status == GameStatus.FINISHED or game.phase == GamePhase.OVER:
         raise ServiceError(f"game {game.name} is over")
-    if game.phase == "open":
+    if game.phase == GamePhase.OPEN:
         raise ServiceError(f"game {game.name} has not started: it waits for players to join")
 
 
@@ -111,9 +112,9 @@ def change_settings(session: Session, ctx: Context, game: Game, changes: dict[st
 
 def pause(session: Session, ctx: Context, game: Game) -> str:
     _under_way(game)
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused already")
-    game.status = "paused"
+    game.status = GameStatus.PAUSED
     session.add(game)
     session.add(ServiceState(key=f"paused:{game.id}", value=ctx.clock.now().isoformat()))
     notify.announce(
@@ -129,12 +130,12 @@ def pause(session: Session, ctx: Context, game: Game) -> str:
 
 def resume(session: Session, ctx: Context, game: Game) -> str:
     """The deadline moves by as long as the game was paused."""
-    if game.status != "paused":
+    if game.status != GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is not paused")
     marker = session.exec(
         select(ServiceState).where(ServiceState.key == f"paused:{game.id}")
     ).first()
-    game.status = "running"
+    game.status = GameStatus.RUNNING
     paused_for = timedelta(0)
     if marker is not None:
         paused_for = ctx.clock.now() - aware_utc(datetime.fromisoformat(marker.value))
@@ -177,9 +178,9 @@ def kick(session: Session, ctx: Context, game: Game, name: str) -> str:
     """Remove a player now, by the game's on_removal policy."""
     _under_way(game)
     player = find_player(session, game, name)
-    if player.status != "active":
+    if player.status != SeatStatus.ACTIVE:
         raise ServiceError(f"{player.name} is no longer playing ({player.status})")
-    if game.phase == "setup":
+    if game.phase == GamePhase.SETUP:
         return "; ".join(kick_in_setup(session, ctx, game, player))
     lines = remove(session, ctx, game, player, [], reason="removed by the GM")
     return "; ".join(lines)
@@ -243,7 +244,7 @@ def replace(
     player.address = address
     password = new_password()
     player.secret_hash = hash_password(password)
-    player.status = "active"
+    player.status = SeatStatus.ACTIVE
     player.missed_in_row = 0
     player.misses_json = "[]"
     clear_absences(session, game, player)
@@ -299,17 +300,17 @@ def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, addres
     from pbem.report import context as rc
     from pbem.report import render
 
-    info = notify.game_info(session, ctx, game)
+    info = outmail.game_info(session, ctx, game)
     text = (
         f"The GM has given the seat of {seat_name} in {game.name} to another player. "
         "Mail from this address is no longer read for it. Thank you for playing."
     )
-    notify.queue(
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert("You no longer play in this game", text, info, address)),
-        recipient=address,
-        message_id=notify._message_id(ctx, "farewell", game.name, seat_name, address, game.turn),
+        address,
+        ("farewell", game.name, seat_name, address, game.turn),
         game=game,
     )
 
@@ -321,7 +322,7 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
     secret). With ``reroll`` the dice from ``turn`` on come from a new
     secret, drawn now; its commitment is announced, and the old secret is
     kept, as it still gives every turn before ``turn``."""
-    if game.phase == "open":
+    if game.phase == GamePhase.OPEN:
         raise ServiceError(f"game {game.name} has not started")
     if turn < 1 or turn > game.turn:
         raise ServiceError(f"turn must be between 1 and {game.turn}")
@@ -361,10 +362,10 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
             f"the log of {game.name} does not replay to its stored hash at entry "
             f"{latest.seq}; run `pbem replay {game.name}` before rolling back"
         )
-    if game.status == "finished":
-        game.status = "running"
+    if game.status == GameStatus.FINISHED:
+        game.status = GameStatus.RUNNING
     game.winner_seat = None
-    game.secret_revealed = False if game.phase == "over" else game.secret_revealed
+    game.secret_revealed = False if game.phase == GamePhase.OVER else game.secret_revealed
     sync_row(game, state)
     stored = json.loads(game.settings_json or "{}")
     stored["rollbacks"] = int(stored.get("rollbacks", 0)) + 1  # new Message-IDs for replays
@@ -378,8 +379,8 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
     bots = {int(s) for s in stored.get("bot_seats", [])}
     for player in players_of(session, game):
         playing = player.seat < len(state.players) and state.players[player.seat].alive
-        if playing and player.status != "active" and player.seat not in bots:
-            player.status = "active"
+        if playing and player.status != SeatStatus.ACTIVE and player.seat not in bots:
+            player.status = SeatStatus.ACTIVE
         _recount_misses(session, game, player, keep)
         session.add(player)
     start_period(session, ctx, game, state)
@@ -410,7 +411,7 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         f"the deadline is {_when(game.deadline)}. {dice}",
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
-    if state.phase != "over":
+    if state.phase != OVER:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"
@@ -449,7 +450,7 @@ def process(session: Session, ctx: Context, game: Game) -> str:
     deadline if there are any, else the defaults for the missing. A miss
     counts against a player only once their deadline has passed."""
     _under_way(game)
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused")
     loaded = load(session, game)
     state = loaded.state

@@ -21,13 +21,14 @@ from pbem.mail.decode import DecodedMail
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import gm, notify
+from pbem.service import gm, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import load, players_of
 from pbem.service.passwords import hash_password, new_password, verify_password
 from pbem.service.ratelimit import allow
 from pbem.store import Game, ServiceState, id_of
+from pbem.vocab import GamePhase, GameStatus
 
 COMMANDS = ("PAUSE", "RESUME", "EXTEND", "PROCESS", "KICK", "STATUS")
 _SKIPPED = ("GAME", "PASSWORD")  # read by the routing and the authentication
@@ -204,7 +205,7 @@ def _run(session: Session, ctx: Context, game: Game, cmd: GmCommand) -> str:
 def status_text(session: Session, game: Game) -> str:
     """STATUS for the GM: where the game stands and how each player does."""
     head = f"{game.name}: {game.status}, phase {game.phase}, turn {game.turn}"
-    if game.phase == "open":
+    if game.phase == GamePhase.OPEN:
         return head + " (waiting for players to join)"
     state = load(session, game).state
     lines = [head]
@@ -228,13 +229,13 @@ def _answer(
 ) -> None:
     """The one answer, to the GM's registered address (never to another sender)."""
     address = gm_address(ctx, game)
-    info = notify.game_info(session, ctx, game)
-    notify.queue(
+    info = outmail.game_info(session, ctx, game)
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert(subject, text, info, address)),
-        recipient=address,
-        message_id=notify._message_id(ctx, "gm-mail", mail.reply_key),
+        address,
+        ("gm-mail", mail.reply_key),
         game=game,
         in_reply_to=mail.message_id,
     )
@@ -242,7 +243,7 @@ def _answer(
 
 def games_of_gm(session: Session, ctx: Context, address: str) -> list[str]:
     """The names of the unfinished games whose GM writes from ``address``."""
-    games = session.exec(select(Game).where(Game.status != "finished")).all()
+    games = session.exec(select(Game).where(Game.status != GameStatus.FINISHED)).all()
     wanted = address.strip().lower()
     return sorted(g.name for g in games if gm_address(ctx, g) == wanted)
 
@@ -255,12 +256,12 @@ def answer_unnamed(session: Session, ctx: Context, mail: DecodedMail, games: lis
         f"the game's name in the subject, like [{games[0]}], or a line GAME {games[0]}, "
         "and send it again. Nothing was done."
     )
-    notify.queue(
+    outmail.post(
         session,
         ctx,
         render.render_gm_alert(rc.GmAlert("Which game?", text, None, mail.sender)),
-        recipient=mail.sender,
-        message_id=notify._message_id(ctx, "gm-mail", mail.reply_key),
+        mail.sender,
+        ("gm-mail", mail.reply_key),
         game=None,
         in_reply_to=mail.message_id,
     )

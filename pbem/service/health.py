@@ -38,7 +38,7 @@ from pbem.mail.transport import OutgoingMail, Sender
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import to_mime
-from pbem.service import notify
+from pbem.service import outmail
 from pbem.service.context import Context
 from pbem.store import ServiceState, session_scope
 from pbem.store.errors import DatabaseError
@@ -187,12 +187,12 @@ class Health:
         rendered = render.render_gm_alert(
             rc.GmAlert(*_alert_text(component, outage, over), None, gm)
         )
-        notify.queue(
+        outmail.queue(
             session,
             self.ctx,
             rendered,
             recipient=gm,
-            message_id=notify._message_id(
+            message_id=outmail.message_id(
                 self.ctx, "outage", component.value, outage.since, "over" if over else "alert"
             ),
             game=None,
@@ -269,7 +269,7 @@ class Health:
 def database_alert_id(ctx: Context, outage: Outage) -> str:
     """The same for every worker that saw the outage start at the same time."""
     gm = ctx.config.mail.gm_address
-    return notify._message_id(ctx, "outage", "database", gm, outage.since, "alert")
+    return outmail.message_id(ctx, "outage", "database", gm, outage.since, "alert")
 
 
 def _alert_text(component: Component, outage: Outage, over: bool) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
-from pbem.service import notify
+from pbem.service import notify, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
@@ -64,14 +64,14 @@ def _tell(
     from pbem.report import render
 
     rendered = render.render_gm_alert(
-        rc.GmAlert(subject, text, notify.game_info(session, ctx, game), mail.sender)
+        rc.GmAlert(subject, text, outmail.game_info(session, ctx, game), mail.sender)
     )
-    notify.queue(
+    outmail.post(
         session,
         ctx,
         rendered,
-        recipient=mail.sender,
-        message_id=notify._message_id(ctx, "join", mail.reply_key, index),
+        mail.sender,
+        ("join", mail.reply_key, index),
         game=None,
         in_reply_to=mail.message_id,
     )

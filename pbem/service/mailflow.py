@@ -46,7 +46,7 @@ from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.service.settings import set_mail_mode, set_player_zone, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
-from pbem.vocab import InboundStatus
+from pbem.vocab import GamePhase, GameStatus, InboundStatus
 
 log = logging.getLogger("pbem.mail")
 STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
@@ -59,7 +59,7 @@ class MailOutcome:
 
     message_id: str
     game: str | None
-    status: str  # "processed" | "rejected" | "duplicate"
+    status: InboundStatus  # processed, rejected, duplicate or held
     outcome: str
     folder: str = PROCESSED
 
@@ -79,8 +79,9 @@ def process_mail(
     if held is None:
         taken = claims.claim(engine, mail, identity, "local", ctx.clock.now(), 600.0)
         if taken.claim is None:
+            folder = taken.folder or PROCESSED
             return MailOutcome(
-                identity.message_id, None, "duplicate", taken.why, taken.folder or PROCESSED
+                identity.message_id, None, InboundStatus.DUPLICATE, taken.why, folder
             )
         held = taken.claim
     with session_scope(engine) as session:
@@ -105,7 +106,8 @@ def _reply_key(session: Session, row: InboundMessage) -> str:
 
 
 def _reject(row: InboundMessage, game: Game | None, why: str) -> MailOutcome:
-    return MailOutcome(row.message_id, game.name if game else None, "rejected", why, REJECTED)
+    name = game.name if game else None
+    return MailOutcome(row.message_id, name, InboundStatus.REJECTED, why, REJECTED)
 
 
 def _handle(
@@ -144,14 +146,14 @@ def _handle(
     gm_mail = _gm_mail(session, ctx, row, game, mail)
     if gm_mail is not None:
         return gm_mail
-    if game.phase == "open":
+    if game.phase == GamePhase.OPEN:
         from pbem.service import joining
 
         commands = _join_commands(mail.text, _board_of(game))
         return MailOutcome(
             row.message_id,
             game.name,
-            "processed",
+            InboundStatus.PROCESSED,
             joining.handle(session, ctx, game, mail, commands),
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
@@ -171,7 +173,7 @@ def _handle(
             reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
             _send_reply(session, ctx, reply)
             return MailOutcome(
-                row.message_id, game.name, "processed", f"stale token of turn {stale}"
+                row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
             )
         if allow(
             session,
@@ -187,7 +189,7 @@ def _handle(
         )
         _send_reply(session, ctx, reply)
         return MailOutcome(
-            row.message_id, game.name, "processed", f"{len(parse_problems)} problems"
+            row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
 
@@ -207,7 +209,7 @@ def _gm_mail(
     authenticated, line = gmmail.handle(session, ctx, game, mail, password)
     if not authenticated:
         return _reject(row, game, line)
-    return MailOutcome(row.message_id, game.name, "processed", line)
+    return MailOutcome(row.message_id, game.name, InboundStatus.PROCESSED, line)
 
 
 def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
@@ -269,7 +271,7 @@ def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]
         return []
     rows = session.exec(
         select(Game, Player).where(
-            Player.game_id == Game.id, Player.address == address, Game.status != "finished"
+            Player.game_id == Game.id, Player.address == address, Game.status != GameStatus.FINISHED
         )
     )
     return [(g, p) for g, p in rows]
@@ -380,10 +382,10 @@ def _act(
             "per line, e.g. PLACE 3 Alaska; HELP replies with the order language."
         )
         _send_reply(session, ctx, reply)
-        return MailOutcome(mail.message_id, game.name, "processed", "no orders")
+        return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "no orders")
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
-    if parsed.orders and game.status != "finished":
+    if parsed.orders and game.status != GameStatus.FINISHED:
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     for press in parsed.press:
@@ -405,7 +407,8 @@ def _act(
                 "too many press messages this hour."
             )
     _send_reply(session, ctx, reply)
-    return MailOutcome(mail.message_id, game.name, "processed", "; ".join(summary) or "read")
+    done = "; ".join(summary) or "read"
+    return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
 
 
 def _press_budget(game: Game) -> int:
@@ -441,13 +444,13 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
-    if (parsed.check or held) and game.phase == "playing":
+    if (parsed.check or held) and game.phase == GamePhase.PLAYING:
         reply.forecast = _forecast(session, game, player, parsed)
     if parsed.check:
         reply.check_only = True
         reply.notes.append("CHECK: valid, nothing applied")
         return "checked"
-    if held and game.phase == "playing":
+    if held and game.phase == GamePhase.PLAYING:
         replaced = deadlines.hold(session, game, player, outcome.canonical, mail.message_id)
         reply.held = True
         reply.notes.append(

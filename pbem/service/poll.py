@@ -53,7 +53,7 @@ from pbem.store import (
     session_scope,
 )
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
-from pbem.vocab import Component
+from pbem.vocab import Component, InboundStatus
 
 log = logging.getLogger("pbem.poll")
 
@@ -76,36 +76,6 @@ class PollReport:
     deadline_events: list[str] = field(default_factory=list)
     retrying: int = 0  # mails left in the inbox to try again
     held: int = 0
-
-
-def mail_settings(config: Config) -> MailSettings:
-    """The mail layer's settings from the [mail] table of the config."""
-    mail = config.mail
-    return MailSettings(
-        transport=mail.transport,
-        from_address=mail.game_address,
-        max_mail_bytes=mail.max_mail_bytes,
-        replies_per_hour=mail.reply_budget_per_hour,
-        maildir_root=str(mail.maildir_root),
-        inbox_address=mail.game_address,
-        imap_host=mail.imap.host,
-        imap_port=mail.imap.port,
-        imap_user=mail.imap.user,
-        imap_password=mail.imap.password,
-        imap_tls=mail.imap.tls,
-        imap_timeout=mail.imap.timeout,
-        imap_inbox=mail.imap.mailbox,
-        imap_processed_folder=mail.imap.processed_folder,
-        imap_rejected_folder=mail.imap.rejected_folder,
-        imap_held_folder=mail.imap.held_folder,
-        smtp_host=mail.smtp.host,
-        smtp_port=mail.smtp.port,
-        smtp_user=mail.smtp.user,
-        smtp_password=mail.smtp.password,
-        smtp_tls=mail.smtp.tls,
-        smtp_timeout=mail.smtp.timeout,
-        tls_ca_file=mail.tls_ca_file,
-    )
 
 
 def worker_id(config: Config) -> str:
@@ -141,7 +111,7 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
 
 def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = None) -> PollReport:
     """Inbox, deadlines, outbox, health: each stage whatever the others did."""
-    settings = mail_settings(config)
+    settings = config.mail
     ctx = Context(config, clock, settings.own_addresses)
     health = Health(engine, ctx)
     report = PollReport()
@@ -154,7 +124,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
         else:  # an alert mail waits in the outbox if SMTP is out too
             health.down(Component.INBOX, inbox_error, mail_works=True)
         _deadline_stage(engine, ctx, report)
-        smtp_error = _outbox_stage(engine, config, sender, clock, settings.from_address, report)
+        smtp_error = _outbox_stage(engine, config, sender, clock, settings.game_address, report)
         _record_poll(engine, clock)
     except DatabaseError as exc:
         # No stage can work without the database; every mail stays where it is.
@@ -172,7 +142,7 @@ def database_unusable(config: Config, clock: Clock, error: DatabaseError) -> Pol
     """A cycle that could not even open the database: nothing is read or sent,
     every mail stays in the inbox; the outage is recorded (shared with the
     other workers) and the GM alerted once it has lasted long enough."""
-    settings = mail_settings(config)
+    settings = config.mail
     ctx = Context(config, clock, settings.own_addresses)
     health = Health(make_engine(config.database_url), ctx)  # connects to nothing
     health.database_down(str(error), open_sender(settings))
@@ -227,7 +197,8 @@ def _take_one(
         return False
     if taken.state is ClaimState.DONE:
         assert taken.folder is not None
-        outcome = MailOutcome(identity.message_id, None, "duplicate", taken.why, taken.folder)
+        duplicate = InboundStatus.DUPLICATE
+        outcome = MailOutcome(identity.message_id, None, duplicate, taken.why, taken.folder)
     else:
         assert taken.claim is not None
         try:
@@ -257,7 +228,8 @@ def _take_one(
                 report.retrying += 1
                 return False
             report.held += 1
-            outcome = MailOutcome(identity.message_id, None, "held", failure.row.outcome, HELD)
+            why = failure.row.outcome
+            outcome = MailOutcome(identity.message_id, None, InboundStatus.HELD, why, HELD)
     try:
         inbox.move(mail.key, outcome.folder)
     except MessageGone as exc:  # moved by another worker or client meanwhile

@@ -20,6 +20,7 @@ from pbem.service.context import Context
 from pbem.service.games import load, players_of
 from pbem.service.settings import DAYS, UTC, settings
 from pbem.store import Game, Player, ServiceState
+from pbem.vocab import GameStatus
 
 
 @overload
@@ -58,7 +59,7 @@ def state_row(session: Session, key: str) -> ServiceState | None:
 # --------------------------------------------------------------- periods
 def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
     """Set the deadline for whoever must act now (setup: everyone)."""
-    if state.phase == OVER or game.status == "finished":
+    if state.phase == OVER or game.status == GameStatus.FINISHED:
         game.deadline = None
         session.add(game)
         return

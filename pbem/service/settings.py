@@ -12,6 +12,7 @@ import json
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pbem.config import GameDefaults
 from pbem.service.errors import ServiceError
 from pbem.store import Game
 
@@ -38,9 +39,34 @@ DEFAULTS: dict[str, Any] = {
 DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
+# what a new game stores of its settings (the rest is read from DEFAULTS)
+NEW_GAME_KEYS = ("turn_hours", "grace_hours", "reminder_hours", "adjudicate")
+
+
+def new_game_settings(file: GameDefaults, **given: Any) -> dict[str, Any]:
+    """A new game's stored settings: what the GM gave (None: nothing), else the
+    config file's [defaults], else DEFAULTS."""
+    out: dict[str, Any] = {}
+    for key in NEW_GAME_KEYS:
+        value = given.get(key)
+        if value is None:
+            value = getattr(file, key)
+        if value is None:
+            value = DEFAULTS[key]
+        out[key] = list(value) if key == "reminder_hours" else value
+    return out
+
+
+def settings_of(game: Game) -> dict[str, Any]:
+    """What the game stores (its settings given, and the service's bookkeeping),
+    without the defaults."""
+    stored: dict[str, Any] = json.loads(game.settings_json or "{}")
+    return stored
+
+
 def settings(game: Game) -> dict[str, Any]:
-    stored = json.loads(game.settings_json or "{}")
-    return {**DEFAULTS, **stored}
+    """The game's settings in force: what it stores over DEFAULTS."""
+    return {**DEFAULTS, **settings_of(game)}
 
 
 def check_settings(stored: dict[str, Any]) -> dict[str, Any]:

@@ -28,13 +28,14 @@ from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import notify
+from pbem.service import outmail
 from pbem.service.archive import export_record
 from pbem.service.context import Context
 from pbem.service.games import definition_of
 from pbem.service.outbox import raw_of
 from pbem.service.stats import ResponseStats, duration, response_stats
 from pbem.store import Game, Outbox, TurnResult
+from pbem.vocab import GameStatus
 
 PRESS_KIND = "press"
 _TO_ALL = re.compile(r"^(?P<who>.+?) writes to all players:\s*$", re.MULTILINE)
@@ -137,7 +138,7 @@ def _write(path: Path, text: str | bytes, written: list[Path]) -> None:
 def _game_page(
     session: Session, ctx: Context, game: Game, folder: Path, written: list[Path]
 ) -> GamePage:
-    info = notify.game_info(session, ctx, game)
+    info = outmail.game_info(session, ctx, game)
     definition = definition_of(session, game)
     results = list(
         session.exec(
@@ -213,7 +214,7 @@ def _game_page(
         )
     if game.deadline is not None and now is not None and to_move is not None:
         due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
-        text = ics.calendar([due], notify.host_of(ctx), ctx.clock.now())
+        text = ics.calendar([due], outmail.host_of(ctx), ctx.clock.now())
         _write(folder / "deadline.ics", text, written)
         page.calendar = "deadline.ics"
     page.press = _public_press(session, game)
@@ -232,7 +233,7 @@ def _status(game: Game, state: GameState | None) -> str:
         if state.winner is not None:
             return f"over: won by {state.players[state.winner].name} ({state.win_reason})"
         return "over"
-    if game.status == "paused":
+    if game.status == GameStatus.PAUSED:
         return "paused by the game master"
     if state.phase in SETUP_PHASES:
         return f"setting up ({state.phase})"

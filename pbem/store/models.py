@@ -28,7 +28,14 @@ from sqlalchemy import (
 from sqlmodel import Field, SQLModel
 
 from pbem.store.types import UTCDateTime, utcnow
-from pbem.vocab import InboundStatus, OutboxStatus, RawFormat
+from pbem.vocab import (
+    GamePhase,
+    GameStatus,
+    InboundStatus,
+    OutboxStatus,
+    RawFormat,
+    SeatStatus,
+)
 
 # Constraint names follow one pattern, so later migrations (batch mode on
 # SQLite rebuilds tables) can find and drop them by name.
@@ -40,9 +47,9 @@ SQLModel.metadata.naming_convention = {
     "pk": "pk_%(table_name)s",
 }
 
-GAME_PHASES = ("open", "setup", "playing", "over")
-GAME_STATUSES = ("running", "paused", "finished")
-PLAYER_STATUSES = ("active", "eliminated", "removed", "resigned")
+GAME_PHASES = tuple(GamePhase)
+GAME_STATUSES = tuple(GameStatus)
+PLAYER_STATUSES = tuple(SeatStatus)
 ORDER_KINDS = ("setup", "turn", "command")
 ORDER_SOURCES = ("mail", "gm", "default", "bot")
 INBOUND_STATUSES = tuple(InboundStatus)
@@ -89,8 +96,8 @@ class Game(SQLModel, table=True):
     secret: str  # hex; never mailed before the game ends
     commitment: str  # hex SHA-256 of the secret
     secret_revealed: bool = False
-    phase: str = "open"
-    status: str = "running"
+    phase: str = GamePhase.OPEN
+    status: str = GameStatus.RUNNING
     turn: int = 0  # player-turn number
     current_seat: int | None = None
     deadline: datetime | None = _when(default=None)
@@ -124,7 +131,7 @@ class Player(SQLModel, table=True):
     colour: str
     address: str
     secret_hash: str
-    status: str = "active"
+    status: str = SeatStatus.ACTIVE
     missed_in_row: int = 0
     missed_total: int = 0
     misses_json: str = Field(default="[]", sa_type=Text)  # recent turn numbers missed

@@ -1,0 +1,188 @@
+"""Stored games: init the database, create a game, list, show, enter orders by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pbem.cli.common import (
+    ConfigOption,
+    JsonOption,
+    config_of,
+    emit,
+    fail,
+    open_session,
+    parse_settings,
+    read_text,
+    user_errors,
+)
+from pbem.vocab import GamePhase
+
+
+def init(config: ConfigOption = None) -> None:
+    """Create the database (or bring it to the latest schema), and with the
+    local Maildir transport the game's inbox with its folders."""
+    from pbem.store import current_revision, init_db, safe_url
+
+    with user_errors():
+        cfg = config_of(config)
+        engine = init_db(cfg.database_url)
+        typer.echo(f"database {safe_url(engine)} at revision {current_revision(engine)}")
+        if cfg.mail.transport == "maildir":
+            from pbem.mail.maildir import create_inbox
+
+            path = create_inbox(cfg.mail.maildir_root, cfg.mail.game_address)
+            typer.echo(f"inbox {path} (a Maildir: players' mail is dropped into {path}/new)")
+
+
+def new(
+    game: Annotated[str, typer.Argument(help="The game's name, e.g. world-1.")],
+    player: Annotated[
+        list[str] | None,
+        typer.Option("--player", "-p", help="NAME:ADDRESS[:COLOUR], in seat order."),
+    ] = None,
+    preset: Annotated[str, typer.Option(help="Rules preset (see `pbem rules`).")] = "classic",
+    option: Annotated[
+        list[str] | None, typer.Option("--option", "-o", help="K=V over the preset.")
+    ] = None,
+    map_name: Annotated[
+        str, typer.Option("--map", help="A built-in map's name, or a map file (any format).")
+    ] = "classic",
+    gm: Annotated[str | None, typer.Option(help="The GM's address (alerts).")] = None,
+    open_: Annotated[
+        bool, typer.Option("--open", help="Open for players to JOIN by mail.")
+    ] = False,
+    seats: Annotated[int, typer.Option(help="With --open: how many players.")] = 0,
+    hours: Annotated[float | None, typer.Option("--turn-hours", help="Hours per turn.")] = None,
+    adjudicate_at: Annotated[
+        str | None, typer.Option("--adjudicate", help="'orders' (default) or 'deadline'.")
+    ] = None,
+    dice: Annotated[
+        str,
+        typer.Option("--dice", help="Dice version: v2 (default: players' orders mix in) or v1."),
+    ] = "v2",
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--setting",
+            "-s",
+            help="K=V timing or policy setting (e.g. timezone=Europe/Paris, "
+            "remove_after_misses=2, on_removal=bot, reminder_hours=[24,6]).",
+        ),
+    ] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
+    from pbem.service.games import create_game, parse_player
+    from pbem.service.settings import new_game_settings
+
+    overrides = {}
+    for item in option or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--option {item!r}: expected K=V")
+        overrides[key.strip()] = value
+    if open_ and (player or seats < 2):
+        fail("--open takes --seats N (2 or more) and no --player")
+    if not open_ and not player:
+        fail("name the players with --player NAME:ADDRESS (or --open --seats N)")
+    if adjudicate_at not in (None, "orders", "deadline"):
+        fail("--adjudicate must be 'orders' or 'deadline'")
+    if dice not in ("v1", "v2"):
+        fail(f"--dice {dice!r}: use v1 or v2")
+    with open_session(config) as session:
+        cfg = config_of(config)
+        settings = new_game_settings(
+            cfg.defaults, turn_hours=hours or None, adjudicate=adjudicate_at
+        )
+        settings.update(parse_settings(setting or []))
+        specs = [parse_player(p) for p in player or []]
+        created = create_game(
+            session,
+            game,
+            specs,
+            preset=preset,
+            overrides=overrides,
+            map_name=map_name,
+            gm_address=gm,
+            settings=settings,
+            open_seats=seats if open_ else 0,
+            dice_version=dice,
+        )
+        row = created.game
+        if open_:
+            typer.echo(
+                f"game {row.name} open for {seats} players: they mail "
+                f"'JOIN {row.name} AS NAME' to {cfg.mail.game_address}"
+            )
+            return
+        _announce_start(session, cfg, row, created.passwords)
+        typer.echo(
+            f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}"
+        )
+        typer.echo(f"dice commitment ({row.dice_version}): {row.commitment}")
+        for name, password in created.passwords.items():
+            typer.echo(f"  password of {name}: {password}")
+
+
+def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:
+    """Queue the game-start mails (the next poll sends them)."""
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.notify import game_start
+
+    game_start(session, Context(cfg, clock_from(None)), row, passwords)
+
+
+def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """The games in the database."""
+    from pbem.service.overview import games_table
+
+    with open_session(config) as session:
+        data, text = games_table(session)
+    emit(data, as_json, lambda: text)
+
+
+def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
+    """A game's board by continent, players, card counts, whose turn, deadline."""
+    from pbem.service.overview import game_overview
+
+    with open_session(config) as session:
+        data, text = game_overview(session, game)
+    emit(data, as_json, lambda: text)
+
+
+def adjudicate(
+    game: str,
+    orders: Annotated[Path, typer.Option("--orders", help="File with the orders (a mail body).")],
+    player: Annotated[
+        str | None, typer.Option("--as", help="Whose orders (default: whose turn it is).")
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Validate only; change nothing.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Enter a player's orders by hand, as the GM, and play them."""
+    from pbem.orders.errors import format_problems
+    from pbem.service.games import find_game, find_player, players_of, submit
+
+    text = read_text(orders)
+    with open_session(config) as session:
+        row = find_game(session, game)
+        if player is not None:
+            who = find_player(session, row, player)
+        elif row.current_seat is not None and row.phase == GamePhase.PLAYING:
+            who = players_of(session, row)[row.current_seat]
+        else:
+            fail("the game is setting up: say whose orders these are with --as PLAYER")
+        outcome = submit(session, row, who, text, source="gm", dry_run=dry_run)
+        if not outcome.accepted:
+            typer.echo(format_problems(outcome.problems, text), err=True)
+            raise typer.Exit(1)
+        typer.echo(outcome.canonical.rstrip("\n"))
+        typer.echo(f"{who.name}: {outcome.message}")
+        if row.phase == GamePhase.OVER and row.winner_seat is not None:
+            typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")

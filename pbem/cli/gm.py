@@ -1,0 +1,109 @@
+"""The GM's commands on a running game (each one a function of service/gm.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from pbem.cli.common import (
+    ConfigOption,
+    config_of,
+    open_session,
+    parse_settings,
+)
+
+
+def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) -> None:
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.games import find_game
+
+    with open_session(config) as session:
+        row = find_game(session, game)
+        typer.echo(action(session, Context(config_of(config), clock_from(None)), row, *args))
+
+
+def set_(
+    game: str,
+    items: Annotated[list[str], typer.Argument(help="KEY=VALUE, e.g. turn_hours=24.")],
+    config: ConfigOption = None,
+) -> None:
+    """Change timing or policy settings of a running game (announced to the
+    players); rule options cannot change once a game has begun."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.change_settings, parse_settings(items, known_only=False))
+
+
+def pause(game: str, config: ConfigOption = None) -> None:
+    """Pause a game: deadlines stop until it resumes."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.pause)
+
+
+def resume(game: str, config: ConfigOption = None) -> None:
+    """Resume a paused game; the deadline moves by the time it was paused."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.resume)
+
+
+def extend(game: str, hours: float, config: ConfigOption = None) -> None:
+    """Push the current deadline back by HOURS."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.extend, hours)
+
+
+def kick(game: str, player: str, config: ConfigOption = None) -> None:
+    """Remove a player now (territories neutral, or the seat to the bot by option)."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.kick, player)
+
+
+def replace_(
+    game: str,
+    player: str,
+    address: str,
+    name: Annotated[str | None, typer.Option(help="The newcomer's name.")] = None,
+    config: ConfigOption = None,
+) -> None:
+    """Give PLAYER's seat to a new ADDRESS (new password, extended first deadline)."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.replace, player, address, name)
+
+
+def rollback(
+    game: str,
+    turn: int,
+    reroll: Annotated[
+        bool, typer.Option(help="New dice from TURN on: a new secret, its commitment announced.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Undo every step from TURN on: truncate the log, replay, announce. The
+    replayed turns roll the same dice unless --reroll."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.rollback, turn, reroll)
+
+
+def process(game: str, config: ConfigOption = None) -> None:
+    """Play the current turn (or setup phase) now, defaults for the missing."""
+    from pbem.service import gm
+
+    _gm(config, game, gm.process)
+
+
+def gm_password(game: str, config: ConfigOption = None) -> None:
+    """Set a new GM password for GAME: with it, mail from the GM's address runs
+    PAUSE, RESUME, EXTEND hours, PROCESS, KICK player and STATUS."""
+    from pbem.service import gmmail
+
+    _gm(config, game, gmmail.set_gm_password)

@@ -1,0 +1,170 @@
+"""What the service's own mails say: the prose of each, rendered.
+
+The turn reports, prompts and receipts have their templates (render.py);
+these are the mails whose words the service used to write inline: answers
+to mail that cannot be taken, alerts, missed turns, deadlines passed. Each
+function takes plain facts and returns the rendered mail; who gets it and
+when is service/notify.py's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pbem.orders import OrderProblem
+from pbem.report import context as rc
+from pbem.report import render
+from pbem.report.mime import RenderedMail
+
+
+def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
+    """The orders layer's problems with the line each is about, as the reply shows them."""
+    lines = text.split("\n")
+    out = []
+    for p in problems:
+        line = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
+        out.append(rc.Problem(p.line or None, line, p.message, p.suggestion or ""))
+    return tuple(out)
+
+
+def receipt_orders(canonical: str, notes: Sequence[str]) -> str:
+    """The orders a receipt confirms, with what else became of the mail as comments."""
+    text = canonical or "\n".join(notes) or "(no orders)"
+    if canonical and notes:
+        text += "\n" + "\n".join(f"# {note}" for note in notes)
+    return text
+
+
+def refusal(info: rc.GameInfo, address: str, seat: int, message: str) -> RenderedMail:
+    """Nothing of the mail was applied, for one reason about the mail as a whole."""
+    return render.render_error_reply(
+        rc.ErrorReply(
+            address=address, problems=(rc.Problem(None, "", message),), game=info, seat=seat
+        )
+    )
+
+
+def unknown_game(address: str, subject: str, games: Sequence[str]) -> RenderedMail:
+    """A mail that names no game pbem can take it for: the sender's own games and
+    how to name one (or, for a stranger, that this address plays in none)."""
+    if games:
+        listed = ", ".join(f"[{name}]" for name in games)
+        text = (
+            f"Your mail does not say which game it is for, and you play in {len(games)}: "
+            f"{listed}. Put the game's name in the subject, like {'[' + games[0] + ']'}, "
+            f"or a line GAME {games[0]} above your orders, and send it again. "
+            "Nothing was applied."
+        )
+    else:
+        text = (
+            "This address plays in no game here, or the mail "
+            "names no game. Put the game's name in the subject, like [world-1]."
+        )
+    return render.render_error_reply(
+        rc.ErrorReply(
+            address=address, problems=(rc.Problem(None, "", text),), original_subject=subject
+        )
+    )
+
+
+def mail_held(
+    gm: str, attempts: int, message_id: str, sender: str, subject: str, why: str
+) -> RenderedMail:
+    """For the GM: a mail failed again and again and is held, nothing of it applied."""
+    text = (
+        f"pbem could not process a mail after {attempts} attempts; "
+        "nothing of it was applied and nobody was answered. The raw mail is kept in the "
+        "database and in the held folder of the game's mailbox. Once the cause is fixed, "
+        "move it back to the inbox and the next poll takes it again.\n\n"
+        f"From: {sender}\nSubject: {subject}\nMessage-ID: {message_id}\n\n"
+        f"The last error:\n{why}"
+    )
+    return render.render_gm_alert(
+        rc.GmAlert("A mail is held: it could not be processed", text, None, gm)
+    )
+
+
+def auth_refused(
+    info: rc.GameInfo, address: str, sender: str, subject: str, message_id: str
+) -> RenderedMail:
+    """For the registered address: a mail in its name failed authentication."""
+    text = (
+        f"A mail claiming to be from you ({sender}) reached game {info.name} "
+        f"without your password or a valid turn token, so nothing in it was applied.\n\n"
+        f"Subject: {subject}\nMessage-ID: {message_id}\n\n"
+        "If you sent it, reply to your latest 'your turn' mail, or add a line\n"
+        "PASSWORD your-password to your orders. If you did not, someone may be\n"
+        "trying to play in your name; the GM has been told too."
+    )
+    return render.render_gm_alert(
+        rc.GmAlert(subject="A mail in your name was refused", text=text, game=info, address=address)
+    )
+
+
+def auth_failed_for_gm(
+    info: rc.GameInfo, gm: str, sender: str, name: str, address: str, message_id: str
+) -> RenderedMail:
+    """For the GM: whose mail failed authentication, and that its owner was told."""
+    return render.render_gm_alert(
+        rc.GmAlert(
+            subject=f"Authentication failed for {name}",
+            text=f"A mail from {sender} for {name} failed authentication "
+            f"({message_id}). Nothing was applied; {address} was told.",
+            game=info,
+            address=gm,
+        )
+    )
+
+
+def turns_played(info: rc.GameInfo, address: str, turns: Sequence[int]) -> RenderedMail:
+    """HISTORY without a turn: the turns there are reports of."""
+    text = "Turns played: " + (", ".join(str(t) for t in turns) or "none yet")
+    text += "\nSend HISTORY N for the report of turn N."
+    return render.render_help(rc.Help(address, text, info))
+
+
+def no_report(info: rc.GameInfo, address: str, turn: int) -> RenderedMail:
+    return render.render_help(rc.Help(address, f"There is no report of turn {turn}.", info))
+
+
+def press_copy(info: rc.GameInfo, sender: str, recipient: str, body: str) -> RenderedMail:
+    """The GM's copy of a press message (by the game's option)."""
+    return render.render_gm_alert(rc.GmAlert(f"Press from {sender} to {recipient}", body, info))
+
+
+def resigned(name: str) -> str:
+    return f"{name} has resigned; their territories are neutral now."
+
+
+def deadline_passed(what: str, who: str, grace: float) -> tuple[str, str]:
+    """The announcement that a deadline passed: (text, subject)."""
+    return (
+        f"The deadline {what} has passed; still waiting for {who}. "
+        f"After {grace:g} more hours the default orders are played.",
+        f"Deadline passed, waiting for {who}",
+    )
+
+
+def missed_turn(
+    info: rc.GameInfo,
+    address: str,
+    turn: int,
+    missed_in_row: int,
+    limit: int,
+    of_last: tuple[int, int, int] | None,
+    removed: bool,
+) -> RenderedMail:
+    """The default orders were played for a player; ``of_last`` is (misses among
+    the last M, M, the removal threshold N) when the game counts them."""
+    text = (
+        f"No valid orders from you arrived for turn {turn} by the end of the grace "
+        f"period, so the default orders were played for you (forced trades, armies "
+        f"spread on your borders, no attacks).\n\nTurns missed in a row: "
+        f"{missed_in_row}" + (f" of {limit} allowed." if limit else ".")
+    )
+    if of_last is not None:
+        recent, m, n = of_last
+        text += f"\nTurns missed among your last {m}: {recent} (removal at {n})."
+    if removed:
+        text += "\n\nBy the rules of this game you are now removed from it."
+    return render.render_gm_alert(rc.GmAlert(f"You missed turn {turn}", text, info, address))

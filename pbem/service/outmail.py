@@ -1,0 +1,150 @@
+"""How any mail of the service goes into the outbox: one helper for all of them.
+
+``post`` takes a rendered mail, its recipient and what it is about (the
+parts of its stable Message-ID) and queues it in the outbox of the current
+transaction, threaded under the recipient's game; ``queue`` is the same with
+a Message-ID given. What a mail says is the report layer's (report/render.py,
+report/letters.py); when and to whom, service/notify.py's. Nothing is sent
+here: the outbox sender does that after the commit.
+"""
+
+from __future__ import annotations
+
+from sqlmodel import Session, select
+
+from pbem.report import context as rc
+from pbem.report.mime import RenderedMail, stable_message_id, thread_root_id, to_mime
+from pbem.service import outbox
+from pbem.service.context import Context
+from pbem.service.games import definition_of, players_of
+from pbem.service.settings import settings_of
+from pbem.store import Game, Outbox
+from pbem.vocab import SeatStatus
+
+STATUS_BY_PLAYER: dict[str, str] = {
+    SeatStatus.ACTIVE: rc.PLAYING,
+    SeatStatus.ELIMINATED: rc.OUT,
+    SeatStatus.RESIGNED: rc.RESIGNED,
+    SeatStatus.REMOVED: rc.REMOVED,
+}
+
+
+def host_of(ctx: Context) -> str:
+    """The domain of the game's address: the right-hand side of every Message-ID."""
+    address = ctx.config.mail.game_address
+    return address.rpartition("@")[2] or "localhost"
+
+
+def message_id(ctx: Context, *parts: object) -> str:
+    """The stable Message-ID of the mail about ``parts`` (see mime.stable_message_id)."""
+    return stable_message_id(host_of(ctx), *parts)
+
+
+def epoch(game: Game) -> tuple[int, ...]:
+    """Part of the Message-ID of every mail about a turn once the game has been
+    rolled back, so the turns played again are reported again."""
+    rollbacks = int(settings_of(game).get("rollbacks", 0))
+    return (rollbacks,) if rollbacks else ()
+
+
+def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
+    """What every mail about a game shows of it (the report layer's view of the rows)."""
+    definition = definition_of(session, game)
+    players = []
+    for p in players_of(session, game):
+        status = rc.WINNER if game.winner_seat == p.seat else STATUS_BY_PLAYER.get(p.status, rc.OUT)
+        players.append(rc.PlayerInfo(p.seat, p.name, p.colour, p.address, status))
+    return rc.GameInfo(
+        name=game.name,
+        title=game.title or game.name,
+        board=definition.board,
+        options=definition.options,
+        commitment=game.commitment,
+        secret_hex=game.secret if game.secret_revealed else None,
+        dice_version=game.dice_version,
+        players=tuple(players),
+        gm_address=game.gm_address or ctx.config.mail.gm_address,
+        timezone=settings_of(game).get("timezone", "UTC"),
+        player_zones=tuple(
+            sorted((int(s), z) for s, z in settings_of(game).get("tz_prefs", {}).items())
+        ),
+        from_address=ctx.config.mail.game_address,
+        preset=game.preset,
+    )
+
+
+def post(
+    session: Session,
+    ctx: Context,
+    rendered: RenderedMail,
+    to: str,
+    about: tuple[object, ...],
+    *,
+    game: Game | None,
+    seat: int | None = None,
+    in_reply_to: str | None = None,
+    attachment: tuple[str, str] | None = None,
+    attachment_type: str = "plain",
+) -> None:
+    """Queue ``rendered`` for ``to``; its Message-ID made from ``about`` (once: the
+    same parts queued again are skipped). The one render-then-queue step."""
+    queue(
+        session,
+        ctx,
+        rendered,
+        recipient=to,
+        message_id=message_id(ctx, *about),
+        game=game,
+        seat=seat,
+        in_reply_to=in_reply_to,
+        attachment=attachment,
+        attachment_type=attachment_type,
+    )
+
+
+def queue(
+    session: Session,
+    ctx: Context,
+    rendered: RenderedMail,
+    *,
+    recipient: str,
+    message_id: str,
+    game: Game | None,
+    seat: int | None = None,
+    in_reply_to: str | None = None,
+    attachment: tuple[str, str] | None = None,
+    attachment_type: str = "plain",
+) -> None:
+    """Add one mail to the outbox (once: a stable Message-ID already queued is
+    skipped). ``attachment`` is (file name, text), e.g. the game record, of type
+    text/``attachment_type``."""
+    if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
+        return
+    references = []
+    if game is not None:
+        references.append(thread_root_id(game.name, seat, host_of(ctx)))
+    sender = ctx.config.mail.game_address
+    name = ctx.config.mail.from_name
+    msg = to_mime(
+        rendered,
+        sender=f"{name} <{sender}>" if name else sender,
+        recipient=recipient,
+        message_id=message_id,
+        in_reply_to=in_reply_to,
+        references=references,
+        date=ctx.clock.now(),
+    )
+    if attachment is not None:
+        filename, content = attachment
+        msg.add_attachment(content, subtype=attachment_type, filename=filename)
+    outbox.enqueue(
+        session,
+        message_id=message_id,
+        game_id=game.id if game else None,
+        kind=rendered.kind or "mail",
+        recipient=recipient,
+        subject=rendered.subject,
+        raw=bytes(msg),
+        in_reply_to=in_reply_to,
+        now=ctx.clock.now(),
+    )
