@@ -274,9 +274,7 @@ def _defaults(t: _Table) -> GameDefaults:
         turn_hours=t.number("turn_hours", 0, positive=True) if given("turn_hours") else None,
         grace_hours=t.number("grace_hours", 0) if given("grace_hours") else None,
         reminder_hours=t.numbers("reminder_hours", ()) if given("reminder_hours") else None,
-        adjudicate=(
-            t.choice("adjudicate", ADJUDICATE_MODES, "") if given("adjudicate") else None
-        ),
+        adjudicate=(t.choice("adjudicate", ADJUDICATE_MODES, "") if given("adjudicate") else None),
     )
 
 
