@@ -19,13 +19,14 @@ ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "maps": {"rules"},  # map files and importers: the I/O the pure rules layer leaves out
     "orders": {"rules", "maps"},
+    "log": {"rules", "orders", "maps"},  # order log, replay, records, verify: pure data
     "store": set(),
     "mail": set(),
     "report": {"rules", "orders", "maps"},
-    "service": {"rules", "maps", "orders", "report", "store", "mail", "config"},
+    "service": {"rules", "maps", "orders", "log", "report", "store", "mail", "config"},
     "config": {"mail"},
-    "site": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
-    "cli": {"rules", "maps", "orders", "report", "store", "mail", "config", "service", "site"},
+    "site": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service"},
+    "cli": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service", "site"},
     "entry": {"rules", "cli"},
 }
 SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
@@ -122,6 +123,13 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def layer(module: str) -> str:
     return module.split(".")[1] if "." in module else "__init__"
+
+
+def test_the_log_layer_reaches_neither_store_nor_service() -> None:
+    """pbem/log/ replays and verifies from data alone: no database, no mail."""
+    below = {layer(t) for m, ts in graph().items() if layer(m) == "log" for t in ts}
+    assert below <= {"log", "rules", "orders", "maps"} | SHARED
+    assert "pbem.log.replay" in graph()["pbem.service.archive"]
 
 
 def test_no_import_loops() -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log import replay
+from pbem.log.records import Record, read_record, verify_record, write_record
 from pbem.maps import builtin_map
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
@@ -31,9 +33,7 @@ from pbem.rules.dice import (
 from pbem.rules.maps import parse_map
 from pbem.rules.options import load_preset, preset_names
 from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import replay
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
-from pbem.service.records import Record, read_record, verify_record, write_record
 from pbem.store import init_db, session_scope
 
 SECRET = bytes(range(32))
@@ -271,7 +271,7 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
         preset=preset,
         dice_version=version,
     )
-    from pbem.service.records import draws_of
+    from pbem.log.records import draws_of
 
     record.draws = draws_of(record, SECRET)
     return record

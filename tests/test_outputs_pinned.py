@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log.records import definition_of, read_record, verify_record, write_record
+from pbem.log.replay import TURN, start
 from pbem.maps import builtin_map
 from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
@@ -21,8 +23,6 @@ from pbem.rules.options import load_preset
 from pbem.rules.simulate import game_secret, play_game, setup_game
 from pbem.rules.state import OVER
 from pbem.rules.turnplan import play_turn
-from pbem.service.records import definition_of, read_record, verify_record, write_record
-from pbem.service.replay import TURN, start
 from pbem.service.simulation import simulate_many
 
 RECORDS = Path(__file__).parent / "data" / "records"

@@ -20,11 +20,11 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from pbem.log import replay
 from pbem.orders import render_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup, default_turn
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import command, load, players_of, record_turn, submit

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from sqlmodel import Session, col, func, select
 
+from pbem.log import replay
 from pbem.orders import (
     OrderProblem,
     OrdersError,
@@ -36,7 +37,6 @@ from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options, load_preset, parse_value
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings

@@ -10,9 +10,10 @@ from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
+from pbem.log import replay
 from pbem.rules.dice import new_secret
 from pbem.rules.state import SETUP_PHASES
-from pbem.service import notify, replay
+from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.deadlines import (
     held_orders,

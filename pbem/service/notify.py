@@ -17,6 +17,7 @@ from datetime import datetime
 from sqlmodel import Session, col, select
 
 from pbem import orders
+from pbem.log import replay
 from pbem.mail.decode import DecodedMail
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
@@ -25,7 +26,7 @@ from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import catchup, outbox, replay, schedule
+from pbem.service import catchup, outbox, schedule
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
 from pbem.service.passwords import turn_token
