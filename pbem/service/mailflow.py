@@ -37,11 +37,11 @@ from pbem.orders.check import all_problems
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, gmmail, notify, schedule
+from pbem.service import claims, deadlines, gmmail, notify, schedule, turns
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.games import board_of, command, load, players_of, submit
+from pbem.service.games import board_of, command, load, players_of
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.service.settings import set_mail_mode, set_player_zone, settings
@@ -423,8 +423,9 @@ def _orders(
 ) -> str:
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
     try:
-        outcome = submit(
+        outcome = turns.play(  # played now, unless CHECK or held
             session,
+            ctx,
             game,
             player,
             mail.text,
@@ -432,6 +433,7 @@ def _orders(
             message_id=mail.message_id,
             dry_run=parsed.check or held,
             parsed=parsed,  # read once, in handle()
+            tell=False,  # told below, outside the try: a failure there is no refusal
         )
     except ServiceError as exc:
         reply.problems_text = str(exc)
@@ -458,19 +460,21 @@ def _orders(
         )
         return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
     if held:  # setup orders are always held until everyone has sent theirs
-        outcome = submit(
+        outcome = turns.play(
             session,
+            ctx,
             game,
             player,
             mail.text,
             source="mail",
             message_id=mail.message_id,
             parsed=parsed,
+            tell=False,
         )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
-    notify.after_steps(session, ctx, game, outcome.steps)
-    deadlines.play_bot_turns(session, ctx, game)
+    turns.report(session, ctx, game, outcome.steps)
+    turns.play_bot_turns(session, ctx, game)
     return outcome.message
 
 
