@@ -24,10 +24,10 @@ sys.path.insert(0, str(ROOT))
 
 from pbem.log import replay  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
+from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.orders import render_orders  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1, DICE_V2, contribution, make_stream  # noqa: E402
-from pbem.rules.options import load_preset  # noqa: E402
 from pbem.rules.state import OVER, SETUP_PHASES  # noqa: E402
 
 SECRET = bytes(range(32))

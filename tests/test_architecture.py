@@ -26,7 +26,18 @@ ALLOWED: dict[str, set[str]] = {
     "service": {"rules", "maps", "orders", "log", "report", "store", "mail", "config"},
     "config": {"mail"},
     "site": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service"},
-    "cli": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service", "site"},
+    "cli": {
+        "rules",
+        "maps",
+        "orders",
+        "log",
+        "report",
+        "store",
+        "mail",
+        "config",
+        "service",
+        "site",
+    },
     "entry": {"rules", "cli"},
 }
 SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
@@ -151,3 +162,47 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             if other != own and other not in SHARED and other not in ALLOWED[own]:
                 wrong.append(f"{module} imports {target}")
     assert wrong == []
+
+
+# what reads or writes outside the process: a module of rules/ names none of these
+IO_NAMES = {"open", "Path", "read_text", "read_bytes", "write_text", "write_bytes", "glob"}
+IO_MODULES = {"pathlib", "os", "io", "shutil", "tempfile", "PIL", "pbem.paths"}
+
+
+def io_uses(path: Path) -> list[str]:
+    """Every name or import in a module that would do I/O, as 'line: name'."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in IO_NAMES:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in IO_NAMES:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in IO_MODULES or a.name in IO_MODULES
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and (node.module.split(".")[0] in IO_MODULES or node.module in IO_MODULES)
+        ):
+            found.append(f"{node.lineno}: from {node.module}")
+    return sorted(found)
+
+
+def test_the_rules_layer_does_no_io() -> None:
+    """Maps and presets are handed to rules/ as text or data (pbem.maps reads them)."""
+    wrong = {
+        str(path.relative_to(PACKAGE)): uses
+        for path in sorted((PACKAGE / "rules").glob("*.py"))
+        if (uses := io_uses(path))
+    }
+    assert wrong == {}
+
+
+def test_the_io_check_sees_a_file_read(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from pathlib import Path\nx = Path('a').read_text()\n", encoding="utf-8")
+    assert io_uses(module) == ["1: from pathlib", "2: .read_text", "2: Path"]

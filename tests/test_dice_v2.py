@@ -15,6 +15,7 @@ import pytest
 from pbem.log import replay
 from pbem.log.records import Record, read_record, verify_record, write_record
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset, preset_names
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
 from pbem.report import render
@@ -31,7 +32,6 @@ from pbem.rules.dice import (
     stream_key,
 )
 from pbem.rules.maps import parse_map
-from pbem.rules.options import load_preset, preset_names
 from pbem.rules.state import OVER, SETUP_PHASES
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope

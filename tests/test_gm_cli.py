@@ -30,9 +30,9 @@ from pbem.cli import app
 from pbem.log import replay
 from pbem.log.records import read_record
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.rules.options import load_preset
 from pbem.rules.state import GameState
 from pbem.service.games import find_game, load, log_of
 from pbem.store import TurnResult, current_revision, head_revision, init_db, session_scope

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import (
     TextBot,
     execute_setup,
@@ -20,7 +21,7 @@ from pbem.orders import (
 from pbem.rules import engine
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
-from pbem.rules.options import Options, load_preset
+from pbem.rules.options import Options
 from pbem.rules.simulate import COLOURS, game_secret, play_game
 from pbem.rules.state import OVER, SETUP_PHASES
 

@@ -16,10 +16,10 @@ import pytest
 from pbem.log.records import definition_of, read_record, verify_record, write_record
 from pbem.log.replay import TURN, start
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
-from pbem.rules.options import load_preset
 from pbem.rules.simulate import game_secret, play_game, setup_game
 from pbem.rules.state import OVER
 from pbem.rules.turnplan import play_turn

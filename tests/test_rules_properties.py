@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbem.rules.options import load_preset
+from pbem.maps.presets import load_preset
 from pbem.rules.state import OVER
 from tests.test_rules_support import play_checked_game
 
@@ -48,7 +48,7 @@ def test_bot_games_keep_the_invariants_and_end_with_one_winner(
 HASH_CHAIN = """
 import hashlib, sys
 from pbem.maps import builtin_map
-from pbem.rules.options import load_preset
+from pbem.maps.presets import load_preset
 from pbem.rules.simulate import play_game
 board = builtin_map("classic")
 chain = hashlib.sha256()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.board import Board
 from pbem.rules.dice import DiceStream
@@ -23,7 +24,7 @@ from pbem.rules.events import (
     Fortified,
     MovedIn,
 )
-from pbem.rules.options import Options, load_preset
+from pbem.rules.options import Options
 from pbem.rules.state import ATTACK, GameState
 
 SECRET = bytes(range(32))

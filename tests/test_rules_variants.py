@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from pbem.maps.presets import load_preset, preset_description, preset_names
 from pbem.paths import presets_dir
 from pbem.rules import engine
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
@@ -36,7 +37,6 @@ from pbem.rules.events import (
     TurnBegan,
     TurnEnded,
 )
-from pbem.rules.options import load_preset, preset_description, preset_names
 from pbem.rules.setupplan import play_setup
 from pbem.rules.simulate import setup_game
 from pbem.rules.state import ATTACK, HQ, OVER, PLACE, REINFORCE

@@ -16,6 +16,7 @@ from functools import lru_cache
 from sqlmodel import Session, col, func, select
 
 from pbem.log import replay
+from pbem.maps.presets import load_preset
 from pbem.orders import (
     OrderProblem,
     OrdersError,
@@ -35,7 +36,7 @@ from pbem.rules.dice import (
 )
 from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
-from pbem.rules.options import Options, load_preset, parse_value
+from pbem.rules.options import Options, parse_value
 from pbem.rules.state import OVER, SETUP_PHASES, GameState
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
