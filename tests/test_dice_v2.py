@@ -32,7 +32,7 @@ from pbem.rules.dice import (
     stream_key,
 )
 from pbem.rules.maps import parse_map
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope
 
@@ -250,7 +250,7 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
         for seat in list(state.order):
             text = render_orders(bots[seat].plan_setup(state, seat), board)
             log(replay.Entry("setup", seat, text + f"\nSALT setup {seat}", 0, "mail"))
-    while played.state.phase != OVER and played.state.turn < 400:
+    while played.state.phase != ENDED and played.state.turn < 400:
         state = played.state
         text = render_orders(bots[state.current].plan_turn(state), board)
         if state.turn % 3 == 0:

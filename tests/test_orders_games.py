@@ -23,7 +23,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
 from pbem.rules.simulate import COLOURS, game_secret, play_game
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 
 BOARD = builtin_map("classic")
 
@@ -50,7 +50,7 @@ def play_by_mail(options: Options, players: int, seed: int, kind: str) -> tuple[
             parsed += len(mail.orders)
         state, _ = execute_setup(state, by_seat, place_rng)
     hashes = []
-    while state.phase != OVER:
+    while state.phase != ENDED:
         text = writers[state.current].write_turn(state)
         mail = parse_orders(text, BOARD)
         assert mail.game is not None and mail.game.value == name

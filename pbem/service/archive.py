@@ -20,7 +20,7 @@ from pbem.log.records import (
 )
 from pbem.log.verify import ReplayReport, compare_hashes
 from pbem.rules.dice import commitment
-from pbem.rules.state import OVER
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
     add_reroll,
@@ -146,7 +146,7 @@ def import_record(
     session.flush()
     definition = definition_of(session, game)
     loaded, events = replay.start(definition)
-    if loaded.state.phase not in ("claim", "place", "hq"):
+    if loaded.state.phase not in SETUP_PHASES:
         store_result(
             session,
             game,
@@ -164,9 +164,9 @@ def import_record(
         if expected is not None and expected != step.state_hash:
             where = f"turn {step.turn}" if step.turn else "the setup"
             raise ServiceError(f"{source}: {where} does not replay to the recorded hash")
-        if step.state.phase not in ("claim", "place", "hq"):
+        if step.state.phase not in SETUP_PHASES:
             store_result(session, game, step, seq)
-    if loaded.state.phase == OVER:
+    if loaded.state.phase == ENDED:
         game.secret_revealed = True
     sync_row(game, loaded.state)  # the row shows the replayed phase, turn, winner
     session.add(game)

@@ -23,7 +23,7 @@ from sqlmodel import Session, select
 from pbem.log import replay
 from pbem.orders import render_orders
 from pbem.rules.defaults import default_setup, default_turn
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.games import load, players_of, record_turn
@@ -205,7 +205,7 @@ def play_missing(
             play(session, ctx, game, player, text, source="default", allow_inactive=True)
             out.append(f"{game.name}: default setup orders for {player.name}")
         return out + play_bot_turns(session, ctx, game)
-    if state.phase == OVER:
+    if state.phase == ENDED:
         return out
     seat = state.current
     player = players[seat]

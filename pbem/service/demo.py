@@ -24,6 +24,7 @@ from pbem.config import Config, MailConfig, load_config
 from pbem.mail.maildir import spool_mailbox
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
@@ -174,9 +175,9 @@ class Player:
             game = find_game(session, game_name)
             state = load(session, game).state
         seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
-        if state.phase in ("claim", "place", "hq"):
+        if state.phase in SETUP_PHASES:
             return f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-        if state.phase == "over" or state.current != seat:
+        if state.phase == ENDED or state.current != seat:
             return None
         return self.bot.write_turn(state)
 

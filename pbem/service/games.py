@@ -37,7 +37,7 @@ from pbem.rules.dice import (
 from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options, parse_value
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
@@ -328,7 +328,7 @@ def sync_row(row: Game, state: GameState) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
-    if state.phase == OVER:
+    if state.phase == ENDED:
         row.phase = "over"
         row.status = "finished"
         row.winner_seat = state.winner

@@ -12,7 +12,7 @@ from sqlmodel import Session, col, delete, select
 
 from pbem.log import replay
 from pbem.rules.dice import new_secret
-from pbem.rules.state import SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.deadlines import kick_in_setup, play_missing
@@ -405,7 +405,7 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         f"the deadline is {_when(game.deadline)}. {dice}",
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
-    if state.phase != "over":
+    if state.phase != ENDED:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"

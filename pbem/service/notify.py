@@ -25,7 +25,7 @@ from pbem.report import ics, render
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import catchup, outbox, schedule
 from pbem.service.context import Context
 from pbem.service.games import definition_of, load, players_of
@@ -303,7 +303,7 @@ def stored_report(
     after = state_of(row)
     before = state_of(results[i - 1]) if i else after
     events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
-    next_seat = after.current if after.phase != OVER else None
+    next_seat = after.current if after.phase != ENDED else None
     assert row.seat is not None  # a report is of a player's step
     return rc.TurnReport(
         info, row.turn, row.seat, events, before, after, row.state_hash, None, next_seat
@@ -557,7 +557,7 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
             step.state,
             step.state_hash,
             game.deadline,
-            step.state.current if step.state.phase != OVER else None,
+            step.state.current if step.state.phase != ENDED else None,
             missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
             by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
             dice_inputs=_dice_inputs(step, players),
@@ -590,7 +590,7 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
                 game=game,
             )
     state = last.state
-    if state.phase == OVER:
+    if state.phase == ENDED:
         from pbem.service.archive import export_record
 
         over = rc.GameOver(game_info(session, ctx, game), state)
@@ -744,7 +744,7 @@ def game_start(
         )
     if only_seat is not None:
         return
-    if state.phase not in SETUP_PHASES and state.phase != OVER:
+    if state.phase not in SETUP_PHASES and state.phase != ENDED:
         prompt_next(session, ctx, game, state, info)
 
 

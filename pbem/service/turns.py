@@ -28,7 +28,7 @@ from pbem.log import replay
 from pbem.orders import ParsedMail, render_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -155,7 +155,7 @@ def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
     bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):
         state = load(session, game).state
-        if state.phase in SETUP_PHASES or state.phase == OVER or state.current not in seats:
+        if state.phase in SETUP_PHASES or state.phase == ENDED or state.current not in seats:
             break
         text = render_orders(bot.plan_turn(state), state.board)
         player = players_of(session, game)[state.current]
