@@ -206,3 +206,33 @@ def test_the_io_check_sees_a_file_read(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("from pathlib import Path\nx = Path('a').read_text()\n", encoding="utf-8")
     assert io_uses(module) == ["1: from pathlib", "2: .read_text", "2: Path"]
+
+
+def calls_of(path: Path, name: str) -> list[int]:
+    """The lines where a module calls ``name`` (as a name or an attribute)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_a_turn_is_played_only_through_service_turns() -> None:
+    """deadlines, gm, mailflow (every use case) play orders with turns.play;
+    games.submit is called by turns and by games' own dry run alone."""
+    callers = {
+        path.name: calls_of(path, "submit")
+        for path in sorted((PACKAGE / "service").glob("*.py"))
+        if calls_of(path, "submit")
+    }
+    assert set(callers) == {"games.py", "turns.py"}
+    assert len(callers["turns.py"]) == 1
+    assert "play_bot_turns" in {
+        n.name
+        for n in ast.walk(ast.parse((PACKAGE / "service" / "turns.py").read_text()))
+        if isinstance(n, ast.FunctionDef)
+    }
