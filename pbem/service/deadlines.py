@@ -29,7 +29,7 @@ from pbem.service.context import Context
 from pbem.service.games import load, players_of, record_turn
 from pbem.service.schedule import aware_utc, period_key, state_row
 from pbem.service.settings import autopilot_seats, bot_seats, settings
-from pbem.service.turns import held_orders, must_act, play, play_bot_turns, remove
+from pbem.service.turns import held_orders, must_act, play, play_bot_turns, remove, report
 from pbem.store import (
     Game,
     PendingOrders,
@@ -230,7 +230,7 @@ def play_missing(
     if removed:
         out += remove(session, ctx, game, player, outcome.steps)
     else:
-        notify.after_steps(session, ctx, game, outcome.steps)
+        report(session, ctx, game, outcome.steps)
     return out + play_bot_turns(session, ctx, game)
 
 

@@ -496,7 +496,7 @@ def _command(
 ) -> str:
     if isinstance(cmd, Resign):
         step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
-        notify.after_steps(session, ctx, game, [step])
+        turns.report(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
     if isinstance(cmd, Absent):

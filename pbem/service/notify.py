@@ -540,8 +540,6 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
     info = game_info(session, ctx, game)
     players = players_of(session, game)
     last = steps[-1]
-    if _moves_on(steps):
-        schedule.start_period(session, ctx, game, last.state)
     for step in steps:
         if step.seat is None or step.before is None:
             continue
@@ -618,16 +616,6 @@ def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str]
         for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
         for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
     )
-
-
-def _moves_on(steps: list[replay.Step]) -> bool:
-    """Whether the steps start a new period (a new deadline): not when they are
-    only commands (RESIGN, REMOVE) that leave the same player to act in the
-    same turn and phase: another player's leaving keeps the deadline."""
-    first, last = steps[0].before, steps[-1].state
-    if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
-        return True
-    return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:

@@ -7,8 +7,8 @@ given to the bot) goes through ``play``:
 1. ``games.submit`` checks the orders (parsed once: a mail hands its parsed
    orders in), appends the canonical text to the order log and adjudicates
    it with the engine through ``log.replay.apply``; the result is stored;
-2. ``notify.after_steps`` queues the reports and the next player's notice and
-   starts the next deadline (``schedule.start_period``);
+2. ``report`` starts the next deadline (``schedule.start_period``), then
+   ``notify.after_steps`` queues the reports and the next player's notice;
 3. ``play_bot_turns`` then lets every bot seat to move play, until a human
    is to move (setup orders of seats on autopilot first).
 
@@ -29,7 +29,7 @@ from pbem.orders import ParsedMail, render_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
-from pbem.service import notify
+from pbem.service import notify, schedule
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import Outcome, command, load, players_of, submit
@@ -52,7 +52,7 @@ def play(
     tell: bool = True,
 ) -> Outcome:
     """Play one player's orders: check, log, adjudicate, store (``games.submit``),
-    then report the steps and set the next deadline (``notify.after_steps``)
+    then set the next deadline and report the steps (``report``)
     unless ``tell`` is off (the caller has a notice to queue first). Bots
     are the caller's next call (``play_bot_turns``), once its own turn is told."""
     outcome = submit(
@@ -72,9 +72,22 @@ def play(
 
 
 def report(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
-    """Tell the steps just played (reports, the next player's notice) and start
-    the next deadline: ``notify.after_steps`` (which asks ``schedule``)."""
+    """Start the next deadline (``schedule.start_period``) when the steps start a
+    new period, then tell them: reports to every player, the next player's
+    notice (``notify.after_steps``, which shows the new deadline)."""
+    if steps and _starts_period(steps):
+        schedule.start_period(session, ctx, game, steps[-1].state)
     notify.after_steps(session, ctx, game, steps)
+
+
+def _starts_period(steps: list[replay.Step]) -> bool:
+    """Whether the steps start a new period (a new deadline): not when they are
+    only commands (RESIGN, REMOVE) that leave the same player to act in the
+    same turn and phase: another player's leaving keeps the deadline."""
+    first, last = steps[0].before, steps[-1].state
+    if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
+        return True
+    return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
 
 
 def must_act(session: Session, game: Game, state: GameState, players: list[Player]) -> list[Player]:
@@ -185,7 +198,7 @@ def remove(
         stored.setdefault("bot_since", {})[str(player.seat)] = game.turn
         game.settings_json = json.dumps(stored, sort_keys=True)
         session.add(game)
-        notify.after_steps(session, ctx, game, steps)
+        report(session, ctx, game, steps)
         notify.announce(
             session,
             ctx,
@@ -197,7 +210,7 @@ def remove(
             session, ctx, game
         )
     step = command(session, game, player, "REMOVE", source="default")
-    notify.after_steps(session, ctx, game, [*steps, step])
+    report(session, ctx, game, [*steps, step])
     notify.announce(
         session,
         ctx,
