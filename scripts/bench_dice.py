@@ -22,13 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pbem.log import replay  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
+from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.orders import render_orders  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1, DICE_V2, contribution, make_stream  # noqa: E402
-from pbem.rules.options import load_preset  # noqa: E402
-from pbem.rules.state import OVER, SETUP_PHASES  # noqa: E402
-from pbem.service import replay  # noqa: E402
+from pbem.rules.state import ENDED, SETUP_PHASES  # noqa: E402
 
 SECRET = bytes(range(32))
 PLAYERS = (("ann", "red"), ("bob", "blue"), ("cat", "yellow"), ("dan", "green"))
@@ -49,7 +49,7 @@ def play(seed: int) -> tuple[str, list[Turn]]:
         for seat in list(game.state.order):
             text = render_orders(bots[seat].plan_setup(game.state, seat), board)
             replay.apply(game, replay.Entry("setup", seat, text, 0, "bot"))
-    while game.state.phase != OVER and game.state.turn < 500:
+    while game.state.phase != ENDED and game.state.turn < 500:
         state = game.state
         text = render_orders(bots[state.current].plan_turn(state), board)
         replay.apply(game, replay.Entry("turn", state.current, text, state.turn, "bot"))

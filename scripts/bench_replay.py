@@ -33,17 +33,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pbem.log import replay  # noqa: E402
+from pbem.log.records import definition_of, read_record, verify_record  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
+from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.orders import TextBot, parse_orders, turn_actions, validate_turn  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1  # noqa: E402
-from pbem.rules.options import load_preset  # noqa: E402
 from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
 from pbem.rules.turnplan import play_turn  # noqa: E402
-from pbem.service import replay  # noqa: E402
 from pbem.service.archive import export_record  # noqa: E402
 from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of, submit  # noqa: E402
-from pbem.service.records import definition_of, read_record, verify_record  # noqa: E402
 from pbem.store import init_db, session_scope  # noqa: E402
 
 PLAYERS = 4

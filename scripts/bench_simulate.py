@@ -25,8 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pbem.maps import builtin_map  # noqa: E402
+from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.rules.dice import check_version  # noqa: E402
-from pbem.rules.options import load_preset  # noqa: E402
 from pbem.service.simulation import simulate_many  # noqa: E402
 
 

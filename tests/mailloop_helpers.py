@@ -36,7 +36,7 @@ from pbem.config import Config, load_config
 from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
@@ -211,7 +211,7 @@ class MailPlayer:
             seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
             if kind(msg) in ("game_start", "setup_prompt") and state.phase in SETUP_PHASES:
                 body = f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-            elif kind(msg) == "your_turn" and state.phase != OVER and state.current == seat:
+            elif kind(msg) == "your_turn" and state.phase != ENDED and state.current == seat:
                 body = self.bot.write_turn(state)
             else:
                 continue

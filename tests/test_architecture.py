@@ -20,13 +20,25 @@ ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "maps": {"rules"},  # map files and importers: the I/O the pure rules layer leaves out
     "orders": {"rules", "maps"},
+    "log": {"rules", "orders", "maps"},  # order log, replay, records, verify: pure data
     "store": set(),
     "mail": set(),
     "report": {"rules", "orders", "maps"},
-    "service": {"rules", "maps", "orders", "report", "store", "mail", "config"},
+    "service": {"rules", "maps", "orders", "log", "report", "store", "mail", "config"},
     "config": {"mail"},
-    "site": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
-    "cli": {"rules", "maps", "orders", "report", "store", "mail", "config", "service", "site"},
+    "site": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service"},
+    "cli": {
+        "rules",
+        "maps",
+        "orders",
+        "log",
+        "report",
+        "store",
+        "mail",
+        "config",
+        "service",
+        "site",
+    },
     "entry": {"rules", "cli"},
     # what tests, benchmarks and scripts use; nothing above imports it
     "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
@@ -127,6 +139,13 @@ def layer(module: str) -> str:
     return module.split(".")[1] if "." in module else "__init__"
 
 
+def test_the_log_layer_reaches_neither_store_nor_service() -> None:
+    """pbem/log/ replays and verifies from data alone: no database, no mail."""
+    below = {layer(t) for m, ts in graph().items() if layer(m) == "log" for t in ts}
+    assert below <= {"log", "rules", "orders", "maps"} | SHARED
+    assert "pbem.log.replay" in graph()["pbem.service.archive"]
+
+
 def test_no_import_loops() -> None:
     assert cycles(graph()) == []
 
@@ -205,3 +224,77 @@ def test_the_raw_compare_finder_finds_one() -> None:
     assert RAW_COMPARE.search('if game.phase == "over":')
     assert RAW_COMPARE.search("if state.phase in ('claim', 'place'):")
     assert not RAW_COMPARE.search("if game.phase == GamePhase.OVER:")
+
+
+# what reads or writes outside the process: a module of rules/ names none of these
+IO_NAMES = {"open", "Path", "read_text", "read_bytes", "write_text", "write_bytes", "glob"}
+IO_MODULES = {"pathlib", "os", "io", "shutil", "tempfile", "PIL", "pbem.paths"}
+
+
+def io_uses(path: Path) -> list[str]:
+    """Every name or import in a module that would do I/O, as 'line: name'."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in IO_NAMES:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in IO_NAMES:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in IO_MODULES or a.name in IO_MODULES
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and (node.module.split(".")[0] in IO_MODULES or node.module in IO_MODULES)
+        ):
+            found.append(f"{node.lineno}: from {node.module}")
+    return sorted(found)
+
+
+def test_the_rules_layer_does_no_io() -> None:
+    """Maps and presets are handed to rules/ as text or data (pbem.maps reads them)."""
+    wrong = {
+        str(path.relative_to(PACKAGE)): uses
+        for path in sorted((PACKAGE / "rules").glob("*.py"))
+        if (uses := io_uses(path))
+    }
+    assert wrong == {}
+
+
+def test_the_io_check_sees_a_file_read(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from pathlib import Path\nx = Path('a').read_text()\n", encoding="utf-8")
+    assert io_uses(module) == ["1: from pathlib", "2: .read_text", "2: Path"]
+
+
+def calls_of(path: Path, name: str) -> list[int]:
+    """The lines where a module calls ``name`` (as a name or an attribute)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_a_turn_is_played_only_through_service_turns() -> None:
+    """deadlines, gm, mailflow (every use case) play orders with turns.play;
+    games.submit is called by turns and by games' own dry run alone."""
+    callers = {
+        path.name: calls_of(path, "submit")
+        for path in sorted((PACKAGE / "service").glob("*.py"))
+        if calls_of(path, "submit")
+    }
+    assert set(callers) == {"games.py", "turns.py"}
+    assert len(callers["turns.py"]) == 1
+    assert "play_bot_turns" in {
+        n.name
+        for n in ast.walk(ast.parse((PACKAGE / "service" / "turns.py").read_text()))
+        if isinstance(n, ast.FunctionDef)
+    }

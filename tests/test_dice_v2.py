@@ -12,7 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log import replay
+from pbem.log.records import Record, read_record, verify_record, write_record
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset, preset_names
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
 from pbem.report import render
@@ -28,11 +31,8 @@ from pbem.rules.dice import (
     stream_key,
 )
 from pbem.rules.maps import parse_map
-from pbem.rules.options import load_preset, preset_names
-from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import replay
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
-from pbem.service.records import Record, read_record, verify_record, write_record
 from pbem.store import init_db, session_scope
 from pbem.testing.sample import play_sample
 
@@ -250,7 +250,7 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
         for seat in list(state.order):
             text = render_orders(bots[seat].plan_setup(state, seat), board)
             log(replay.Entry("setup", seat, text + f"\nSALT setup {seat}", 0, "mail"))
-    while played.state.phase != OVER and played.state.turn < 400:
+    while played.state.phase != ENDED and played.state.turn < 400:
         state = played.state
         text = render_orders(bots[state.current].plan_turn(state), board)
         if state.turn % 3 == 0:
@@ -271,7 +271,7 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
         preset=preset,
         dice_version=version,
     )
-    from pbem.service.records import draws_of
+    from pbem.log.records import draws_of
 
     record.draws = draws_of(record, SECRET)
     return record

@@ -27,14 +27,14 @@ from sqlmodel import select
 from typer.testing import CliRunner, Result
 
 from pbem.cli import app
+from pbem.log import replay
+from pbem.log.records import read_record
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.rules.options import load_preset
 from pbem.rules.state import GameState
-from pbem.service import replay
 from pbem.service.games import find_game, load, log_of
-from pbem.service.records import read_record
 from pbem.store import TurnResult, current_revision, head_revision, init_db, session_scope
 
 SECRET = bytes([9]) * 32  # with these players and bots: a short game (35 turns when written)
@@ -313,7 +313,7 @@ def _turn_blocks(lines: list[str]) -> dict[int, int]:
 
 def _state_before(played: Played, turn: int) -> GameState:
     record = read_record(played.record.read_text(encoding="utf-8"))
-    from pbem.service.records import definition_of
+    from pbem.log.records import definition_of
 
     game, _ = replay.start(definition_of(record, SECRET))
     for entry in record.entries:

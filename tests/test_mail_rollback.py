@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log.records import read_record, verify_record, write_record
+from pbem.log.replay import turn_stream
 from pbem.rules.dice import commitment
 from pbem.service import gm
 from pbem.service.archive import export_record, replay_game
 from pbem.service.games import definition_of, find_game, rerolls_of
-from pbem.service.records import read_record, verify_record, write_record
-from pbem.service.replay import turn_stream
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

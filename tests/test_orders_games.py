@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import (
     TextBot,
     execute_setup,
@@ -20,9 +21,9 @@ from pbem.orders import (
 from pbem.rules import engine
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
-from pbem.rules.options import Options, load_preset
+from pbem.rules.options import Options
 from pbem.rules.simulate import COLOURS, game_secret, play_game
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 
 BOARD = builtin_map("classic")
 
@@ -49,7 +50,7 @@ def play_by_mail(options: Options, players: int, seed: int, kind: str) -> tuple[
             parsed += len(mail.orders)
         state, _ = execute_setup(state, by_seat, place_rng)
     hashes = []
-    while state.phase != OVER:
+    while state.phase != ENDED:
         text = writers[state.current].write_turn(state)
         mail = parse_orders(text, BOARD)
         assert mail.game is not None and mail.game.value == name

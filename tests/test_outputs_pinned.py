@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log.records import definition_of, read_record, verify_record, write_record
+from pbem.log.replay import TURN, start
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
-from pbem.rules.options import load_preset
 from pbem.rules.simulate import game_secret, play_game, setup_game
-from pbem.rules.state import OVER
+from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
-from pbem.service.records import definition_of, read_record, verify_record, write_record
-from pbem.service.replay import TURN, start
 from pbem.service.simulation import simulate_many
 
 RECORDS = Path(__file__).parent / "data" / "records"
@@ -83,7 +83,7 @@ def test_a_games_events_are_the_recorded_ones() -> None:
     bots = [make_bot("random", 10 + seat) for seat in range(4)]
     state = setup_game(board, options, 4, 1, bots)
     digest = hashlib.sha256()
-    while state.phase != OVER:
+    while state.phase != ENDED:
         rng = DiceStream(game_secret(1), state.game, f"turn:{state.turn}")
         digest.update(repr(play_turn(state, bots[state.current].plan_turn(state), rng)).encode())
     assert (state.turn, digest.hexdigest()[:16]) == (50, "fa780d9e735024c5")
@@ -133,7 +133,7 @@ def test_the_direct_canonical_json_is_json_dumps_byte_for_byte(preset: str) -> N
     state.players[0].name = 'Zoë "the \\ bold" \u2603\n'
     state.players[1].colour = "</script>"
     checked = 0
-    while state.phase != OVER:
+    while state.phase != ENDED:
         assert state.canonical_json() == state.canonical_json_reference()
         rng = DiceStream(game_secret(7), state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)

@@ -14,18 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.orders import render_orders
-from pbem.paths import maps_dir
-from pbem.rules.actions import Place, Trade
-from pbem.rules.bots import make_bot
-from pbem.rules.dice import commitment
-from pbem.rules.maps import parse_map
-from pbem.rules.options import load_preset
-from pbem.rules.state import SETUP_PHASES
-from pbem.service import replay
-from pbem.service.archive import export_record, import_record, replay_game
-from pbem.service.games import find_game
-from pbem.service.records import (
+from pbem.log import replay
+from pbem.log.records import (
     Record,
     RecordError,
     draws_of,
@@ -33,6 +23,16 @@ from pbem.service.records import (
     verify_record,
     write_record,
 )
+from pbem.maps.presets import load_preset
+from pbem.orders import render_orders
+from pbem.paths import maps_dir
+from pbem.rules.actions import Place, Trade
+from pbem.rules.bots import make_bot
+from pbem.rules.dice import commitment
+from pbem.rules.maps import parse_map
+from pbem.rules.state import SETUP_PHASES
+from pbem.service.archive import export_record, import_record, replay_game
+from pbem.service.games import find_game
 from pbem.store import init_db, session_scope
 
 SECRET = bytes([9]) * 32

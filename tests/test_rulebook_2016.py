@@ -11,9 +11,9 @@ from __future__ import annotations
 from typer.testing import CliRunner
 
 from pbem.cli import app
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.events import CardDrawn
-from pbem.rules.options import load_preset
 from tests.test_rules_support import (
     ScriptedDice,
     arrange,

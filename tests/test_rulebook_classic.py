@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
 from pbem.orders.forecast import forecast
 from pbem.orders.parser import parse_orders
@@ -24,7 +25,7 @@ from pbem.rules.events import (
     TerritoryClaimed,
     seats_that_see,
 )
-from pbem.rules.options import FIXED_RULES, load_preset
+from pbem.rules.options import FIXED_RULES
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn

@@ -14,12 +14,12 @@ from dataclasses import replace
 
 import pytest
 
+from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
 from pbem.orders.parser import parse_orders
 from pbem.rules import engine
 from pbem.rules.errors import RulesError
 from pbem.rules.events import ArmiesPlaced
-from pbem.rules.options import load_preset
 from tests.test_rules_support import arrange, give_cards, new_state, start_turn
 
 EUROPEAN = load_preset("european")

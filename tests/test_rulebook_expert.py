@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
 from pbem.rules.actions import Attack
 from pbem.rules.events import ArmiesPlaced, AttackResolved, Roll
-from pbem.rules.options import load_preset
 from pbem.rules.turnplan import play_turn
 from tests.test_rules_support import ScriptedDice, arrange, give_cards, new_state, start_turn
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.maps import dump_map, parse_map
-from pbem.rules.options import load_preset
 from pbem.rules.victory import mission_deck
 from tests.test_rules_support import ScriptedDice, classic
 

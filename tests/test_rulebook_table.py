@@ -7,8 +7,9 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from pbem.maps.presets import load_preset, preset_names
 from pbem.paths import presets_dir
-from pbem.rules.options import CHOICES, Options, load_preset, preset_names
+from pbem.rules.options import CHOICES, Options
 
 PAGE = Path(__file__).parent.parent / "docs" / "RULES.md"
 PRESETS = preset_names(presets_dir())

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from pbem.maps.presets import load_preset
 from pbem.report.views import setup_task
 from pbem.rules import engine
 from pbem.rules.events import TerritoriesDealt
-from pbem.rules.options import load_preset
 from pbem.rules.state import CLAIM, PLACE
 from tests.test_rules_support import ScriptedDice, classic
 

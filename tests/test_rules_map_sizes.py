@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import pytest
 
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.armies import starting_armies
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.maps import parse_map
-from pbem.rules.options import Options, load_preset
+from pbem.rules.options import Options
 from pbem.rules.simulate import play_game
 from pbem.rules.state import GameState
 

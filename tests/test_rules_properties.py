@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbem.rules.options import load_preset
-from pbem.rules.state import OVER
+from pbem.maps.presets import load_preset
+from pbem.rules.state import ENDED
 from tests.test_rules_support import play_checked_game
 
 CLASSIC = load_preset("classic")
@@ -36,7 +36,7 @@ def test_bot_games_keep_the_invariants_and_end_with_one_winner(
     seed: int, players: int, bots: list[str]
 ) -> None:
     state, turns = play_checked_game(CLASSIC, players, seed, bots)
-    assert state.phase == OVER and state.win_reason == "domination"
+    assert state.phase == ENDED and state.win_reason == "domination"
     winner = state.winner
     assert winner is not None and state.players[winner].alive
     assert state.alive_seats() == [winner]
@@ -48,7 +48,7 @@ def test_bot_games_keep_the_invariants_and_end_with_one_winner(
 HASH_CHAIN = """
 import hashlib, sys
 from pbem.maps import builtin_map
-from pbem.rules.options import load_preset
+from pbem.maps.presets import load_preset
 from pbem.rules.simulate import play_game
 board = builtin_map("classic")
 chain = hashlib.sha256()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.board import Board
 from pbem.rules.dice import DiceStream
@@ -23,7 +24,7 @@ from pbem.rules.events import (
     Fortified,
     MovedIn,
 )
-from pbem.rules.options import Options, load_preset
+from pbem.rules.options import Options
 from pbem.rules.state import ATTACK, GameState
 
 SECRET = bytes(range(32))
@@ -231,7 +232,7 @@ def play_checked_game(
     """A whole bot game, checking the board and the events after every turn."""
     from pbem.rules.bots import make_bot
     from pbem.rules.simulate import game_secret, setup_game
-    from pbem.rules.state import OVER
+    from pbem.rules.state import ENDED
     from pbem.rules.turnplan import play_turn
 
     board = classic()
@@ -242,7 +243,7 @@ def play_checked_game(
     total = sum(state.armies)
     check_board(state)
     turns = 0
-    while state.phase != OVER and state.turn <= cap:
+    while state.phase != ENDED and state.turn <= cap:
         rng = DiceStream(secret, state.game, f"turn:{state.turn}")
         placed, lost = shadow.placed, shadow.lost_in_battle
         events = play_turn(state, players_bots[state.current].plan_turn(state), rng)

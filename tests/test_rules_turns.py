@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import pytest
 
+from pbem.maps.presets import load_preset
 from pbem.rules import engine
 from pbem.rules.actions import Amount, Attack, Fortify, Place
 from pbem.rules.cards import set_value
@@ -29,7 +30,6 @@ from pbem.rules.events import (
     PlayerEliminated,
     TurnBegan,
 )
-from pbem.rules.options import load_preset
 from pbem.rules.state import ATTACK, FORTIFY, REINFORCE
 from pbem.rules.turnplan import play_turn
 from tests.test_rules_support import (

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import pytest
 
+from pbem.maps.presets import load_preset, preset_description, preset_names
 from pbem.paths import presets_dir
 from pbem.rules import engine
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
@@ -36,10 +37,9 @@ from pbem.rules.events import (
     TurnBegan,
     TurnEnded,
 )
-from pbem.rules.options import load_preset, preset_description, preset_names
 from pbem.rules.setupplan import play_setup
 from pbem.rules.simulate import setup_game
-from pbem.rules.state import ATTACK, HQ, OVER, PLACE, REINFORCE
+from pbem.rules.state import ATTACK, ENDED, HQ, PLACE, REINFORCE
 from pbem.rules.turnplan import play_turn
 from tests.test_rules_support import (
     SECRET,
@@ -160,7 +160,7 @@ def test_the_duel_ends_when_the_opponent_is_out_with_neutrals_on_the_board() -> 
     engine.place(state, 38, state.reinforcements)
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))  # the opponent's last
     assert events[1:3] == [PlayerEliminated(other, SEAT, 0), GameWon(SEAT, "domination")]
-    assert state.phase == OVER and state.winner == SEAT
+    assert state.phase == ENDED and state.winner == SEAT
     assert state.owner.count(neutral) == len(rest)
 
 
@@ -182,7 +182,7 @@ def test_two_player_turns_alternate_and_the_neutral_never_moves() -> None:
     state = setup_game(classic(), options, 2, 5, bots)
     neutral = state.neutral_seat
     seats = []
-    while state.phase != OVER:
+    while state.phase != ENDED:
         held = {
             t: a
             for t, (o, a) in enumerate(zip(state.owner, state.armies, strict=True))
@@ -257,7 +257,7 @@ def test_capturing_the_last_headquarters_wins() -> None:
     state, hqs = _capital_position(3, False, 38, [10])
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert events[1] == GameWon(SEAT, "capitals", "holds 3 headquarters")
-    assert isinstance(events[2], MovedIn) and state.phase == OVER
+    assert isinstance(events[2], MovedIn) and state.phase == ENDED
     assert state.players[2].alive  # a player still in the game loses too
 
 
@@ -338,9 +338,9 @@ def test_with_mission_win_own_turn_the_helped_mission_wins_at_its_holders_turn()
     events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert not any(isinstance(e, GameWon) for e in events)  # A's turn: B waits
     engine.move_in(state, 3)
-    assert state.phase != OVER
+    assert state.phase != ENDED
     engine.end_turn(state, ScriptedDice())  # A's turn ends; B (seat 1) is next: won
-    assert state.phase == OVER and state.winner == 1
+    assert state.phase == ENDED and state.winner == 1
     assert state.win_reason == "mission"
 
 
@@ -349,7 +349,7 @@ def test_a_destroy_target_removed_from_the_game_makes_it_24_territories() -> Non
     neutral) is not in play: the mission becomes "occupy 24 territories"."""
     state = _destroy_position(23)
     engine.remove_player(state, 2, "removed")
-    assert state.phase != OVER and state.players[1].mission_fallback
+    assert state.phase != ENDED and state.players[1].mission_fallback
 
 
 def test_destroying_your_own_target_wins_and_the_player_to_move_comes_first() -> None:
@@ -374,7 +374,7 @@ def test_a_mission_is_checked_after_every_placement() -> None:
         ArmiesPlaced(SEAT, 5, 1),
         GameWon(SEAT, "mission", classic().missions[MISSIONS["occupy-18-with-2"]].text),
     ]
-    assert state.phase == OVER and state.armies[6] == 2  # the rest was never played
+    assert state.phase == ENDED and state.armies[6] == 2  # the rest was never played
 
 
 @pytest.mark.parametrize(
@@ -574,7 +574,7 @@ def test_max_turns_ends_after_the_rounds_with_its_tie_break(
         state.armies[lands[order[position]][0]] += bump
     events = []
     for _ in range(3):
-        assert state.phase != OVER
+        assert state.phase != ENDED
         state.reinforcements = 0
         events = engine.end_turn(state, ScriptedDice())
     winner = order[expected]
@@ -582,13 +582,13 @@ def test_max_turns_ends_after_the_rounds_with_its_tie_break(
         TurnEnded(3, order[2], None),
         GameWon(winner, "max_turns", "most territories after 1 round(s)"),
     ]
-    assert state.phase == OVER and state.winner == winner
+    assert state.phase == ENDED and state.winner == winner
 
 
 def test_max_turns_over_whole_bot_games() -> None:
     for players in (2, 4):
         state, turns = play_checked_game(replace(CLASSIC, max_turns=3), players, 11, ["greedy"])
-        assert state.phase == OVER
+        assert state.phase == ENDED
         if state.win_reason == "max_turns":
             assert turns == 3 * players and state.round == 4
 
@@ -616,7 +616,7 @@ def test_every_preset_plays_to_the_end(name: str, players: int) -> None:
     reasons = set()
     for seed in (1, 2):
         state, turns = play_checked_game(options, players, seed, ["random", "greedy"])
-        assert state.phase == OVER and state.winner is not None
+        assert state.phase == ENDED and state.winner is not None
         assert state.players[state.winner].alive and turns == state.turn
         reasons.add(state.win_reason)
     if name == "capital":

@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from pbem.log import replay
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.events import PlayerEliminated
 from pbem.rules.state import GameState
-from pbem.service import replay
 from pbem.service.archive import export_record, import_record, replay_game, reveal
 from pbem.service.errors import ServiceError
 from pbem.service.games import (

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pbem.log import replay
 from pbem.orders import TextBot, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.service import games, replay
+from pbem.service import games
 from pbem.service.games import (
     PlayerSpec,
     create_game,

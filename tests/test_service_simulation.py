@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pbem.maps import builtin_map
+from pbem.maps.presets import load_preset
 from pbem.rules.dice import DICE_V2
-from pbem.rules.options import load_preset
 from pbem.rules.simulate import play_game, play_seeds
 from pbem.service.simulation import play_all, simulate_many
 

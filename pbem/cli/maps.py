@@ -59,7 +59,7 @@ def maps(
             return
         if name == "balance":
             from pbem.maps.balance import balance, chart_png
-            from pbem.rules.options import load_preset
+            from pbem.maps.presets import load_preset
 
             board = load_any(_need(file, "balance"))
             result = balance(board, load_preset(preset), players, games, seed, bot, workers)

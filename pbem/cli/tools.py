@@ -50,8 +50,8 @@ def simulate(
     as_json: JsonOption = False,
 ) -> None:
     """Play whole games between bots and print how they went."""
+    from pbem.maps.presets import load_preset
     from pbem.rules.errors import MapError, OptionsError, RulesError
-    from pbem.rules.options import load_preset
     from pbem.service.errors import ServiceError
     from pbem.service.games import map_text_of
     from pbem.service.simulation import simulate_many
@@ -96,9 +96,10 @@ def rules(
     config: ConfigOption = None,
 ) -> None:
     """The rules in force, in words: of a preset, or of a stored game."""
+    from pbem.maps.presets import load_preset, preset_description, preset_names
     from pbem.paths import presets_dir
     from pbem.rules.errors import OptionsError
-    from pbem.rules.options import Options, load_preset, preset_description, preset_names
+    from pbem.rules.options import Options
     from pbem.service.describe import describe_options
 
     presets = preset_names(presets_dir())

@@ -24,7 +24,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
 from pbem.rules.simulate import DEFAULT_CAP, game_secret, setup_game
-from pbem.rules.state import OVER
+from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
 
 Z95 = 1.959964
@@ -147,10 +147,10 @@ def play_one(
     bots = [make_bot(kinds[seat % len(kinds)], seed * 10 + seat) for seat in range(players)]
     state = setup_game(board, options, players, seed, bots)
     secret = game_secret(seed)
-    while state.phase != OVER and state.turn <= cap:
+    while state.phase != ENDED and state.turn <= cap:
         rng = DiceStream(secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
-    if state.phase != OVER or state.winner is None:
+    if state.phase != ENDED or state.winner is None:
         return GameOutcome(seed, None, state.turn)
     return GameOutcome(seed, state.order.index(state.winner), state.turn)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from pbem.maps.model import Imported, RawMap, RawTerritory, build, image_size
-from pbem.rules.board import Mission
+from pbem.rules.board import Mission, MissionKind
 from pbem.rules.errors import MapError
 from pbem.rules.maps import DEFAULT_COLOURS
 
@@ -293,7 +293,9 @@ def _mission(
             return None
         colour = DEFAULT_COLOURS[player - 1]
         text_out = _PLAYER.sub(lambda m: DEFAULT_COLOURS[int(m[1]) - 1].upper(), description)
-        mission = Mission("", text_out or f"Destroy all {colour} armies.", "destroy", colour=colour)
+        mission = Mission(
+            "", text_out or f"Destroy all {colour} armies.", MissionKind.DESTROY, colour=colour
+        )
         if count > 0:  # the fallback mission: occupy that many with that many armies
             if count > len(source.countries):
                 warnings.append(
@@ -314,13 +316,19 @@ def _mission(
         names = [source.continents[c][0] for c in chosen]
         default = "Conquer " + " and ".join(names + ["one more continent"] * extra) + "."
         mission = Mission(
-            "", description or default, "continents", continents=chosen, extra_continents=extra
+            "",
+            description or default,
+            MissionKind.CONTINENTS,
+            continents=chosen,
+            extra_continents=extra,
         )
         slug = "-".join(names + ["plus-one"] * min(extra, 1))
     elif count > 0:
         armies = max(armies, 1)
         default = f"Occupy {count} territories with at least {armies} armies each."
-        mission = Mission("", description or default, "territories", count=count, min_armies=armies)
+        mission = Mission(
+            "", description or default, MissionKind.TERRITORIES, count=count, min_armies=armies
+        )
         slug = f"occupy-{count}" + (f"-with-{armies}" if armies > 1 else "")
     else:
         warnings.append(f"{path.name} line {line}: the mission asks for nothing; skipped")

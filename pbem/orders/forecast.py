@@ -29,15 +29,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from itertools import product
+from typing import Any
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
 from pbem.rules import combat, defence, engine
-from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction
+from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction, UntilKind
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import AttackSkipped
-from pbem.rules.state import OVER, REINFORCE, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 from pbem.rules.turnplan import _attack as play_attack
 from pbem.rules.turnplan import attack_problem, place_after_attack
 
@@ -137,7 +138,7 @@ def _skip_reason(state: GameState, action: Attack) -> str | None:
     problem = attack_problem(state, action.source, action.target)
     if (
         problem is None
-        and action.until.kind == "left"
+        and action.until.kind == UntilKind.LEFT
         and state.armies[action.source] <= action.until.n
     ):
         problem = "source too small"
@@ -151,7 +152,7 @@ def _apply_fixed(state: GameState, action: TurnAction) -> None:
             place_after_attack(state, action)  # the armies of an elimination, if any
             return
         for armies, territory in action.placements:
-            if state.phase == OVER:
+            if state.phase == ENDED:
                 break
             engine.place(state, territory, armies)
     elif isinstance(action, Trade):
@@ -159,7 +160,7 @@ def _apply_fixed(state: GameState, action: TurnAction) -> None:
 
 
 def _success(state: GameState, me: int, targets: set[int]) -> bool:
-    if state.phase == OVER:
+    if state.phase == ENDED:
         return state.winner == me
     return all(state.owner[t] == me for t in targets)
 
@@ -192,7 +193,7 @@ def roll_classes(
     Every roll is enumerated through `combat.roll` itself, with the extra die of a card
     re-roll where the rules draw one, so the chances are those of the game's dice.
     """
-    weights: dict[tuple[int, int, bool], list] = {}
+    weights: dict[tuple[int, int, bool], list[Any]] = {}  # [dice, count]
     total = 6 ** (att_dice + def_dice) * (6 if reroll else 1)
     for drawn in product(range(1, 7), repeat=att_dice + def_dice):
         plain = combat.roll(_Fixed(drawn), att_dice, def_dice)
@@ -209,7 +210,7 @@ def roll_classes(
     return tuple((dice, count / total) for _, (dice, count) in sorted(weights.items()))
 
 
-def _board_key(state: GameState) -> tuple:
+def _board_key(state: GameState) -> tuple[object, ...]:
     players = tuple((p.alive, tuple(p.cards)) for p in state.players)
     return (
         tuple(state.owner),
@@ -227,8 +228,10 @@ def _board_key(state: GameState) -> tuple:
     )
 
 
-def _merge(branches: list[tuple[GameState, float]], key: Callable) -> list[tuple[GameState, float]]:
-    merged: dict[tuple, list] = {}
+def _merge(
+    branches: list[tuple[GameState, float]], key: Callable[[GameState], tuple[object, ...]]
+) -> list[tuple[GameState, float]]:
+    merged: dict[tuple[object, ...], list[Any]] = {}
     for state, p in branches:
         k = key(state)
         if k in merged:
@@ -249,14 +252,14 @@ def _exact(state: GameState, actions: Sequence[TurnAction]) -> tuple[list[Attack
             continue  # moves armies after the attacks: no chance involved
         if not isinstance(action, Attack):
             for s, _ in dist:
-                if s.phase != OVER:
+                if s.phase != ENDED:
                     _apply_fixed(s, action)
             continue
         tally = _Tally(len(tallies) + 1, action)
         tallies.append(tally)
         after: list[tuple[GameState, float]] = []
         for s, p in dist:
-            if s.phase == OVER or _skip_reason(s, action) is not None:
+            if s.phase == ENDED or _skip_reason(s, action) is not None:
                 after.append((s, p))
                 continue
             tally.ran += p  # once per board, not per outcome: no rounding above 1
@@ -273,7 +276,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
     """Every way one attack order can end, from one board, with its chance."""
     source, target = action.source, action.target
     until = action.until
-    until_left = until.n if until.kind == "left" else None
+    until_left = until.n if until.kind == UntilKind.LEFT else None
     hand = state.players[state.current].cards
     reroll = action.reroll and state.options.card_reroll and (source in hand or target in hand)
     active: list[tuple[GameState, float]] = [(state, 1.0)]
@@ -302,13 +305,13 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
                 rolled.append((branch, p * q))
         active = []
         for s, p in rolled:
-            if s.owner[target] == s.current or s.phase == OVER:
+            if s.owner[target] == s.current or s.phase == ENDED:
                 _move_in(s, action)
                 ended.append((s, p))
             elif (
                 s.armies[source] < 2
                 or (until_left is not None and s.armies[source] <= until_left)
-                or (until.kind == "rolls" and rolls >= until.n)
+                or (until.kind == UntilKind.ROLLS and rolls >= until.n)
             ):
                 ended.append((s, p))
             else:
@@ -349,7 +352,7 @@ def _monte_carlo(
         s = state.copy()
         n = 0
         for action in actions:
-            if s.phase == OVER or isinstance(action, Fortify):
+            if s.phase == ENDED or isinstance(action, Fortify):
                 continue
             if isinstance(action, Attack):
                 tally = tallies[n]
@@ -405,7 +408,7 @@ def format_forecast(result: Forecast, state: GameState) -> list[str]:
 def forecast_lines(state: GameState, orders: Sequence[Order], seat: int | None = None) -> list[str]:
     """The forecast of validated turn orders, as lines (none outside ``seat``'s turn or
     without attacks). A forecast the rules refuse is said so, never raised: it is advice."""
-    if state.phase in SETUP_PHASES or state.phase == OVER:
+    if state.phase in SETUP_PHASES or state.phase == ENDED:
         return []
     if seat is not None and seat != state.current:
         return []

@@ -60,6 +60,7 @@ from pbem.rules.actions import (
     MOVE_MIN,
     UNTIL_CONQUERED,
     Amount,
+    AmountKind,
     Attack,
     Claim,
     Defend,
@@ -69,6 +70,7 @@ from pbem.rules.actions import (
     PlaceNeutral,
     Trade,
     Until,
+    UntilKind,
 )
 from pbem.rules.board import Board, fold_name
 
@@ -336,12 +338,12 @@ class _LineParser:
         token = self.peek()
         if token is not None and token.kind == NUMBER:
             n, _ = self.number(expected, 1, None, "armies to move must be at least 1")
-            return Amount("n", n)
+            return Amount(AmountKind.N, n)
         if self.accept_word(g.ALL) is not None:
             if self.accept_word(g.BUT) is not None:
                 n, _ = self.number("a number after ALL BUT", 1, None, "ALL BUT needs at least 1")
-                return Amount("all_but", n)
-            return Amount("all")
+                return Amount(AmountKind.ALL_BUT, n)
+            return Amount(AmountKind.ALL)
         if allow_min and self.accept_word(g.MIN) is not None:
             return MOVE_MIN
         self.fail(expected, (g.ALL, g.MIN) if allow_min else (g.ALL,))
@@ -404,7 +406,7 @@ def _attack(p: _LineParser) -> _Result:
                 expected = "CONQUERED, n LEFT or n ROLLS"
                 n, _ = p.number(expected, 1, None, "UNTIL needs at least 1", (g.CONQUERED,))
                 unit = p.expect_word(g.LEFT, *g.ROLLS, expected="LEFT or ROLLS")
-                until = Until("left" if unit == g.LEFT else "rolls", n)
+                until = Until(UntilKind.LEFT if unit == g.LEFT else UntilKind.ROLLS, n)
         else:
             move = p.amount(allow_min=True)
     if source is not None and target is not None:

@@ -13,6 +13,7 @@ from pbem.orders import grammar as g
 from pbem.orders.model import WILD_CARD, Order
 from pbem.rules.actions import (
     Amount,
+    AmountKind,
     Attack,
     Claim,
     Defend,
@@ -25,6 +26,7 @@ from pbem.rules.actions import (
     Trade,
     TurnAction,
     Until,
+    UntilKind,
 )
 from pbem.rules.board import Board
 
@@ -38,19 +40,19 @@ def _placements(placements: tuple[tuple[int, int], ...], board: Board) -> str:
 
 
 def _amount(amount: Amount) -> str:
-    if amount.kind == "n":
+    if amount.kind == AmountKind.N:
         return str(amount.n)
-    if amount.kind == "all":
+    if amount.kind == AmountKind.ALL:
         return g.ALL
-    if amount.kind == "all_but":
+    if amount.kind == AmountKind.ALL_BUT:
         return f"{g.ALL} {g.BUT} {amount.n}"
     return g.MIN
 
 
 def _until(until: Until) -> str:
-    if until.kind == "left":
+    if until.kind == UntilKind.LEFT:
         return f" {g.UNTIL} {until.n} {g.LEFT}"
-    if until.kind == "rolls":
+    if until.kind == UntilKind.ROLLS:
         return f" {g.UNTIL} {until.n} {g.ROLLS[0]}"
     return ""
 
@@ -69,7 +71,7 @@ def render_action(action: TurnAction | SetupAction, board: Board) -> str:
         if action.dice != 3:
             text += f" {g.WITH} {action.dice} {g.DICE[0]}"
         text += _until(action.until)
-        if action.move.kind != "min":
+        if action.move.kind != AmountKind.MIN:
             text += f" {g.MOVE} {_amount(action.move)}"
         if action.reroll:
             text += f" {g.REROLL}"
@@ -77,7 +79,7 @@ def render_action(action: TurnAction | SetupAction, board: Board) -> str:
     if isinstance(action, Defend):
         return f"DEFEND {g.WITH} {action.dice} {g.IN} {name[action.territory].name}"
     if isinstance(action, Fortify):
-        if action.amount.kind == "min":
+        if action.amount.kind == AmountKind.MIN:
             raise ValueError("FORTIFY moves a number of armies, ALL or ALL BUT n, never MIN")
         amount = _amount(action.amount)
         return f"FORTIFY {amount} {name[action.source].name} -> {name[action.target].name}"

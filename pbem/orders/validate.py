@@ -16,6 +16,7 @@ from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
 from pbem.orders.parser import not_adjacent
 from pbem.rules import engine
 from pbem.rules.actions import (
+    AmountKind,
     Attack,
     Claim,
     Defend,
@@ -27,10 +28,11 @@ from pbem.rules.actions import (
     SetupAction,
     Trade,
     TurnAction,
+    UntilKind,
 )
 from pbem.rules.board import WILD
 from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
-from pbem.rules.state import CLAIM, HQ, OVER, PLACE, REINFORCE, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, REINFORCE, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
     CLAIM: "claiming territories",
@@ -77,7 +79,7 @@ def _owner_words(state: GameState, territory: int) -> str:
 # ---------------------------------------------------------------------- turn
 def _turn_gate(state: GameState, seat: int) -> str | None:
     """Why this seat cannot send turn orders now, or None."""
-    if state.phase == OVER:
+    if state.phase == ENDED:
         return "the game is over"
     if state.phase in SETUP_PHASES:
         return (
@@ -284,9 +286,9 @@ class _TurnCheck:
             self.problems.append(_at(order, "an attacker rolls 1 to 3 dice"))
         if action.reroll and not state.options.card_reroll:
             self.problems.append(_at(order, "REROLL: these rules have no card re-roll"))
-        if action.until.kind != "conquered" and action.until.n < 1:
+        if action.until.kind != UntilKind.CONQUERED and action.until.n < 1:
             self.problems.append(_at(order, "UNTIL needs at least 1"))
-        if action.move.kind in ("n", "all_but") and action.move.n < 1:
+        if action.move.kind in (AmountKind.N, AmountKind.ALL_BUT) and action.move.n < 1:
             self.problems.append(_at(order, "armies to move must be at least 1"))
         self.taken.add(target)
         self.unknown.add(target)
@@ -344,7 +346,9 @@ class _TurnCheck:
 
     def _check_amount(self, order: Order, action: Fortify) -> None:
         amount = action.amount
-        if amount.kind == "min" or (amount.kind in ("n", "all_but") and amount.n < 1):
+        if amount.kind == AmountKind.MIN or (
+            amount.kind in (AmountKind.N, AmountKind.ALL_BUT) and amount.n < 1
+        ):
             self.problems.append(_at(order, "armies to move must be at least 1", 0))
             return
         source = action.source
@@ -355,9 +359,9 @@ class _TurnCheck:
         available = bound - 1
         if available < 1:
             message = f"{name} has {_armies(bound)}; none can move"
-        elif amount.kind == "n" and amount.n > available:
+        elif amount.kind == AmountKind.N and amount.n > available:
             message = f"{name} has {bound} armies; at most {available} can move"
-        elif amount.kind == "all_but" and available - amount.n < 1:
+        elif amount.kind == AmountKind.ALL_BUT and available - amount.n < 1:
             message = f"{name} has {bound} armies; ALL BUT {amount.n} leaves none to move"
         else:
             return
@@ -428,7 +432,7 @@ def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list
     """Every problem with ``seat``'s orders for the current setup phase."""
     orders = [o.as_setup() for o in orders]
     phase = state.phase
-    if phase == OVER:
+    if phase == ENDED:
         return [_whole("the game is over", orders)]
     if phase not in SETUP_PHASES:
         return [_whole("the game is under way; setup orders are over", orders)]

@@ -49,7 +49,7 @@ from pbem.report.textfmt import (
     wrap,
     wrap_long,
 )
-from pbem.rules.state import CLAIM, OVER, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
 
 NO_PICTURE = "There is no picture for this map (it has no territory positions)."
 
@@ -219,7 +219,7 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
     view = views.turn_view(report, viewer)
     next_who = (
         views.who(game, after, report.next_seat)
-        if report.next_seat is not None and after.phase != OVER
+        if report.next_seat is not None and after.phase != ENDED
         else None
     )
     subject = subjects.turn_subject(
@@ -272,7 +272,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         ]
     )
     hq = state.players[seat].hq if seat < len(state.players) else None
-    playing = state.phase not in (*SETUP_PHASES, OVER) and state.current >= 0
+    playing = state.phase not in (*SETUP_PHASES, ENDED) and state.current >= 0
     context = {
         **_common(game, seat),
         **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
@@ -578,9 +578,9 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
 
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
     game, state = status.game, status.state
-    to_move = state.current if state.current >= 0 and state.phase != OVER else None
+    to_move = state.current if state.current >= 0 and state.phase != ENDED else None
     mover = views.who(game, state, to_move) if to_move is not None else None
-    if state.phase == OVER and state.winner is not None:
+    if state.phase == ENDED and state.winner is not None:
         where = f"game over, {state.players[state.winner].name} won"
     elif state.phase in SETUP_PHASES:
         where = f"setup ({state.phase})"

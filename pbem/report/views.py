@@ -34,7 +34,7 @@ from pbem.rules.events import (
     PlayerEliminated,
     Roll,
 )
-from pbem.rules.state import CLAIM, HQ, OVER, PLACE, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, GameState
 from pbem.rules.victory import mission_of
 
 ROLL_KEY = "each roll: [attacker v defender dice: armies lost by attacker/defender]"
@@ -219,7 +219,7 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 armies=state.army_count(seat),
                 cards=len(player.cards),
                 continents=continents or "-",
-                next_armies=due(state, seat).total if alive and state.phase != OVER else None,
+                next_armies=due(state, seat).total if alive and state.phase != ENDED else None,
                 to_move=seat == to_move,
                 status=status,
             )

@@ -11,6 +11,7 @@ only because frozen dataclasses are slow to build; bots build many).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -23,9 +24,32 @@ class Place:
     placements: tuple[tuple[int, int], ...]  # (armies, territory), in the order written
 
 
+class UntilKind(StrEnum):
+    """When an attack stops (besides running out of armies)."""
+
+    CONQUERED = "conquered"  # the territory is taken
+    LEFT = "left"  # UNTIL n LEFT: n armies left in the source
+    ROLLS = "rolls"  # UNTIL n ROLLS: after n rolls
+
+    def __repr__(self) -> str:  # the plain text's repr: reprs (and digests of them) unchanged
+        return repr(self.value)
+
+
+class AmountKind(StrEnum):
+    """How an amount of armies to move is written."""
+
+    N = "n"  # a number
+    ALL = "all"  # every army that may move
+    ALL_BUT = "all_but"  # ALL BUT n
+    MIN = "min"  # the least the rules allow
+
+    def __repr__(self) -> str:  # the plain text's repr: reprs (and digests of them) unchanged
+        return repr(self.value)
+
+
 @dataclass(slots=True, unsafe_hash=True)
 class Until:
-    kind: str = "conquered"  # "conquered" | "left" | "rolls"
+    kind: UntilKind = UntilKind.CONQUERED
     n: int = 0
 
 
@@ -33,16 +57,16 @@ class Until:
 class Amount:
     """How many armies to move: a number, ALL (all but one), ALL BUT n, or MIN."""
 
-    kind: str = "min"  # "n" | "all" | "all_but" | "min"
+    kind: AmountKind = AmountKind.MIN
     n: int = 0
 
     def resolve(self, available: int, minimum: int = 1) -> int:
         """The amount asked for, given ``available`` armies that may move."""
-        if self.kind == "n":
+        if self.kind == AmountKind.N:
             return self.n
-        if self.kind == "all":
+        if self.kind == AmountKind.ALL:
             return available
-        if self.kind == "all_but":
+        if self.kind == AmountKind.ALL_BUT:
             return available - self.n
         return minimum
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 DESIGNS = ("infantry", "cavalry", "artillery")
 WILD = "wild"
@@ -43,6 +44,17 @@ class Continent:
     aliases: tuple[str, ...] = ()
 
 
+class MissionKind(StrEnum):
+    """What a secret mission asks for (the ``kind`` of a map's [[missions]])."""
+
+    TERRITORIES = "territories"
+    CONTINENTS = "continents"
+    DESTROY = "destroy"
+
+    def __repr__(self) -> str:  # the plain text's repr: reprs (and digests of them) unchanged
+        return repr(self.value)
+
+
 @dataclass(frozen=True)
 class Mission:
     """A secret-mission card.
@@ -57,7 +69,7 @@ class Mission:
 
     id: str
     text: str
-    kind: str
+    kind: MissionKind
     count: int = 0
     min_armies: int = 1
     continents: tuple[int, ...] = ()

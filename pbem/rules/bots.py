@@ -18,6 +18,7 @@ from typing import Any
 from pbem.rules import engine
 from pbem.rules.actions import (
     Amount,
+    AmountKind,
     Attack,
     Claim,
     Fortify,
@@ -29,13 +30,14 @@ from pbem.rules.actions import (
     Trade,
     TurnAction,
     Until,
+    UntilKind,
 )
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.odds import battle
 from pbem.rules.state import CLAIM, HQ, PLACE, GameState, neighbours_of
 
-ALL = Amount("all")
-ALL_BUT_ONE = Amount("all_but", 1)
+ALL = Amount(AmountKind.ALL)
+ALL_BUT_ONE = Amount(AmountKind.ALL_BUT, 1)
 
 _MASK = (1 << 64) - 1
 
@@ -341,7 +343,7 @@ class GreedyBot(Bot):
             if best is None:
                 break
             _, source, target = best
-            plan.append(Attack(source, target, until=Until("left", 2), move=ALL_BUT_ONE))
+            plan.append(Attack(source, target, until=Until(UntilKind.LEFT, 2), move=ALL_BUT_ONE))
             left = max(2, armies[source] - armies[target])
             owner[target] = seat
             armies[target] = max(1, left - 1)

@@ -8,7 +8,7 @@ the state as it was (checks come before changes).
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from pbem.rules import victory
 from pbem.rules.armies import check_setup, starting_armies
@@ -41,9 +41,9 @@ from pbem.rules.options import Options
 from pbem.rules.state import (
     ATTACK,
     CLAIM,
+    ENDED,
     FORTIFY,
     HQ,
-    OVER,
     PLACE,
     REINFORCE,
     GameState,
@@ -55,7 +55,7 @@ NEUTRAL_NAME = "neutral"
 
 
 class ShuffleStream(Stream, Protocol):
-    def shuffle(self, items: list) -> None: ...
+    def shuffle(self, items: list[Any]) -> None: ...
 
     def uniform(self, n: int) -> int: ...
 
@@ -430,7 +430,7 @@ def _begin_turn(state: GameState) -> list[Event]:
 
 
 def _expect_turn(state: GameState, seat: int | None) -> None:
-    if state.phase == OVER:
+    if state.phase == ENDED:
         raise RulesError("game over", "the game is over")
     if state.phase not in (REINFORCE, ATTACK, FORTIFY):
         raise RulesError("setup", f"the game is still in its {state.phase} phase")
@@ -682,7 +682,7 @@ def attack(
             events += _eliminate(state, defender, me)
         if eliminated or options.goal != "domination":
             events += _check_victory(state)
-        if state.phase == OVER and state.pending_move is not None:
+        if state.phase == ENDED and state.pending_move is not None:
             events += _move(state, state.pending_move[2], None)
     return events
 
@@ -904,7 +904,7 @@ def _check_victory(state: GameState) -> list[Event]:
     seat, reason, detail = winner
     state.winner = seat
     state.win_reason = reason
-    state.phase = OVER
+    state.phase = ENDED
     return [GameWon(seat, reason, detail)]
 
 
@@ -941,7 +941,7 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
     if len(alive) == 1:
         return events + finish(state, alive[0], "domination", f"{player.name} {reason}")
     events += _check_victory(state)
-    if state.phase != OVER and state.current == seat:
+    if state.phase != ENDED and state.current == seat:
         position = state.order.index(seat)
         following = next(
             s for s in state.order[position + 1 :] + state.order[:position] if s in alive
@@ -958,5 +958,5 @@ def finish(state: GameState, seat: int, reason: str, detail: str = "") -> list[E
     """End the game with a winner decided outside the board (e.g. all others resigned)."""
     state.winner = seat
     state.win_reason = reason
-    state.phase = OVER
+    state.phase = ENDED
     return [GameWon(seat, reason, detail)]

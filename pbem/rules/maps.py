@@ -16,7 +16,7 @@ import re
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from pbem.rules.board import (
     DESIGNS,
@@ -25,13 +25,14 @@ from pbem.rules.board import (
     Board,
     Continent,
     Mission,
+    MissionKind,
     Territory,
     fold_name,
 )
 from pbem.rules.errors import MapError
 
 DEFAULT_COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
-MISSION_KINDS = ("territories", "continents", "destroy")
+MISSION_KINDS = tuple(MissionKind)
 
 _MAP_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _COLOUR = re.compile(r"[a-z]+(-[a-z]+)*")
@@ -47,9 +48,12 @@ _CONTINENT_KEYS = (("name", "bonus"), ("aliases",))
 _TERRITORY_KEYS = (("name", "continent", "neighbours", "card"), ("aliases", "pos"))
 _PICTURE_KEYS = (("width", "height"), ("image", "colour_map"))
 _MISSION_KEYS = {
-    "territories": (("id", "text", "kind", "count"), ("min_armies", "extended")),
-    "continents": (("id", "text", "kind", "continents"), ("extra_continents", "extended")),
-    "destroy": (("id", "text", "kind", "colour"), ("count", "min_armies", "extended")),
+    MissionKind.TERRITORIES: (("id", "text", "kind", "count"), ("min_armies", "extended")),
+    MissionKind.CONTINENTS: (
+        ("id", "text", "kind", "continents"),
+        ("extra_continents", "extended"),
+    ),
+    MissionKind.DESTROY: (("id", "text", "kind", "colour"), ("count", "min_armies", "extended")),
 }
 
 
@@ -107,9 +111,9 @@ def dump_map(board: Board) -> str:
     for m in board.missions:
         lines += ["", "[[missions]]", f"id = {_toml(m.id)}", f"text = {_toml(m.text)}"]
         lines.append(f"kind = {_toml(m.kind)}")
-        if m.kind == "territories":
+        if m.kind == MissionKind.TERRITORIES:
             lines += [f"count = {m.count}", f"min_armies = {m.min_armies}"]
-        elif m.kind == "continents":
+        elif m.kind == MissionKind.CONTINENTS:
             chosen = [board.continents[c].name for c in m.continents]
             lines += [f"continents = {_toml(chosen)}", f"extra_continents = {m.extra_continents}"]
         else:
@@ -181,7 +185,9 @@ class _Parser:
             column = f" (column {found[2]})" if found[2] else ""
             self.fail(key, f"not valid TOML: {message[: found.start()]}{column}")
 
-    def keys(self, data: dict, where: str, required: tuple, optional: tuple) -> None:
+    def keys(
+        self, data: dict[str, Any], where: str, required: tuple[str, ...], optional: tuple[str, ...]
+    ) -> None:
         allowed = ", ".join(sorted(required + optional))
         for key in data:
             if key not in required + optional:
@@ -190,41 +196,47 @@ class _Parser:
             if key not in data:
                 self.fail(_join(where, key), "required key is missing")
 
-    def value(self, data: dict, where: str, key: str, kind: type, expected: str) -> Any:
+    def value(self, data: dict[str, Any], where: str, key: str, kind: type, expected: str) -> Any:
         value = data[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             self.fail(_join(where, key), f"expected {expected}, got {_describe(value)}")
         return value
 
-    def string(self, data: dict, where: str, key: str) -> str:
-        return self.value(data, where, key, str, "a string")
+    def string(self, data: dict[str, Any], where: str, key: str) -> str:
+        return cast(str, self.value(data, where, key, str, "a string"))
 
     def integer(
-        self, data: dict, where: str, key: str, *, default: int | None = None, minimum: int = 0
+        self,
+        data: dict[str, Any],
+        where: str,
+        key: str,
+        *,
+        default: int | None = None,
+        minimum: int = 0,
     ) -> int:
         if key not in data and default is not None:
             return default
-        number = self.value(data, where, key, int, "an integer")
+        number: int = self.value(data, where, key, int, "an integer")
         if number < minimum:
             self.fail(_join(where, key), f"must be {minimum} or more, not {number}")
         return number
 
-    def strings(self, data: dict, where: str, key: str) -> list[str]:
+    def strings(self, data: dict[str, Any], where: str, key: str) -> list[str]:
         if key not in data:
             return []
-        items = self.value(data, where, key, list, "a list of strings")
+        items: list[str] = self.value(data, where, key, list, "a list of strings")
         for item in items:
             if not isinstance(item, str):
                 self.fail(_join(where, key), f"expected a list of strings, found {_describe(item)}")
         return items
 
-    def tables(self, data: dict, key: str) -> list[dict]:
+    def tables(self, data: dict[str, Any], key: str) -> list[dict[str, Any]]:
         items = data.get(key, [])
         if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
             self.fail(key, f"expected [[{key}]] tables, got {_describe(items)}")
         return items
 
-    def label(self, section: str, entry: dict, key: str, number: int) -> str:
+    def label(self, section: str, entry: dict[str, Any], key: str, number: int) -> str:
         """How an entry is named in messages: by its name if it has a fresh one."""
         value = entry.get(key)
         if isinstance(value, str) and value.strip() and fold_name(value) not in self.taken:
@@ -247,7 +259,7 @@ class _Parser:
             self.fail(key, f"{text!r} clashes with {self.taken[folded]}")
         self.taken[folded] = owner
 
-    def named(self, entry: dict, label: str, kind: str) -> tuple[str, tuple[str, ...]]:
+    def named(self, entry: dict[str, Any], label: str, kind: str) -> tuple[str, tuple[str, ...]]:
         name = self.string(entry, label, "name")
         self.claim(name, f"{label}.name", f"{kind} {name}")
         aliases = self.strings(entry, label, "aliases")
@@ -256,7 +268,7 @@ class _Parser:
         return name, tuple(aliases)
 
     # -- sections --------------------------------------------------------------
-    def colours(self, data: dict) -> tuple[str, ...]:
+    def colours(self, data: dict[str, Any]) -> tuple[str, ...]:
         if "colours" not in data:
             return DEFAULT_COLOURS
         colours = self.strings(data, "", "colours")
@@ -269,7 +281,7 @@ class _Parser:
             self.fail("colours", "a map needs at least two colours")
         return tuple(colours)
 
-    def picture(self, data: dict) -> tuple[tuple[int, int] | None, tuple[str, str]]:
+    def picture(self, data: dict[str, Any]) -> tuple[tuple[int, int] | None, tuple[str, str]]:
         """The picture's size and its image files (paths, made relative to ``base``)."""
         if "picture" not in data:
             return None, ("", "")
@@ -285,7 +297,7 @@ class _Parser:
             images.append(found)
         return size, (images[0], images[1])
 
-    def continents(self, entries: list[dict]) -> list[_ContinentDraft]:
+    def continents(self, entries: list[dict[str, Any]]) -> list[_ContinentDraft]:
         if not entries:
             self.fail("continents", "a map needs at least one continent")
         found = []
@@ -296,7 +308,9 @@ class _Parser:
             found.append(_ContinentDraft(name, self.integer(entry, label, "bonus"), aliases, label))
         return found
 
-    def territories(self, entries: list[dict], continents: list[_ContinentDraft]) -> list[_Draft]:
+    def territories(
+        self, entries: list[dict[str, Any]], continents: list[_ContinentDraft]
+    ) -> list[_Draft]:
         if len(entries) < 2:
             self.fail("territories", "a map needs at least two territories")
         by_name = {fold_name(c.name): i for i, c in enumerate(continents)}
@@ -332,7 +346,7 @@ class _Parser:
             )
         return drafts
 
-    def one_way(self, data: dict, drafts: list[_Draft]) -> set[tuple[int, int]]:
+    def one_way(self, data: dict[str, Any], drafts: list[_Draft]) -> set[tuple[int, int]]:
         """The borders declared one-way, as (from, to) indices."""
         if "one_way" not in data:
             return set()
@@ -423,7 +437,7 @@ class _Parser:
                 size = f"{picture[0]} x {picture[1]}"
                 self.fail(key, f"[{x}, {y}] is outside the picture ({size} pixels)")
 
-    def wrap_edges(self, data: dict, drafts: list[_Draft]) -> tuple[tuple[int, int], ...]:
+    def wrap_edges(self, data: dict[str, Any], drafts: list[_Draft]) -> tuple[tuple[int, int], ...]:
         if "wrap_edges" not in data:
             return ()
         pairs = self.value(data, "", "wrap_edges", list, "a list of [name, name] pairs")
@@ -449,7 +463,11 @@ class _Parser:
         return tuple(sorted(edges))
 
     def missions(
-        self, data: dict, drafts: list[_Draft], continents: list[str], colours: tuple[str, ...]
+        self,
+        data: dict[str, Any],
+        drafts: list[_Draft],
+        continents: list[str],
+        colours: tuple[str, ...],
     ) -> tuple[Mission, ...]:
         by_name = {fold_name(c): i for i, c in enumerate(continents)}
         ids: set[str] = set()
@@ -464,15 +482,16 @@ class _Parser:
             kind = self.string(entry, label, "kind")
             if kind not in MISSION_KINDS:
                 self.fail(f"{label}.kind", f"unknown kind {kind!r}; use {_or(MISSION_KINDS)}")
+            kind = MissionKind(kind)
             self.keys(entry, label, *_MISSION_KEYS[kind])
             mission_id = self.string(entry, label, "id")
             if not mission_id.strip() or mission_id in ids:
                 self.fail(f"{label}.id", f"{mission_id!r} is empty or already used")
             ids.add(mission_id)
             mission = Mission(mission_id, self.string(entry, label, "text"), kind)
-            if kind == "territories":
+            if kind == MissionKind.TERRITORIES:
                 mission = self.territories_mission(entry, label, mission, len(drafts))
-            elif kind == "continents":
+            elif kind == MissionKind.CONTINENTS:
                 mission = self.continents_mission(entry, label, mission, by_name)
             else:
                 colour = self.string(entry, label, "colour")
@@ -487,7 +506,9 @@ class _Parser:
             found.append(replace(mission, extended=extended))
         return tuple(found)
 
-    def territories_mission(self, entry: dict, label: str, mission: Mission, total: int) -> Mission:
+    def territories_mission(
+        self, entry: dict[str, Any], label: str, mission: Mission, total: int
+    ) -> Mission:
         count = self.integer(entry, label, "count", minimum=1)
         if count > total:
             self.fail(f"{label}.count", f"must be at most {total}, the number of territories")
@@ -495,7 +516,7 @@ class _Parser:
         return replace(mission, count=count, min_armies=armies)
 
     def continents_mission(
-        self, entry: dict, label: str, mission: Mission, by_name: dict[str, int]
+        self, entry: dict[str, Any], label: str, mission: Mission, by_name: dict[str, int]
     ) -> Mission:
         chosen = []
         for text in self.strings(entry, label, "continents"):

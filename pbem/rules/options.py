@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
-from pathlib import Path
 from typing import Any
 
 from pbem.rules.errors import OptionsError
@@ -270,39 +269,25 @@ def parse_value(name: str, text: str) -> Any:
     return text.strip()
 
 
-def preset_names(directory: Path) -> list[str]:
-    return sorted(p.stem for p in directory.glob("*.toml"))
-
-
-def load_preset(name: str, directory: Path | None = None) -> Options:
-    """Load ``config/rules/NAME.toml``: a table ``[options]`` over the defaults."""
-    if directory is None:
-        from pbem.paths import presets_dir
-
-        directory = presets_dir()
-    path = directory / f"{name}.toml"
-    if not path.is_file():
-        known = ", ".join(preset_names(directory))
-        raise OptionsError(f"no rules preset {name!r} (known: {known})")
+def preset_options(text: str, source: str) -> Options:
+    """A preset file's text (``config/rules/NAME.toml``: a table ``[options]``
+    over the defaults) as options; ``source`` names the file in errors. The
+    file is read by pbem.maps.presets: this layer does no I/O."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise OptionsError(f"{path}: not valid TOML: {exc}") from None
+        raise OptionsError(f"{source}: not valid TOML: {exc}") from None
     table = data.get("options", {})
     if not isinstance(table, dict):
-        raise OptionsError(f"{path}: options: must be a table")
+        raise OptionsError(f"{source}: options: must be a table")
     try:
-        return Options.from_dict(table, source=str(path))
+        return Options.from_dict(table, source=source)
     except OptionsError as exc:
-        raise OptionsError(f"{path}: {exc}") from None
+        raise OptionsError(f"{source}: {exc}") from None
     except TypeError as exc:
-        raise OptionsError(f"{path}: {exc}") from None
+        raise OptionsError(f"{source}: {exc}") from None
 
 
-def preset_description(name: str, directory: Path | None = None) -> str:
-    if directory is None:
-        from pbem.paths import presets_dir
-
-        directory = presets_dir()
-    data = tomllib.loads((directory / f"{name}.toml").read_text(encoding="utf-8"))
-    return str(data.get("description", ""))
+def preset_text_description(text: str) -> str:
+    """The ``description`` line of a preset file's text."""
+    return str(tomllib.loads(text).get("description", ""))

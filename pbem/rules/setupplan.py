@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pbem.rules import engine
 from pbem.rules.actions import Claim, Headquarters, PlaceInitial, PlaceNeutral, SetupAction
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import Event
 from pbem.rules.state import CLAIM, HQ, PLACE, GameState
+
+_A = TypeVar("_A", bound=SetupAction)
 
 
 def play_setup(
@@ -47,7 +51,7 @@ def play_setup(
     raise RulesError("setup", f"the game is in its {state.phase} phase, not setting up")
 
 
-def _one(actions: list[SetupAction], kind: type, seat: int, state: GameState):  # noqa: ANN202
+def _one(actions: list[SetupAction], kind: type[_A], seat: int, state: GameState) -> _A:
     found = [a for a in actions if isinstance(a, kind)]
     if len(found) != 1:
         raise RulesError("setup", f"{state.players[seat].name} must send one {kind.__name__} order")

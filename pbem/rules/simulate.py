@@ -26,7 +26,7 @@ from pbem.rules.bots import Bot, make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
 from pbem.rules.options import Options
 from pbem.rules.setupplan import play_setup
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
 DEFAULT_CAP = 3000
@@ -89,12 +89,12 @@ def play_game(
     state = setup_game(board, options, players, seed, bots, dice)
     secret = game_secret(seed)
     hashes: list[str] = []
-    while state.phase != OVER and state.turn <= cap:
+    while state.phase != ENDED and state.turn <= cap:
         rng = make_stream(dice, secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
         if keep_hashes:
             hashes.append(state.state_hash())
-    capped = state.phase != OVER
+    capped = state.phase != ENDED
     winner = None if capped else state.players[state.winner].name  # type: ignore[index]
     return GameResult(
         seed, winner, state.turn, capped, state.state_hash(), hashes, state.win_reason

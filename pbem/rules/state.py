@@ -12,19 +12,41 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from pbem.rules.board import Board
 from pbem.rules.options import Options
 
-# Phases of a game.
-CLAIM = "claim"  # draft: waiting for every player's preference list
-PLACE = "place"  # blind placement: waiting for every player's initial armies
-HQ = "hq"  # Capital Risk: waiting for every player's headquarters
-REINFORCE = "reinforce"
-ATTACK = "attack"
-FORTIFY = "fortify"
-OVER = "over"
+
+class EnginePhase(StrEnum):
+    """Where the engine's turn machine stands (``GameState.phase``).
+
+    Not the game's phase of the service (open, setup, playing, over: the
+    stored row): the engine's last phase is ``ENDED``, the board decided.
+    The value stays the text "over", which the canonical state and its hash
+    have always held.
+    """
+
+    CLAIM = "claim"  # draft: waiting for every player's preference list
+    PLACE = "place"  # blind placement: waiting for every player's initial armies
+    HQ = "hq"  # Capital Risk: waiting for every player's headquarters
+    REINFORCE = "reinforce"
+    ATTACK = "attack"
+    FORTIFY = "fortify"
+    ENDED = "over"  # someone won: no turn follows
+
+    def __repr__(self) -> str:  # the plain text's repr: reprs (and digests of them) unchanged
+        return repr(self.value)
+
+
+CLAIM = EnginePhase.CLAIM
+PLACE = EnginePhase.PLACE
+HQ = EnginePhase.HQ
+REINFORCE = EnginePhase.REINFORCE
+ATTACK = EnginePhase.ATTACK
+FORTIFY = EnginePhase.FORTIFY
+ENDED = EnginePhase.ENDED
 
 SETUP_PHASES = (CLAIM, PLACE, HQ)
 
@@ -81,7 +103,7 @@ class GameState:
     discard: list[int] = field(default_factory=list)
     removed_cards: list[int] = field(default_factory=list)  # out of the game (Capital HQs)
     sets_traded: int = 0
-    phase: str = REINFORCE
+    phase: EnginePhase = REINFORCE
     turn: int = 0  # player-turn number: 1 for the first turn of play
     round: int = 0  # how many times the turn order came round (1 in the first round)
     current: int = -1  # seat to move, -1 during simultaneous setup
@@ -178,6 +200,8 @@ class GameState:
         players = [Player(**p) for p in data["players"]]
         pending = data.get("pending_move")
         fields_ = {k: v for k, v in data.items() if k not in ("players", "map", "pending_move")}
+        if "phase" in fields_:
+            fields_["phase"] = EnginePhase(fields_["phase"])
         return cls(
             board=board,
             options=options,
@@ -223,7 +247,7 @@ class GameState:
 # -- canonical JSON, written directly ---------------------------------------------
 # Each helper writes what json.dumps writes for its type; anything of another type
 # (never made by the engine) goes through json.dumps itself, so the bytes never differ.
-_str = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]  # what dumps uses
+_str = json.encoder.encode_basestring_ascii  # what dumps uses
 
 
 def _int(value: Any) -> str:

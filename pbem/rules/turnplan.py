@@ -9,10 +9,10 @@ validates before this runs, so that means a bug or a stale validation.
 from __future__ import annotations
 
 from pbem.rules import defence, engine
-from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction
+from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction, UntilKind
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
-from pbem.rules.state import OVER, GameState
+from pbem.rules.state import ENDED, GameState
 
 
 def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -> list[Event]:
@@ -20,7 +20,7 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     events: list[Event] = []
     attacked = False  # a PLACE after an ATTACK places the armies of an elimination
     for action in actions:
-        if state.phase == OVER:
+        if state.phase == ENDED:
             break
         if isinstance(action, Attack):  # the most frequent first
             attacked = True
@@ -30,7 +30,7 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
                 events += place_after_attack(state, action)
                 continue
             for armies, territory in action.placements:
-                if state.phase == OVER:  # a placement completed a mission
+                if state.phase == ENDED:  # a placement completed a mission
                     break
                 events += engine.place(state, territory, armies)
         elif isinstance(action, Trade):
@@ -42,7 +42,7 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
                 events += defence.set_defence(state, action.territory, action.dice)
         else:  # pragma: no cover - the type says it cannot happen
             raise TypeError(f"not a turn action: {action!r}")
-    if state.phase != OVER:
+    if state.phase != ENDED:
         events += engine.end_turn(state, rng)
     return events
 
@@ -65,7 +65,7 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
     events: list[Event] = []
     me = state.current
     for armies, territory in action.placements:
-        if state.phase == OVER:
+        if state.phase == ENDED:
             break
         if state.owner[territory] != me:
             events.append(PlaceSkipped(me, territory, armies, "territory not yours"))
@@ -87,7 +87,7 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
     if problem is not None:
         return [AttackSkipped(state.current, action.source, action.target, problem)]
     until = action.until
-    if until.kind == "left" and state.armies[action.source] <= until.n:
+    if until.kind == UntilKind.LEFT and state.armies[action.source] <= until.n:
         return [
             AttackSkipped(
                 state.current, action.source, action.target, f"source has {until.n} or fewer"
@@ -99,8 +99,8 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
         action.target,
         rng,
         dice=action.dice,
-        until_left=until.n if until.kind == "left" else None,
-        max_rolls=until.n if until.kind == "rolls" else None,
+        until_left=until.n if until.kind == UntilKind.LEFT else None,
+        max_rolls=until.n if until.kind == UntilKind.ROLLS else None,
         reroll=action.reroll,
     )
     if state.pending_move is not None:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pbem.rules.board import Board, Mission
+from pbem.rules.board import Board, Mission, MissionKind
 from pbem.rules.events import Event, GameWon
 from pbem.rules.options import Options
-from pbem.rules.state import OVER, GameState
+from pbem.rules.state import ENDED, GameState
 
 MISSION_FALLBACK = Mission(
-    id="fallback-24", text="Occupy 24 territories", kind="territories", count=24
+    id="fallback-24", text="Occupy 24 territories", kind=MissionKind.TERRITORIES, count=24
 )
 
 
@@ -21,7 +21,7 @@ def mission_deck(board: Board, options: Options, colours: set[str]) -> list[int]
     return [
         i
         for i, m in enumerate(board.missions)
-        if (m.kind != "destroy" or m.colour in colours) and (extended or not m.extended)
+        if (m.kind != MissionKind.DESTROY or m.colour in colours) and (extended or not m.extended)
     ]
 
 
@@ -63,7 +63,7 @@ def fallback_of(mission: Mission) -> Mission:
             + (
                 f" with at least {mission.min_armies} armies each" if mission.min_armies > 1 else ""
             ),
-            kind="territories",
+            kind=MissionKind.TERRITORIES,
             count=mission.count,
             min_armies=mission.min_armies,
         )
@@ -75,7 +75,7 @@ def mission_complete(state: GameState, seat: int) -> bool:
     if mission is None:
         return False
     owner = state.owner
-    if mission.kind == "territories":
+    if mission.kind == MissionKind.TERRITORIES:
         return (
             sum(
                 1
@@ -84,12 +84,12 @@ def mission_complete(state: GameState, seat: int) -> bool:
             )
             >= mission.count
         )
-    if mission.kind == "continents":
+    if mission.kind == MissionKind.CONTINENTS:
         held = set(state.continents_held(seat))
         if not all(c in held for c in mission.continents):
             return False
         return len(held - set(mission.continents)) >= mission.extra_continents
-    if mission.kind == "destroy":
+    if mission.kind == MissionKind.DESTROY:
         # "If your mission is to destroy all the yellow troops and another player
         # actually removes the final yellow armies from the board, that player
         # has helped you complete your Secret Mission." Whoever took them, then.
@@ -139,7 +139,7 @@ def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
     colour = state.players[loser].colour
     for seat, player in enumerate(state.players):
         mission = mission_of(state, seat)
-        if mission is not None and mission.kind == "destroy" and mission.colour == colour:
+        if mission is not None and mission.kind == MissionKind.DESTROY and mission.colour == colour:
             player.mission_fallback = True
     return []
 
@@ -172,6 +172,6 @@ def end_by_turn_limit(state: GameState) -> list[GameWon]:
     )
     state.winner = best
     state.win_reason = "max_turns"
-    state.phase = OVER
+    state.phase = ENDED
     rounds = state.options.max_turns
     return [GameWon(best, "max_turns", f"most territories after {rounds} round(s)")]

@@ -1,15 +1,26 @@
-"""Replay, export, import, reveal: proving a stored game is what its log says."""
+"""Replay, export, import, reveal: a stored game and its record.
+
+The database half of the log: it reads rows and hands them to pbem/log/
+(replay, records, verify), which needs nothing but data."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from sqlmodel import Session, select
 
+from pbem.log import replay
+from pbem.log.records import (
+    Record,
+    RecordError,
+    draws_of,
+    read_record,
+    reroll_problem,
+    write_record,
+)
+from pbem.log.verify import ReplayReport, compare_hashes
 from pbem.rules.dice import commitment
-from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import replay
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
     add_reroll,
@@ -23,66 +34,20 @@ from pbem.service.games import (
     to_entry,
 )
 from pbem.service.passwords import hash_password, new_password
-from pbem.service.records import (
-    Record,
-    RecordError,
-    draws_of,
-    read_record,
-    reroll_problem,
-    write_record,
-)
 from pbem.store import Game, Player, SeatHolder, TurnResult, id_of
 from pbem.vocab import GameStatus
-
-
-@dataclass
-class ReplayReport:
-    ok: bool
-    steps: int
-    turns: int
-    message: str
-    first_difference: int | None = None  # log seq of the first step that differs
 
 
 def replay_game(
     session: Session, game: Game, progress: Callable[[int, int], None] | None = None
 ) -> ReplayReport:
     """Rebuild the game from its log and compare every stored state hash."""
-    definition = definition_of(session, game)
-    rows = log_of(session, game)
     stored = {
         r.seq: r.state_hash
         for r in session.exec(select(TurnResult).where(TurnResult.game_id == game.id))
     }
-    loaded, _ = replay.start(definition)
-    if 0 in stored and not rows and loaded.state.state_hash() != stored[0]:
-        return ReplayReport(False, 0, 0, "the state after the deal differs from the stored one", 0)
-    steps = 0
-    for i, row in enumerate(rows):
-        try:
-            step = replay.apply(loaded, to_entry(row))
-        except replay.ReplayError as exc:
-            return ReplayReport(
-                False, steps, loaded.state.turn, f"log entry {row.seq}: {exc}", row.seq
-            )
-        if progress is not None:
-            progress(i + 1, len(rows))
-        if step is None:
-            continue
-        steps += 1
-        expected = stored.get(row.seq)
-        if expected is not None and expected != step.state_hash:
-            where = f"turn {step.turn}" if step.turn else "the setup"
-            return ReplayReport(
-                False,
-                steps,
-                step.turn,
-                f"{where} (log entry {row.seq}) differs: stored {expected[:12]}…, "
-                f"replayed {step.state_hash[:12]}…",
-                row.seq,
-            )
-    state = loaded.state
-    return ReplayReport(True, steps, state.turn, f"{steps} steps replayed, every hash matches")
+    entries = [(row.seq, to_entry(row)) for row in log_of(session, game)]
+    return compare_hashes(definition_of(session, game), entries, stored, progress)
 
 
 def export_record(session: Session, game: Game, with_secret: bool = False) -> str:
@@ -202,7 +167,7 @@ def import_record(
             raise ServiceError(f"{source}: {where} does not replay to the recorded hash")
         if step.state.phase not in SETUP_PHASES:
             store_result(session, game, step, seq)
-    if loaded.state.phase == OVER:
+    if loaded.state.phase == ENDED:
         game.secret_revealed = True
     sync_row(game, loaded.state)  # the row shows the replayed phase, turn, winner
     session.add(game)

@@ -20,16 +20,16 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from pbem.log import replay
 from pbem.orders import render_orders
-from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup, default_turn
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
+from pbem.rules.state import ENDED, SETUP_PHASES
+from pbem.service import notify
 from pbem.service.context import Context
-from pbem.service.errors import ServiceError
-from pbem.service.games import command, load, players_of, record_turn, submit
+from pbem.service.games import load, players_of, record_turn
 from pbem.service.schedule import aware_utc, period_key, state_row
 from pbem.service.settings import autopilot_seats, bot_seats, settings
+from pbem.service.turns import held_orders, must_act, play, play_bot_turns, remove, report
 from pbem.store import (
     Game,
     PendingOrders,
@@ -91,8 +91,6 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
 
     Deadlines still ahead are left alone: they either lost nothing, or were
     set by mail this very poll handled."""
-    from pbem.service import notify
-
     now = ctx.clock.now()
     out: list[str] = []
     with session_scope(engine) as session:
@@ -132,8 +130,6 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
 
 
 def _game(session: Session, ctx: Context, game: Game) -> list[str]:
-    from pbem.service import notify
-
     out = play_bot_turns(session, ctx, game)  # a bot seat to move never waits
     if out or game.deadline is None:
         return out
@@ -175,54 +171,18 @@ def _game(session: Session, ctx: Context, game: Game) -> list[str]:
     return out
 
 
-def must_act(session: Session, game: Game, state: GameState, players: list[Player]) -> list[Player]:
-    """Who the game waits for: in setup, everyone who has not sent setup
-    orders; else the player to move (not a bot seat, not one whose orders
-    are held for the deadline)."""
-    if state.phase in SETUP_PHASES:
-        sent = {
-            p.seat
-            for p in session.exec(
-                select(PendingOrders).where(
-                    PendingOrders.game_id == game.id, PendingOrders.turn == 0
-                )
-            )
-        }
-        return [players[s] for s in state.order if s not in sent]
-    seat = state.current
-    if not 0 <= seat < len(players) or seat in bot_seats(game):
-        return []
-    if held_orders(session, game, seat) is not None:
-        return []
-    return [players[seat]]
-
-
-def held_orders(session: Session, game: Game, seat: int) -> PendingOrders | None:
-    """Deadline mode: the orders kept for this seat's current turn, if any."""
-    return session.exec(
-        select(PendingOrders).where(
-            PendingOrders.game_id == game.id,
-            PendingOrders.turn == game.turn,
-            PendingOrders.turn > 0,
-            PendingOrders.seat == seat,
-        )
-    ).first()
-
-
 def _play_held(
     session: Session, ctx: Context, game: Game, player: Player, held: PendingOrders
 ) -> list[str]:
     """Deadline mode: the latest valid orders received are played now."""
-    from pbem.service import notify
 
     text, message_id = held.text, held.message_id
     session.delete(held)
     session.flush()
-    outcome = submit(session, game, player, text, source="mail", message_id=message_id)
+    outcome = play(session, ctx, game, player, text, source="mail", message_id=message_id)
     if not outcome.accepted:  # the board changed under them (a GM's kick): default instead
         log.warning("held orders of %s in %s no longer valid", player.name, game.name)
         return play_missing(session, ctx, game, load(session, game))
-    notify.after_steps(session, ctx, game, outcome.steps)
     out = [f"{game.name}: turn {outcome.steps[-1].turn} played at the deadline"]
     return out + play_bot_turns(session, ctx, game)
 
@@ -237,20 +197,16 @@ def play_missing(
     """Play the default for everyone who has not sent orders, and apply the
     game's removal policy (``count_miss``: the deadline is really missed, not
     merely cut short by the GM)."""
-    from pbem.service import notify
-
     state = loaded.state
     players = players_of(session, game)
     out: list[str] = []
     if state.phase in SETUP_PHASES:
         for player in must_act(session, game, state, players):
             text = render_orders(default_setup(state, player.seat), state.board)
-            outcome = submit(session, game, player, text, source="default", allow_inactive=True)
+            play(session, ctx, game, player, text, source="default", allow_inactive=True)
             out.append(f"{game.name}: default setup orders for {player.name}")
-            if outcome.steps:
-                notify.after_steps(session, ctx, game, outcome.steps)
         return out + play_bot_turns(session, ctx, game)
-    if state.phase == OVER:
+    if state.phase == ENDED:
         return out
     seat = state.current
     player = players[seat]
@@ -260,7 +216,8 @@ def play_missing(
     # Before the deadline (the GM's `pbem process`) the turn is the GM's doing,
     # not a miss: logged as the GM's, reported as such.
     source = "default" if count_miss else "gm"
-    outcome = submit(session, game, player, text, source=source)
+    # reported below: the missed-turn notice goes out before the turn's reports
+    outcome = play(session, ctx, game, player, text, source=source, tell=False)
     if count_miss:
         out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
     else:
@@ -274,7 +231,7 @@ def play_missing(
     if removed:
         out += remove(session, ctx, game, player, outcome.steps)
     else:
-        notify.after_steps(session, ctx, game, outcome.steps)
+        report(session, ctx, game, outcome.steps)
     return out + play_bot_turns(session, ctx, game)
 
 
@@ -288,50 +245,6 @@ def removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
     return bool(n and m and sum(history[-m:]) >= n)
 
 
-def remove(
-    session: Session,
-    ctx: Context,
-    game: Game,
-    player: Player,
-    steps: list[replay.Step],
-    reason: str = "missed turns",
-) -> list[str]:
-    """Take a player out: territories to the neutral, or the seat to the bot
-    (``steps``: what was just played and not yet reported)."""
-    from pbem.service import notify
-
-    conf = settings(game)
-    if conf["on_removal"] == "bot":
-        player.status = SeatStatus.REMOVED
-        session.add(player)
-        stored = json.loads(game.settings_json or "{}")
-        stored["bot_seats"] = sorted(bot_seats(game) | {player.seat})
-        stored.setdefault("bot_since", {})[str(player.seat)] = game.turn
-        game.settings_json = json.dumps(stored, sort_keys=True)
-        session.add(game)
-        notify.after_steps(session, ctx, game, steps)
-        notify.announce(
-            session,
-            ctx,
-            game,
-            f"{player.name} was removed ({reason}); the greedy bot plays the seat from now on.",
-            subject=f"{player.name} removed, the bot plays the seat",
-        )
-        return [f"{game.name}: {player.name} removed, seat to the bot"] + play_bot_turns(
-            session, ctx, game
-        )
-    step = command(session, game, player, "REMOVE", source="default")
-    notify.after_steps(session, ctx, game, [*steps, step])
-    notify.announce(
-        session,
-        ctx,
-        game,
-        f"{player.name} was removed ({reason}); their territories are neutral now.",
-        subject=f"{player.name} removed, territories neutral",
-    )
-    return [f"{game.name}: {player.name} removed, territories neutral"]
-
-
 def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) -> list[str]:
     """Remove a player during the initial placement (the GM's kick).
 
@@ -340,8 +253,6 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
     game's removal policy applies (territories neutral, or the bot plays
     the seat), announced to the table like any removal.
     """
-    from pbem.service import notify
-
     stored = json.loads(game.settings_json or "{}")
     stored["setup_autopilot"] = sorted(autopilot_seats(game) | {player.seat})
     game.settings_json = json.dumps(stored, sort_keys=True)
@@ -364,68 +275,6 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
     return [f"{game.name}: {player.name} removed during the setup"] + play_bot_turns(
         session, ctx, game
     )
-
-
-def _run_autopilot(session: Session, ctx: Context, game: Game) -> list[str]:
-    """Setup orders for the seats on autopilot; after the setup, their removal."""
-    from pbem.service import notify
-
-    seats = autopilot_seats(game)
-    if not seats:
-        return []
-    out: list[str] = []
-    for _ in range(20):  # one round per setup phase at most
-        loaded = load(session, game)
-        state = loaded.state
-        if state.phase not in SETUP_PHASES:
-            break
-        players = players_of(session, game)
-        due = [p for p in must_act(session, game, state, players) if p.seat in seats]
-        if not due:
-            return out
-        for player in due:
-            state = load(session, game).state
-            if state.phase not in SETUP_PHASES:
-                break
-            text = render_orders(default_setup(state, player.seat), state.board)
-            outcome = submit(session, game, player, text, source="default", allow_inactive=True)
-            out.append(f"{game.name}: setup orders by the autopilot for {player.name}")
-            if outcome.steps:
-                notify.after_steps(session, ctx, game, outcome.steps)
-    if load(session, game).state.phase in SETUP_PHASES:
-        return out
-    stored = json.loads(game.settings_json or "{}")
-    stored.pop("setup_autopilot", None)
-    game.settings_json = json.dumps(stored, sort_keys=True)
-    session.add(game)
-    for player in players_of(session, game):
-        if player.seat in seats:
-            out += remove(session, ctx, game, player, [], reason="removed by the GM")
-    return out
-
-
-def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
-    """Seats handed to the bot play at once, until a human seat is to move
-    (and seats removed during the setup get their setup played)."""
-    from pbem.service import notify
-
-    out = _run_autopilot(session, ctx, game) if game.status == GameStatus.RUNNING else []
-    seats = bot_seats(game)
-    if not seats or game.status != GameStatus.RUNNING:
-        return out
-    bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
-    for _ in range(1000):
-        state = load(session, game).state
-        if state.phase in SETUP_PHASES or state.phase == OVER or state.current not in seats:
-            break
-        text = render_orders(bot.plan_turn(state), state.board)
-        player = players_of(session, game)[state.current]
-        outcome = submit(session, game, player, text, source="bot", allow_inactive=True)
-        if not outcome.accepted:  # the bot's own plan refused: a bug, not a player's fault
-            raise ServiceError(f"the bot's orders for {player.name} were refused")
-        notify.after_steps(session, ctx, game, outcome.steps)
-        out.append(f"{game.name}: the bot played turn {state.turn} for {player.name}")
-    return out
 
 
 def hold(

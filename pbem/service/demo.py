@@ -25,7 +25,7 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import notify
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
@@ -179,7 +179,7 @@ class Player:
         seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
         if state.phase in SETUP_PHASES:
             return f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
-        if state.phase == OVER or state.current != seat:
+        if state.phase == ENDED or state.current != seat:
             return None
         return self.bot.write_turn(state)
 

@@ -7,7 +7,7 @@ from typing import Any
 from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.options import Options
-from pbem.rules.state import OVER, GameState
+from pbem.rules.state import ENDED, GameState
 from pbem.rules.victory import mission_of
 
 
@@ -110,7 +110,7 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
     board = state.board
     lines = [f"Game {info['name']} on {board.title}: {info.get('status', '')}, phase {state.phase}"]
     deadline = info.get("deadline_text") or info.get("deadline")
-    if state.phase == OVER and state.winner is not None:
+    if state.phase == ENDED and state.winner is not None:
         lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
     elif state.current >= 0:
         lines.append(

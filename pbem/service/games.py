@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from sqlmodel import Session, col, func, select
 
+from pbem.log import replay
+from pbem.maps.presets import load_preset
 from pbem.orders import (
     OrderProblem,
     OrdersError,
@@ -34,9 +36,8 @@ from pbem.rules.dice import (
 )
 from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
-from pbem.rules.options import Options, load_preset, parse_value
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
-from pbem.service import replay
+from pbem.rules.options import Options, parse_value
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
@@ -328,7 +329,7 @@ def sync_row(row: Game, state: GameState) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
-    if state.phase == OVER:
+    if state.phase == ENDED:
         row.phase = GamePhase.OVER
         row.status = GameStatus.FINISHED
         row.winner_seat = state.winner

@@ -10,17 +10,12 @@ from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
+from pbem.log import replay
 from pbem.rules.dice import new_secret
-from pbem.rules.state import OVER, SETUP_PHASES
-from pbem.service import notify, outmail, replay
+from pbem.rules.state import ENDED, SETUP_PHASES
+from pbem.service import notify, outmail
 from pbem.service.context import Context
-from pbem.service.deadlines import (
-    held_orders,
-    kick_in_setup,
-    play_bot_turns,
-    play_missing,
-    remove,
-)
+from pbem.service.deadlines import kick_in_setup, play_missing
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
     add_reroll,
@@ -30,7 +25,6 @@ from pbem.service.games import (
     log_of,
     players_of,
     store_result,
-    submit,
     sync_row,
     to_entry,
 )
@@ -43,6 +37,7 @@ from pbem.service.schedule import (
     start_period,
 )
 from pbem.service.settings import DEFAULTS, bot_seats, check_settings, settings
+from pbem.service.turns import held_orders, play, play_bot_turns, remove
 from pbem.store import (
     Game,
     OrderEntry,
@@ -411,7 +406,7 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         f"the deadline is {_when(game.deadline)}. {dice}",
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
-    if state.phase != OVER:
+    if state.phase != ENDED:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"
@@ -461,9 +456,8 @@ def process(session: Session, ctx: Context, game: Game) -> str:
         text, message_id = held.text, held.message_id
         session.delete(held)
         session.flush()
-        outcome = submit(session, game, player, text, source="mail", message_id=message_id)
+        outcome = play(session, ctx, game, player, text, source="mail", message_id=message_id)
         if outcome.accepted:
-            notify.after_steps(session, ctx, game, outcome.steps)
             lines.append(f"{game.name}: turn {state.turn} played with {player.name}'s orders")
             loaded = load(session, game)
     if not lines:

@@ -20,7 +20,7 @@ from sqlmodel import Session, select
 from pbem.mail.decode import DecodedMail
 from pbem.report import context as rc
 from pbem.report import render
-from pbem.rules.state import OVER, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import gm, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -211,7 +211,7 @@ def status_text(session: Session, game: Game) -> str:
     lines = [head]
     if state.phase in SETUP_PHASES:
         lines.append("  setup: waiting for the setup orders")
-    elif state.phase != OVER:
+    elif state.phase != ENDED:
         lines.append(f"  to move: {state.players[state.current].name}")
     deadline = game.deadline
     lines.append(f"  deadline: {deadline:%Y-%m-%d %H:%M} UTC" if deadline else "  deadline: none")

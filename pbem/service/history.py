@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail
-from pbem.rules.state import OVER, GameState
+from pbem.rules.state import ENDED, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import definition_of
@@ -53,7 +53,7 @@ def stored_report(
     after = state_of(row)
     before = state_of(rows[i - 1]) if i else after
     events = tuple(event_from_dict(e) for e in json.loads(row.events_json))
-    next_seat = after.current if after.phase != OVER else None
+    next_seat = after.current if after.phase != ENDED else None
     assert row.seat is not None  # a report is of a player's step
     return rc.TurnReport(
         info, row.turn, row.seat, events, before, after, row.state_hash, None, next_seat

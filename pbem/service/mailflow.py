@@ -37,11 +37,11 @@ from pbem.orders.check import all_problems
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, gmmail, notify, schedule
+from pbem.service import claims, deadlines, gmmail, notify, schedule, turns
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.games import board_of, command, load, players_of, submit
+from pbem.service.games import board_of, command, load, players_of
 from pbem.service.passwords import turn_token, verify_password
 from pbem.service.ratelimit import allow
 from pbem.service.settings import set_mail_mode, set_player_zone, settings
@@ -426,8 +426,9 @@ def _orders(
 ) -> str:
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
     try:
-        outcome = submit(
+        outcome = turns.play(  # played now, unless CHECK or held
             session,
+            ctx,
             game,
             player,
             mail.text,
@@ -435,6 +436,7 @@ def _orders(
             message_id=mail.message_id,
             dry_run=parsed.check or held,
             parsed=parsed,  # read once, in handle()
+            tell=False,  # told below, outside the try: a failure there is no refusal
         )
     except ServiceError as exc:
         reply.problems_text = str(exc)
@@ -461,19 +463,21 @@ def _orders(
         )
         return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
     if held:  # setup orders are always held until everyone has sent theirs
-        outcome = submit(
+        outcome = turns.play(
             session,
+            ctx,
             game,
             player,
             mail.text,
             source="mail",
             message_id=mail.message_id,
             parsed=parsed,
+            tell=False,
         )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
-    notify.after_steps(session, ctx, game, outcome.steps)
-    deadlines.play_bot_turns(session, ctx, game)
+    turns.report(session, ctx, game, outcome.steps)
+    turns.play_bot_turns(session, ctx, game)
     return outcome.message
 
 
@@ -495,7 +499,7 @@ def _command(
 ) -> str:
     if isinstance(cmd, Resign):
         step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
-        notify.after_steps(session, ctx, game, [step])
+        turns.report(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
     if isinstance(cmd, Absent):

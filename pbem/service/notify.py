@@ -19,6 +19,7 @@ from datetime import datetime
 from sqlmodel import Session
 
 from pbem import orders
+from pbem.log import replay
 from pbem.mail.decode import DecodedMail
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
@@ -26,8 +27,8 @@ from pbem.report import ics, letters, render
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.rules.dice import salt_of
-from pbem.rules.state import CLAIM, OVER, SETUP_PHASES, GameState
-from pbem.service import catchup, history, replay, schedule
+from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
+from pbem.service import catchup, history, schedule
 from pbem.service.context import Context
 from pbem.service.games import load, players_of
 from pbem.service.outmail import epoch, game_info, host_of, post, queue
@@ -253,8 +254,6 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
     info = game_info(session, ctx, game)
     players = players_of(session, game)
     last = steps[-1]
-    if _moves_on(steps):
-        schedule.start_period(session, ctx, game, last.state)
     for step in steps:
         if step.seat is None or step.before is None:
             continue
@@ -270,7 +269,7 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
             step.state,
             step.state_hash,
             game.deadline,
-            step.state.current if step.state.phase != OVER else None,
+            step.state.current if step.state.phase != ENDED else None,
             missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
             by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
             dice_inputs=_dice_inputs(step, players),
@@ -286,7 +285,7 @@ def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.
             about = ("report", game.name, step.state_hash, "gm", *epoch(game))
             post(session, ctx, rendered, info.gm_address, about, game=game)
     state = last.state
-    if state.phase == OVER:
+    if state.phase == ENDED:
         from pbem.service.archive import export_record
 
         over = rc.GameOver(game_info(session, ctx, game), state)
@@ -314,16 +313,6 @@ def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str]
         for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
         for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
     )
-
-
-def _moves_on(steps: list[replay.Step]) -> bool:
-    """Whether the steps start a new period (a new deadline): not when they are
-    only commands (RESIGN, REMOVE) that leave the same player to act in the
-    same turn and phase: another player's leaving keeps the deadline."""
-    first, last = steps[0].before, steps[-1].state
-    if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
-        return True
-    return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:
@@ -424,7 +413,7 @@ def game_start(
             post(session, ctx, rendered, p.address, about, game=game, seat=p.seat)
     if only_seat is not None:
         return
-    if state.phase not in SETUP_PHASES and state.phase != OVER:
+    if state.phase not in SETUP_PHASES and state.phase != ENDED:
         prompt_next(session, ctx, game, state, info)
 
 

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlmodel import Session, select
 
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.games import load, players_of
 from pbem.service.settings import DAYS, UTC, settings
@@ -59,7 +59,7 @@ def state_row(session: Session, key: str) -> ServiceState | None:
 # --------------------------------------------------------------- periods
 def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
     """Set the deadline for whoever must act now (setup: everyone)."""
-    if state.phase == OVER or game.status == GameStatus.FINISHED:
+    if state.phase == ENDED or game.status == GameStatus.FINISHED:
         game.deadline = None
         session.add(game)
         return

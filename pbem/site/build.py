@@ -27,7 +27,7 @@ from pbem.report import ics, views
 from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import outmail
 from pbem.service.archive import export_record
 from pbem.service.context import Context
@@ -153,7 +153,7 @@ def _game_page(
 
     states = [state_of(r) for r in results]
     now = states[-1] if states else None
-    over = now is not None and now.phase == OVER
+    over = now is not None and now.phase == ENDED
     to_move = (
         now.current if now is not None and now.phase not in SETUP_PHASES and not over else None
     )
@@ -189,7 +189,7 @@ def _game_page(
             after,
             row.state_hash,
             None,
-            after.current if after.phase != OVER else None,
+            after.current if after.phase != ENDED else None,
         )
         view = views.turn_view(report, None)
         picture = _picture(
@@ -229,7 +229,7 @@ def _game_page(
 def _status(game: Game, state: GameState | None) -> str:
     if state is None:
         return "waiting for players"
-    if state.phase == OVER:
+    if state.phase == ENDED:
         if state.winner is not None:
             return f"over: won by {state.players[state.winner].name} ({state.win_reason})"
         return "over"

@@ -17,7 +17,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_VERSION, DiceStream, commitment
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
-from pbem.rules.state import OVER, GameState
+from pbem.rules.state import ENDED, GameState
 from pbem.rules.turnplan import play_turn
 
 START = datetime(2025, 3, 3, 17, 0, tzinfo=UTC)  # a Monday, 18:00 in Paris
@@ -84,7 +84,7 @@ def play_sample(
     state = setup_game(board, options, players, seed, bots)
     secret = game_secret(seed)
     sample = SampleGame(game_info(state, seed), state.copy())
-    while state.phase != OVER and (turns is None or len(sample.reports) < turns):
+    while state.phase != ENDED and (turns is None or len(sample.reports) < turns):
         before = state.copy()
         turn, seat = state.turn, state.current
         rng = DiceStream(secret, state.game, f"turn:{turn}")
@@ -92,7 +92,7 @@ def play_sample(
         for s, p in enumerate(state.players):
             if before.players[s].alive and not p.alive:
                 sample.out_turns[s] = turn
-        next_seat = None if state.phase == OVER else state.current
+        next_seat = None if state.phase == ENDED else state.current
         sample.reports.append(
             TurnReport(
                 game=game_info(state, seed),
@@ -106,5 +106,5 @@ def play_sample(
                 next_seat=next_seat,
             )
         )
-    sample.game = game_info(state, seed, revealed=state.phase == OVER)
+    sample.game = game_info(state, seed, revealed=state.phase == ENDED)
     return sample

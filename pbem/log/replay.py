@@ -8,7 +8,7 @@ feeds it entries, and both must give the same states and hashes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from pbem.orders import (
@@ -27,7 +27,7 @@ from pbem.rules.errors import RulesError
 from pbem.rules.events import Event
 from pbem.rules.options import Options
 from pbem.rules.setupplan import play_setup
-from pbem.rules.state import OVER, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
 SETUP = "setup"
@@ -231,7 +231,7 @@ def apply(
         turn = 0
         seat = None
     elif entry.kind == TURN:
-        if state.phase in SETUP_PHASES or state.phase == OVER:
+        if state.phase in SETUP_PHASES or state.phase == ENDED:
             raise ReplayError(state.turn, entry.seat, f"no turn to play in the {state.phase} phase")
         if entry.seat != state.current:
             raise ReplayError(state.turn, entry.seat, "orders for a seat whose turn it is not")
@@ -256,7 +256,7 @@ def apply(
     return Step(turn, seat, entries, events, state, state.state_hash(), before, inputs)
 
 
-def _guard(turn: int, seat: int | None, run):  # noqa: ANN001, ANN202
+def _guard(turn: int, seat: int | None, run: Callable[[], list[Event]]) -> list[Event]:
     try:
         return run()
     except RulesError as exc:
@@ -269,12 +269,13 @@ def _command(game: Game, entry: Entry) -> list[Event]:
     if word not in ("RESIGN", "REMOVE") or entry.seat is None:
         raise ReplayError(game.state.turn, entry.seat, f"not a game-changing command: {entry.text}")
     reason = "resigned" if word == "RESIGN" else "removed"
+    seat = entry.seat
     return _guard(
         game.state.turn,
-        entry.seat,
+        seat,
         lambda: engine.remove_player(
             game.state,
-            entry.seat,
+            seat,
             reason,
         ),
     )

@@ -36,12 +36,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from pbem.maps import map_names
-from pbem.rules.dice import DICE_V1, check_version, commitment
-from pbem.rules.errors import MapError, OptionsError
-from pbem.rules.maps import parse_map
-from pbem.rules.options import Options
-from pbem.service.replay import (
+from pbem.log.replay import (
     Draws,
     Entry,
     GameDefinition,
@@ -50,6 +45,11 @@ from pbem.service.replay import (
     apply,
     start,
 )
+from pbem.maps import map_names
+from pbem.rules.dice import DICE_V1, check_version, commitment
+from pbem.rules.errors import MapError, OptionsError
+from pbem.rules.maps import parse_map
+from pbem.rules.options import Options
 
 
 class RecordError(ValueError):
