@@ -433,6 +433,7 @@ def started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
     state = state_of(started)
     before = (hash_chain(started), log_texts(started), state.state_hash())
+    queued = len(unsent_mail(started))
     orders = tmp_path / "turn.txt"
     orders.write_text(make_bots()[state.current].write_turn(state), encoding="utf-8")
     result = ok("adjudicate", GAME, "--orders", orders, "--dry-run", "--config", started)
@@ -440,10 +441,27 @@ def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
     assert result.stdout.endswith(f"{name}: valid (nothing applied)\n")
     assert result.stdout.startswith("PLACE ")
     assert (hash_chain(started), log_texts(started), state_of(started).state_hash()) == before
-    # the same orders for real: one more log entry and one more stored step
+    assert len(unsent_mail(started)) == queued
+    # the same orders for real: one more log entry and one more stored step, and
+    # the mail a turn by mail would bring: the report to every player, the notice
     ok("adjudicate", GAME, "--orders", orders, "--config", started)
     assert len(log_texts(started)) == len(before[1]) + 1
     assert len(hash_chain(started)) == len(before[0]) + 1
+    new = unsent_mail(started)[queued:]
+    reports = [m for m in new if f"Turn {state.turn}" in str(m["subject"])]
+    assert sorted(str(m["recipient"]) for m in reports) == sorted(
+        [f"{p}@example.org" for p in PLAYERS] + ["gm@localhost"]
+    )
+    following = PLAYERS[state_of(started).current]
+    assert any(
+        m["recipient"] == f"{following}@example.org" and "your turn" in str(m["subject"]).lower()
+        for m in new
+    )
+
+
+def unsent_mail(config: Path) -> list[dict[str, object]]:
+    """The outbox as `pbem outbox --json` lists it: what waits to be sent."""
+    return json.loads(ok("outbox", "--json", "--config", config).stdout)
 
 
 @pytest.mark.parametrize("content", ["", "# only a comment\n\n", "PASSWORD x\n"])

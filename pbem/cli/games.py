@@ -167,7 +167,10 @@ def adjudicate(
 ) -> None:
     """Enter a player's orders by hand, as the GM, and play them."""
     from pbem.orders.errors import format_problems
-    from pbem.service.games import find_game, find_player, players_of, submit
+    from pbem.service import gm
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.games import find_game, find_player, players_of
 
     text = read_text(orders)
     with open_session(config) as session:
@@ -178,7 +181,8 @@ def adjudicate(
             who = players_of(session, row)[row.current_seat]
         else:
             fail("the game is setting up: say whose orders these are with --as PLAYER")
-        outcome = submit(session, row, who, text, source="gm", dry_run=dry_run)
+        ctx = Context(config_of(config), clock_from(None))
+        outcome = gm.adjudicate(session, ctx, row, who, text, dry_run)
         if not outcome.accepted:
             typer.echo(format_problems(outcome.problems, text), err=True)
             raise typer.Exit(1)

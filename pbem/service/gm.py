@@ -18,6 +18,7 @@ from pbem.service.context import Context
 from pbem.service.deadlines import kick_in_setup, play_missing
 from pbem.service.errors import ServiceError
 from pbem.service.games import (
+    Outcome,
     add_reroll,
     definition_of,
     find_player,
@@ -466,3 +467,15 @@ def process(session: Session, ctx: Context, game: Game) -> str:
         lines += play_missing(session, ctx, game, loaded, count_miss=overdue)
     lines += play_bot_turns(session, ctx, game)
     return "; ".join(lines) or "nothing to play"
+
+
+def adjudicate(
+    session: Session, ctx: Context, game: Game, player: Player, text: str, dry_run: bool
+) -> Outcome:
+    """`pbem adjudicate`: the GM enters a player's orders by hand. Played like
+    orders by mail (logged as the GM's), so the players get their reports and
+    the next player the notice; then the bots' seats play."""
+    outcome = play(session, ctx, game, player, text, source="gm", dry_run=dry_run)
+    if outcome.accepted and not dry_run:
+        play_bot_turns(session, ctx, game)
+    return outcome
