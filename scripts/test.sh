@@ -9,9 +9,13 @@ bash scripts/install-system-deps.sh || echo "warning: system packages could not 
 export PATH="$PWD/.venv/bin:$PATH"
 ruff check pbem tests scripts
 mypy
-python -m pytest -q "$@"
+# Three test processes on the two cores: most integration tests wait on servers
+# and subprocesses, so the suite runs in about half the time (pytest-xdist;
+# every server a test starts takes a free port, every test its own folder).
+python -m pytest -q -n "${PBEM_TEST_WORKERS:-3}" "$@"
 # The rules engine must not depend on hashing: its tests again under two
 # more hash seeds (the suite itself also compares hash chains across seeds).
 for seed in 1 4242; do
-  PYTHONHASHSEED=$seed python -m pytest -q -p no:cacheprovider tests/test_rules_*.py
+  PYTHONHASHSEED=$seed python -m pytest -q -p no:cacheprovider -n "${PBEM_TEST_WORKERS:-3}" \
+    tests/test_rules_*.py tests/test_rulebook_*.py tests/test_outputs_pinned.py
 done
