@@ -61,10 +61,16 @@ def worker_configs(bench: Bench, count: int) -> list[Path]:
     return paths
 
 
-def poll_at_once(bench: Bench, configs: list[Path]) -> tuple[float, int]:
-    """One `pbem poll` per config, all started together; (wall seconds, turns played)."""
+def worker_env() -> dict[str, str]:
+    """This environment without PBEM_ settings, with this checkout's pbem first."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
     env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def poll_at_once(bench: Bench, configs: list[Path]) -> tuple[float, int]:
+    """One `pbem poll` per config, all started together; (wall seconds, turns played)."""
+    env = worker_env()
     started = time.perf_counter()
     runs = [
         subprocess.Popen(
@@ -87,8 +93,7 @@ def poll_at_once(bench: Bench, configs: list[Path]) -> tuple[float, int]:
 
 
 def start_daemons(bench: Bench, configs: list[Path]) -> list[subprocess.Popen[str]]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
-    env["PYTHONPATH"] = str(REPO)
+    env = worker_env()
     return [
         subprocess.Popen(
             [sys.executable, "-m", "pbem", "daemon", "--interval", "2", "--config", str(path)],

@@ -170,17 +170,12 @@ def adjudicate(
     from pbem.service import gm
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.games import find_game, find_player, players_of
+    from pbem.service.games import author_of, find_game, players_of
 
     text = read_text(orders)
     with open_session(config) as session:
         row = find_game(session, game)
-        if player is not None:
-            who = find_player(session, row, player)
-        elif row.current_seat is not None and row.phase == GamePhase.PLAYING:
-            who = players_of(session, row)[row.current_seat]
-        else:
-            fail("the game is setting up: say whose orders these are with --as PLAYER")
+        who = author_of(session, row, player)
         ctx = Context(config_of(config), clock_from(None))
         outcome = gm.adjudicate(session, ctx, row, who, text, dry_run)
         if not outcome.accepted:

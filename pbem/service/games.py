@@ -567,6 +567,15 @@ def list_games(session: Session) -> list[Game]:
     return list(session.exec(select(Game).order_by(Game.name)))
 
 
+def author_of(session: Session, game: Game, name: str | None) -> Player:
+    """Whose orders a GM's file holds: the player named, else whose turn it is."""
+    if name is not None:
+        return find_player(session, game, name)
+    if game.current_seat is not None and game.phase == GamePhase.PLAYING:
+        return players_of(session, game)[game.current_seat]
+    raise ServiceError("the game is setting up: say whose orders these are with --as PLAYER")
+
+
 def check_against_game(config, game_name: str, text: str, player_name: str | None):  # noqa: ANN001, ANN201
     """`pbem check --game`: validate orders against a stored game; nothing changes."""
     from pbem.orders import CheckResult, format_problems
@@ -575,12 +584,7 @@ def check_against_game(config, game_name: str, text: str, player_name: str | Non
     engine = init_db(config.database_url)
     with session_scope(engine, write=False) as session:
         game = find_game(session, game_name)
-        if player_name is not None:
-            player = find_player(session, game, player_name)
-        elif game.current_seat is not None and game.phase == GamePhase.PLAYING:
-            player = players_of(session, game)[game.current_seat]
-        else:
-            raise ServiceError("the game is setting up: say whose orders these are with --as")
+        player = author_of(session, game, player_name)
         outcome = submit(session, game, player, text, source="gm", dry_run=True)
     if outcome.accepted:
         return CheckResult(True, f"valid orders for {player.name}:\n{outcome.canonical}")
