@@ -458,3 +458,25 @@ def test_the_reminder_says_what_the_games_settings_do(tmp_path) -> None:
     assert "After 2 a player is removed from the game and the greedy bot plays their seat." in (
         text
     )
+
+
+def test_a_turn_by_mail_stamps_the_rows_with_the_service_clock(tmp_path) -> None:  # noqa: ANN001
+    """The clock is the service's (ManualClock here, --now for a GM): the game
+    row and the setup orders held for the others take its time, not the wall
+    clock's (issue 18)."""
+    from sqlmodel import select
+
+    from pbem.service.schedule import aware_utc
+    from pbem.store import PendingOrders
+
+    world = World(tmp_path)
+    table = new_table(world, "clk", ["ann", "bob", "cat"], overrides={"placement": "blind"})
+    world.advance(hours=2)
+    table.read_all()
+    table.seats["ann"].answer()  # ann's placement waits for bob's and cat's
+    world.poll()
+    with world.session(write=False) as session:
+        held = list(session.exec(select(PendingOrders)))
+    assert held and {aware_utc(p.received_at) for p in held} == {world.clock.now()}
+    table.run(lambda: world.game("clk").turn >= 2)
+    assert aware_utc(world.game("clk").updated_at) == world.clock.now()

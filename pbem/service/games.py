@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 
 from sqlmodel import Session, col, func, select
@@ -325,7 +326,7 @@ def load(session: Session, game: Game) -> replay.Game:
     return loaded
 
 
-def sync_row(row: Game, state: GameState) -> None:
+def sync_row(row: Game, state: GameState, now: datetime | None = None) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
@@ -338,7 +339,7 @@ def sync_row(row: Game, state: GameState) -> None:
         row.phase = GamePhase.SETUP
     else:
         row.phase = GamePhase.PLAYING
-    row.updated_at = utcnow()
+    row.updated_at = now or utcnow()  # ``now``: the service's clock, where the caller has it
 
 
 def _next_seq(session: Session, game: Game) -> int:
@@ -364,7 +365,9 @@ def append_entry(session: Session, game: Game, entry: replay.Entry, message_id: 
     return seq
 
 
-def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> None:
+def store_result(
+    session: Session, game: Game, step: replay.Step, seq: int, now: datetime | None = None
+) -> None:
     session.add(
         TurnResult(
             game_id=id_of(game),
@@ -376,7 +379,7 @@ def store_result(session: Session, game: Game, step: replay.Step, seq: int) -> N
             snapshot_json=step.state.canonical_json(),
         )
     )
-    sync_row(game, step.state)
+    sync_row(game, step.state, now)
     session.add(game)
     _sync_players(session, game, step.state)
 
@@ -410,9 +413,11 @@ def submit(
     dry_run: bool = False,
     allow_inactive: bool = False,
     parsed: ParsedMail | None = None,
+    now: datetime | None = None,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
     adjudicate them. All or nothing: invalid orders change nothing.
+    ``now``: the service's clock (the rows' timestamps), the wall clock if None.
     ``parsed``: ``text`` as the caller has already read it (parse_orders against
     this game's board), so that a mail is read once."""
     if game.status == GameStatus.PAUSED:
@@ -440,7 +445,7 @@ def submit(
         )
         if dry_run:
             return Outcome(True, canonical=canonical, message="valid (nothing applied)")
-        return _accept_setup(session, game, loaded, player, canonical, source, message_id)
+        return _accept_setup(session, game, loaded, player, canonical, source, message_id, now)
     problems = validate_mail(state, seat, parsed)
     if problems:
         return Outcome(False, problems)
@@ -453,7 +458,7 @@ def submit(
     # the actions just validated are the ones the canonical text reads back as
     step = replay.apply(loaded, entry, keep_before=True, actions=actions)
     assert step is not None
-    store_result(session, game, step, seq)
+    store_result(session, game, step, seq, now)
     if source in ("mail", "gm"):
         record_turn(player, missed=False)
         session.add(player)
@@ -489,6 +494,7 @@ def _accept_setup(
     canonical: str,
     source: str,
     message_id: str | None,
+    now: datetime | None = None,
 ) -> Outcome:
     """Setup orders wait (replaceable) until every player has sent theirs."""
     pending = session.exec(
@@ -504,7 +510,7 @@ def _accept_setup(
     pending.text = canonical
     pending.source = source
     pending.message_id = message_id
-    pending.received_at = utcnow()
+    pending.received_at = now or utcnow()
     session.add(pending)
     session.flush()
     waiting = list(
@@ -533,9 +539,9 @@ def _accept_setup(
         if step is not None:
             steps.append(step)
             if step.state.phase not in SETUP_PHASES:
-                store_result(session, game, step, seq)
+                store_result(session, game, step, seq, now)
             else:
-                sync_row(game, step.state)
+                sync_row(game, step.state, now)
                 session.add(game)
     return Outcome(True, canonical=canonical, steps=steps, message=f"{note}; setup played")
 

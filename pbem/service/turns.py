@@ -66,6 +66,7 @@ def play(
         dry_run=dry_run,
         allow_inactive=allow_inactive,
         parsed=parsed,
+        now=ctx.clock.now(),
     )
     if tell and outcome.accepted:
         report(session, ctx, game, outcome.steps)
