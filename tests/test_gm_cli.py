@@ -387,6 +387,7 @@ def test_show_json_has_board_players_and_whose_turn(played: Played) -> None:
     assert data["to_move"] == PLAYERS[state.current]
     assert data["name"] == GAME
     assert data["commitment"] == hashlib.sha256(SECRET).hexdigest()
+    assert data["dice"] == "pbem-dice-v1"  # the game was made with --dice v1
     assert data["winner"] is None
     assert [p["name"] for p in data["players"]] == PLAYERS
     for seat, p in enumerate(data["players"]):

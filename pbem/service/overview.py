@@ -49,6 +49,7 @@ def game_overview(session: Session, name: str) -> tuple[dict[str, Any], str]:
         "map": row.map_name,
         "preset": row.preset,
         "commitment": row.commitment,
+        "dice": row.dice_version,  # how the commitment's dice are drawn (docs/DICE.md)
         "deadline": row.deadline.isoformat() if row.deadline else None,
     }
     data = game_to_json(state, info)
