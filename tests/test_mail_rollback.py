@@ -9,7 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from pbem.cli import app
 from pbem.log.records import read_record, verify_record, write_record
 from pbem.log.replay import turn_stream
 from pbem.rules.dice import commitment
@@ -85,6 +87,13 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
         text = export_record(session, game, with_secret=True)
     record = read_record(text)
     assert record.rerolls == [(4, made, secret_hex)]
+    # `pbem reveal` publishes every secret the game's dice came from
+    shown = CliRunner().invoke(app, ["reveal", "rr", "--force", "--config", str(world.config_path)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.splitlines()[:2] == [
+        f"secret of rr: {SECRET.hex()}",
+        f"new dice from turn 4 on: {secret_hex} (commitment {made})",
+    ]
     report = verify_record(record, SECRET.hex())
     assert report.ok, report.message
     # the independent verifier takes each turn's dice from the secret in force then

@@ -108,12 +108,14 @@ def reveal(
     """Publish a game's secret so that anyone can verify every roll (a running
     game's future rolls too: that needs --force)."""
     from pbem.service.archive import reveal as reveal_secret
-    from pbem.service.games import find_game
+    from pbem.service.games import find_game, rerolls_of
 
     with open_session(config) as session:
         row = find_game(session, game)
         secret = reveal_secret(session, row, force)
         typer.echo(f"secret of {row.name}: {secret}")
+        for first, rerolled, made in rerolls_of(session, row):  # `pbem rollback --reroll`
+            typer.echo(f"new dice from turn {first} on: {rerolled} (commitment {made})")
         typer.echo(
             f"check: pbem export {row.name} -o {row.name}.pgn && "
             f"pbem verify {row.name}.pgn --secret {secret}"
