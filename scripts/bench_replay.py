@@ -108,7 +108,7 @@ def cold_caches() -> None:
     from pbem.orders import lexer, parser
     from pbem.rules import maps
 
-    maps._parse_map.cache_clear()
+    maps._BOARDS.clear()
     lexer._tokenize.cache_clear()
     parser._NAMES.clear()
 
