@@ -37,7 +37,8 @@ from pbem.log import replay  # noqa: E402
 from pbem.log.records import definition_of, read_record, verify_record  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.maps.presets import load_preset  # noqa: E402
-from pbem.orders import TextBot, parse_orders, turn_actions, validate_turn  # noqa: E402
+from pbem.orders import TextBot, parse_orders  # noqa: E402
+from pbem.orders.validate import checked_turn  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1  # noqa: E402
 from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
@@ -107,7 +108,7 @@ def cold_caches() -> None:
     from pbem.orders import lexer, parser
     from pbem.rules import maps
 
-    maps._parse_map.cache_clear()
+    maps._BOARDS.clear()
     lexer._tokenize.cache_clear()
     parser._NAMES.clear()
 
@@ -162,8 +163,7 @@ def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
         a = time.perf_counter()
         parsed = parse_orders(entry.text, state.board)
         b = time.perf_counter()
-        problems = validate_turn(state, entry.seat, parsed.orders)
-        actions = turn_actions(state, parsed.orders)
+        problems, actions = checked_turn(state, entry.seat, parsed.orders)
         c = time.perf_counter()
         assert not problems, problems
         play_turn(state, actions, replay.turn_stream(definition, state.turn))

@@ -214,6 +214,20 @@ def test_map_names_and_builtin_cache() -> None:
     assert caught.value.message == "no built-in map 'atlantis'; there are: classic, fantasy"
 
 
+def test_a_map_text_is_checked_once_whatever_names_it() -> None:
+    """A stored game's map, its record's and its file's are the same board; errors
+    are not kept, so each still names the text it was given as."""
+    board = parse_map(TINY, "tiny.toml")
+    assert parse_map(TINY, "tiny (in the record)") is board
+    assert parse_map(TINY, "tiny", base="/maps") is not board  # images resolve from base
+    broken = TINY.replace("wilds = 1", "wilds = -1")
+    assert broken != TINY
+    for path in ("one.toml", "two.toml"):
+        with pytest.raises(MapError) as caught:
+            parse_map(broken, path)
+        assert str(caught.value).startswith(f"{path}: wilds: ")
+
+
 @pytest.mark.parametrize("name", ["classic", "fantasy"])
 def test_dump_map_round_trips(name: str) -> None:
     board = builtin_map(name)

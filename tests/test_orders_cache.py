@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pbem.maps import builtin_map
-from pbem.orders import OrdersError, parse_orders
+from pbem.orders import OrdersError, parse_orders, parser
 from pbem.orders.lexer import tokenize
 
 
@@ -45,3 +45,43 @@ def test_tokens_of_a_line_are_shared_and_read_as_before() -> None:
         ("number", "3", 29, 30, "3"),
     ]
     assert tokenize("Zürich")[0].upper == ""  # keywords are ASCII
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("a->b", ["a", "->", "b"]),
+        ("-5 --x a- -> b-", ["-5", "--x", "a-", "->", "b-"]),
+        ("-->x", ["-", "->", "x"]),
+        ("a,,b\u2192c ->->", ["a", ",", ",", "b", "\u2192", "c", "->", "->"]),
+        ("\t Ëa-é->ü  ", ["Ëa-é", "->", "ü"]),
+        ("", []),
+    ],
+)
+def test_words_end_at_blanks_commas_and_arrows_only(line: str, words: list[str]) -> None:
+    assert [t.text for t in tokenize(line)] == words
+    assert "".join(t.text for t in tokenize(line)) == "".join(line.split())
+
+
+def test_prose_around_a_cached_line_is_ignored_as_on_a_first_reading() -> None:
+    """A line read before counts as an order when the mail's span of orders is found."""
+    board = builtin_map("classic")
+    mail = "Hi all\n\nATTACK Alaska -> Kamchatka UNTIL 2 LEFT\nCheers, me"
+    parser._NAMES.clear()
+    first = parse_orders(mail, board)
+    again = parse_orders(mail, board)
+    assert first.ignored == again.ignored == [(1, "Hi all"), (4, "Cheers, me")]
+    assert first.orders == again.orders
+
+
+def test_prose_between_cached_lines_is_refused_as_on_a_first_reading() -> None:
+    board = builtin_map("classic")
+    line = "ATTACK Alaska -> Kamchatka UNTIL 2 LEFT"
+    mail = f"Hi all\n{line}\nand then some\n{line}\nBye"
+    parser._NAMES.clear()
+    parse_orders(line, board)  # both order lines are now known
+    with pytest.raises(OrdersError) as err:
+        parse_orders(mail, board)
+    problem = err.value.problems[0]
+    assert (problem.line, problem.column) == (3, 1)
+    assert problem.message.startswith("and: no such order")

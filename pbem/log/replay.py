@@ -11,14 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from pbem.orders import (
-    OrderProblem,
-    OrdersError,
-    parse_orders,
-    turn_actions,
-    validate_setup,
-    validate_turn,
-)
+from pbem.orders import OrderProblem, OrdersError, parse_orders, validate_setup
+from pbem.orders.validate import checked_turn
 from pbem.rules import engine
 from pbem.rules.actions import SetupAction, TurnAction
 from pbem.rules.board import Board
@@ -177,10 +171,10 @@ def parse_turn(game: Game, seat: int, text: str) -> list[TurnAction]:
         parsed = parse_orders(text, state.board)
     except OrdersError as exc:
         raise ReplayError(state.turn, seat, _first(exc.problems)) from None
-    problems = validate_turn(state, seat, parsed.orders)
+    problems, actions = checked_turn(state, seat, parsed.orders)
     if problems:
         raise ReplayError(state.turn, seat, _first(problems))
-    return turn_actions(state, parsed.orders)
+    return actions
 
 
 def parse_setup(game: Game, seat: int, text: str) -> list[SetupAction]:

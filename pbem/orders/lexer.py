@@ -86,8 +86,9 @@ def strip_comment(line: str) -> str:
 
 # One pass over a line: an arrow, a comma, or a word (a run of anything but
 # blanks, commas and arrows). Replays read thousands of lines, so this is one
-# compiled pattern rather than a loop over characters.
-_TOKEN = re.compile(r"(->|\u2192)|(,)|((?:(?!->|\u2192)[^\s,])+)")
+# compiled pattern rather than a loop over characters; a word is taken in runs
+# without a '-', and a '-' only where no '>' follows (no lookahead per character).
+_TOKEN = re.compile(r"(->|\u2192)|(,)|((?:[^\s,\-\u2192]++|-(?!>))+)")
 
 
 def tokenize(line: str) -> tuple[Token, ...]:

@@ -687,9 +687,10 @@ def _looks_like_an_order(tokens: tuple[Token, ...]) -> bool:
     return len(word) >= 4 and bool(near) and near[0][0] == word[0]
 
 
-def _order_span(lines: list[str], start: int) -> tuple[int, int]:
+def _order_span(lines: list[str], start: int, known: _LineCache | None = None) -> tuple[int, int]:
     """The indices of the first and last line that look like orders (before a
-    signature or END); lines outside the span that are not orders are prose."""
+    signature or END); lines outside the span that are not orders are prose.
+    ``known``: order lines read before, which are orders without a look at them."""
     first, last = len(lines), -1
     for index in range(start, len(lines)):
         raw = lines[index]
@@ -697,7 +698,11 @@ def _order_span(lines: list[str], start: int) -> tuple[int, int]:
             break
         if is_quoted(raw):
             continue
-        tokens = tokenize(strip_comment(raw))
+        content = strip_comment(raw)
+        if known is not None and content in known:
+            first, last = min(first, index), index
+            continue
+        tokens = tokenize(content)
         if not tokens:
             continue
         if tokens[0].upper == g.END and tokens[0].kind == WORD:
@@ -719,7 +724,7 @@ class _MailReader:
         press: _PressStart | None = None
         body: list[str] = []
         start = orders_start(lines)
-        first, last = _order_span(lines, start)
+        first, last = _order_span(lines, start, self.lines)
         for index in range(start, len(lines)):
             raw = lines[index]
             if press is not None:
@@ -738,6 +743,11 @@ class _MailReader:
             if is_signature(raw):
                 break
             content = strip_comment(raw)
+            known = self.lines.get(content)  # an order line read before (never END & co.)
+            if known is not None:
+                action, column, items = known
+                self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
+                continue
             tokens = tokenize(content)
             if not tokens:
                 continue
@@ -754,11 +764,6 @@ class _MailReader:
                 continue
             if keyword == g.ENDPRESS:
                 self._problem(index + 1, head, "ENDPRESS without a PRESS line before it")
-                continue
-            known = self.lines.get(content)
-            if known is not None:
-                action, column, items = known
-                self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
                 continue
             handler = _HANDLERS.get(keyword)
             if handler is None:

@@ -403,28 +403,31 @@ def validate_turn(
     first orders of a mail whose later lines could not be read, so the checks
     of the whole turn (armies due, a forced trade) are left out.
     """
+    return checked_turn(state, seat, orders, complete)[0]
+
+
+def checked_turn(
+    state: GameState, seat: int, orders: Sequence[Order], complete: bool = True
+) -> tuple[list[OrderProblem], list[TurnAction]]:
+    """``validate_turn``'s problems and, when there are none, ``turn_actions``'s
+    actions, from one walk over the orders (a replay needs both for every turn)."""
     orders = list(orders)
     gate = _turn_gate(state, seat)
     if gate is not None:
-        return [_whole(gate, orders)]
+        return [_whole(gate, orders)], []
     check = _TurnCheck(state, seat)
     check.complete = complete
     check.run(orders)
-    return check.problems
+    return check.problems, check.actions
 
 
 def turn_actions(state: GameState, orders: Sequence[Order]) -> list[TurnAction]:
     """The actions the current player's orders mean, wild cards resolved to the
     wilds the player holds; OrdersError if they do not validate."""
-    orders = list(orders)
-    gate = _turn_gate(state, state.current)
-    if gate is not None:
-        raise OrdersError([_whole(gate, orders)])
-    check = _TurnCheck(state, state.current)
-    check.run(orders)
-    if check.problems:
-        raise OrdersError(check.problems)
-    return check.actions
+    problems, actions = checked_turn(state, state.current, orders)
+    if problems:
+        raise OrdersError(problems)
+    return actions
 
 
 # ---------------------------------------------------------------------- setup

@@ -10,7 +10,6 @@ follow the order of the file; neighbour and member lists are stored sorted.
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 import tomllib
@@ -64,14 +63,23 @@ def parse_map(text: str, path: str, base: str | None = None) -> Board:
     ``base`` is the folder the file lives in: relative image paths in
     ``[picture]`` are taken from there (a path is only joined, never opened).
     A board is immutable, so the boards of recent texts are kept: every replay of a
-    record and every load of a stored game parses the same map text again.
+    record and every load of a stored game parses the same map text again. They are
+    kept by text and ``base`` only: ``path`` names the text in error messages (which
+    are not kept) and not in the board, so a map read from its file, from a record and
+    from a stored game is checked once.
     """
-    return _parse_map(text, path, base)
+    key = (text, base)
+    board = _BOARDS.get(key)
+    if board is None:
+        board = _Parser(path, base).board(text)
+        if len(_BOARDS) >= _BOARDS_KEPT:
+            _BOARDS.pop(next(iter(_BOARDS)), None)  # the oldest
+        _BOARDS[key] = board
+    return board
 
 
-@functools.lru_cache(maxsize=32)
-def _parse_map(text: str, path: str, base: str | None) -> Board:
-    return _Parser(path, base).board(text)
+_BOARDS_KEPT = 32
+_BOARDS: dict[tuple[str, str | None], Board] = {}  # (map text, base) -> its board
 
 
 def dump_map(board: Board) -> str:

@@ -13,20 +13,20 @@ writes pbem/store/migrations/versions/NNNN_what_changed.py by autogenerate
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from alembic.util.exc import CommandError
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection, Engine
 
 from pbem.store.db import make_engine, reader, safe_url, translate_errors
 from pbem.store.errors import DatabaseError
+
+if TYPE_CHECKING:  # alembic costs ~0.35 s to import; an up-to-date database never needs it
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
@@ -35,7 +35,14 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 _PG_MIGRATION_LOCK = 0x7062656D
 
 
+# The two lines of a migration file that place it in the chain (see versions/).
+_REVISION_LINE = re.compile(r'^revision: str = "([^"]+)"$', re.MULTILINE)
+_DOWN_LINE = re.compile(r'^down_revision: [^=]+= (?:"([^"]+)"|None)$', re.MULTILINE)
+
+
 def _config(connection: Connection | None = None) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["connection"] = connection
@@ -43,16 +50,54 @@ def _config(connection: Connection | None = None) -> Config:
 
 
 def head_revision() -> str:
-    """The newest migration this version of pbem knows."""
-    head = ScriptDirectory.from_config(_config()).get_current_head()
+    """The newest migration this version of pbem knows.
+
+    Read from the migration files' ``revision``/``down_revision`` lines without
+    importing alembic (start-up time); alembic decides when that reading is not a
+    single plain chain.
+    """
+    head = _scanned_head()
+    if head is None:
+        from alembic.script import ScriptDirectory
+
+        head = ScriptDirectory.from_config(_config()).get_current_head()
     assert head is not None, f"no migrations found in {MIGRATIONS_DIR}"
     return head
 
 
+def _scanned_head() -> str | None:
+    """The head of a single linear chain of migration files; None if it is anything else."""
+    revisions: list[str] = []
+    downs: set[str] = set()
+    for path in sorted((MIGRATIONS_DIR / "versions").glob("[0-9]*.py")):
+        text = path.read_text(encoding="utf-8")
+        revision, down = _REVISION_LINE.findall(text), _DOWN_LINE.search(text)
+        if len(revision) != 1 or down is None:
+            return None
+        revisions.append(revision[0])
+        if down[1] is not None:
+            downs.add(down[1])
+    heads = [r for r in revisions if r not in downs]
+    if len(heads) != 1 or len(downs) != len(revisions) - 1 or not downs <= set(revisions):
+        return None
+    return heads[0]
+
+
 def current_revision(engine: Engine) -> str | None:
-    """The migration the database is at; None for a database pbem never migrated."""
+    """The migration the database is at; None for a database pbem never migrated.
+
+    A plain query of alembic's version table (the same table alembic reads), so
+    that checking an up-to-date database does not import alembic.
+    """
     with translate_errors(engine), reader(engine).connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        if not inspect(connection).has_table("alembic_version"):
+            return None
+        rows = connection.exec_driver_sql("SELECT version_num FROM alembic_version").fetchall()
+        if len(rows) > 1:
+            from alembic.runtime.migration import MigrationContext
+
+            return MigrationContext.configure(connection).get_current_revision()
+        return str(rows[0][0]) if rows else None
 
 
 def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
@@ -73,6 +118,9 @@ def upgrade(engine_or_url: Engine | str, revision: str = "head") -> None:
 
 
 def _upgrade(engine: Engine, revision: str) -> None:
+    from alembic import command
+    from alembic.util.exc import CommandError
+
     sqlite = engine.dialect.name == "sqlite"
     with translate_errors(engine), engine.connect() as connection:
         if sqlite:
@@ -134,6 +182,9 @@ def init_db(url: str) -> Engine:
                 "(alembic_version); it was not made by `pbem` and will not be touched"
             )
     else:
+        from alembic.script import ScriptDirectory
+        from alembic.util.exc import CommandError
+
         try:
             ScriptDirectory.from_config(_config()).get_revision(current)
         except CommandError as err:
@@ -147,6 +198,8 @@ def init_db(url: str) -> Engine:
 
 def new_revision(message: str) -> Path:
     """Write a new migration by comparing the models with a scratch database at head."""
+    from alembic import command
+
     with tempfile.TemporaryDirectory() as scratch:
         engine = make_engine(f"sqlite:///{scratch}/scratch.db")
         upgrade(engine)
