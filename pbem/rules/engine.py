@@ -575,8 +575,13 @@ def attack(
     ``reroll``: the attacker asks for the expert card re-roll (the rules let
     the player choose; it is used on every roll where it applies).
     """
-    _expect_turn(state, seat)
-    _check_reinforcements_done(state)
+    if (
+        state.phase is not ATTACK
+        or state.pending_move is not None
+        or (seat is not None and seat != state.current)
+    ):  # the usual case (a second attack) passes both checks; only the rest calls them
+        _expect_turn(state, seat)
+        _check_reinforcements_done(state)
     if reroll and not state.options.card_reroll:
         raise RulesError("card re-roll", "these rules have no card re-roll")
     if state.phase == FORTIFY:
@@ -600,7 +605,7 @@ def attack(
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
-    leftover = place_leftover(state)
+    leftover = place_leftover(state) if state.reinforcements else []
     state.phase = ATTACK
     options = state.options
     owner = state.owner
@@ -618,7 +623,23 @@ def attack(
     # to combat.roll per roll. Streams without roll_tuple go through combat.roll.
     roll_tuple = getattr(rng, "roll_tuple", None)
     plain = roll_tuple is not None and not (reroll or commander)
-    while True:
+    if plain and no_limit:  # the bots' and most players' attack: a tight loop
+        have = armies[source]
+        left = armies[target]
+        while have >= 2:
+            a = dice if dice < have else have - 1
+            d = 1 if one_die or left < 2 else 2
+            drawn = roll_tuple(a + d)  # type: ignore[misc]  # plain implies not None
+            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
+            rolls.append(result)
+            have -= result.attacker_losses
+            left -= result.defender_losses
+            if left == 0:
+                stop = "conquered"
+                break
+        armies[source] = have
+        armies[target] = left
+    while not (plain and no_limit):
         have = armies[source]
         if have < 2:
             stop = "exhausted"
