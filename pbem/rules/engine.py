@@ -626,10 +626,23 @@ def attack(
     if plain and no_limit:  # the bots' and most players' attack: a tight loop
         have = armies[source]
         left = armies[target]
+        # the dice are sliced from the stream's decoded faces (no call per roll)
+        cursor = getattr(rng, "face_cursor", None)
+        faces, i = (cursor() if cursor is not None else None) or ((), 0)
+        start = i
         while have >= 2:
             a = dice if dice < have else have - 1
             d = 1 if one_die or left < 2 else 2
-            drawn = roll_tuple(a + d)  # type: ignore[misc]  # plain implies not None
+            n = a + d
+            drawn = faces[i : i + n]
+            if len(drawn) == n and 0 not in drawn:
+                i += n
+            else:  # the faces run out or hold a rejected word: the stream's own path
+                if i != start:
+                    rng.skip_faces(i - start)  # type: ignore[attr-defined]
+                drawn = roll_tuple(n)  # type: ignore[misc]  # plain implies not None
+                faces, i = (cursor() if cursor is not None else None) or ((), 0)
+                start = i
             result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
             rolls.append(result)
             have -= result.attacker_losses
@@ -637,6 +650,8 @@ def attack(
             if left == 0:
                 stop = "conquered"
                 break
+        if i != start:
+            rng.skip_faces(i - start)  # type: ignore[attr-defined]
         armies[source] = have
         armies[target] = left
     while not (plain and no_limit):
