@@ -12,9 +12,7 @@ from pbem.rules.simulate import play_game
 
 
 @pytest.mark.parametrize("dice", [DICE_V1, DICE_V2])
-def test_games_same_without_the_face_cursor(
-    monkeypatch: pytest.MonkeyPatch, dice: str
-) -> None:
+def test_games_same_without_the_face_cursor(monkeypatch: pytest.MonkeyPatch, dice: str) -> None:
     board, options = builtin_map("classic"), load_preset("classic")
     fast = [play_game(board, options, 4, seed, keep_hashes=True, dice=dice) for seed in (1, 2, 3)]
     monkeypatch.setattr(DiceStream, "face_cursor", lambda self: None)
