@@ -800,13 +800,17 @@ def move_in(state: GameState, armies: int, asked: int | None = None) -> list[Eve
         raise RulesError("move in", f"at least {minimum} armies must move in")
     if armies > state.armies[source] - 1:
         raise RulesError("move in", "one army must stay behind")
-    return _move(state, armies, asked) + _check_goal(state)
+    events = _move(state, armies, asked)
+    if state.options.goal != "domination":  # _check_goal, without a call per conquest
+        events += _check_victory(state)
+    return events
 
 
 def _move(state: GameState, armies: int, asked: int | None) -> list[Event]:
     source, target, _ = state.pending_move  # type: ignore[misc]
     state.pending_move = None
-    moved = min(armies, room_for(state, target))
+    cap = state.options.max_armies  # room_for, inlined: every conquest moves in
+    moved = min(armies, cap - state.armies[target]) if cap else armies
     if moved != armies and asked is None:
         asked = armies
     state.armies[source] -= moved
