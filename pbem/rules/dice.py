@@ -181,6 +181,22 @@ class DiceStream:
                 return faces
         return self._slow_dice(count)
 
+    def face_cursor(self) -> tuple[tuple[int, ...], int] | None:
+        """The decoded faces and the index of the next draw in them, for a caller
+        that takes many rolls in a row (engine.attack): it slices its dice there,
+        then calls ``skip_faces`` with how many it took. Where a slice runs short
+        or holds a rejected word (0), the caller rolls with ``roll_tuple`` instead,
+        so the dice are the same. None when draws are logged or the position is
+        not on a word (after ``read``)."""
+        pos = self._pos
+        if self.log is not None or pos & 3:
+            return None
+        return self._faces, pos >> 2
+
+    def skip_faces(self, count: int) -> None:
+        """Consume ``count`` faces taken through ``face_cursor``."""
+        self._pos += count << 2
+
     def _slow_dice(self, count: int) -> tuple[int, ...]:
         dice: list[int] = []
         buf, pos = self._buf, self._pos

@@ -575,8 +575,13 @@ def attack(
     ``reroll``: the attacker asks for the expert card re-roll (the rules let
     the player choose; it is used on every roll where it applies).
     """
-    _expect_turn(state, seat)
-    _check_reinforcements_done(state)
+    if (
+        state.phase is not ATTACK
+        or state.pending_move is not None
+        or (seat is not None and seat != state.current)
+    ):  # the usual case (a second attack) passes both checks; only the rest calls them
+        _expect_turn(state, seat)
+        _check_reinforcements_done(state)
     if reroll and not state.options.card_reroll:
         raise RulesError("card re-roll", "these rules have no card re-roll")
     if state.phase == FORTIFY:
@@ -600,7 +605,7 @@ def attack(
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
-    leftover = place_leftover(state)
+    leftover = place_leftover(state) if state.reinforcements else []
     state.phase = ATTACK
     options = state.options
     owner = state.owner
@@ -618,7 +623,38 @@ def attack(
     # to combat.roll per roll. Streams without roll_tuple go through combat.roll.
     roll_tuple = getattr(rng, "roll_tuple", None)
     plain = roll_tuple is not None and not (reroll or commander)
-    while True:
+    if plain and no_limit:  # the bots' and most players' attack: a tight loop
+        have = armies[source]
+        left = armies[target]
+        # the dice are sliced from the stream's decoded faces (no call per roll)
+        cursor = getattr(rng, "face_cursor", None)
+        faces, i = (cursor() if cursor is not None else None) or ((), 0)
+        start = i
+        while have >= 2:
+            a = dice if dice < have else have - 1
+            d = 1 if one_die or left < 2 else 2
+            n = a + d
+            drawn = faces[i : i + n]
+            if len(drawn) == n and 0 not in drawn:
+                i += n
+            else:  # the faces run out or hold a rejected word: the stream's own path
+                if i != start:
+                    rng.skip_faces(i - start)  # type: ignore[attr-defined]
+                drawn = roll_tuple(n)  # type: ignore[misc]  # plain implies not None
+                faces, i = (cursor() if cursor is not None else None) or ((), 0)
+                start = i
+            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
+            rolls.append(result)
+            have -= result.attacker_losses
+            left -= result.defender_losses
+            if left == 0:
+                stop = "conquered"
+                break
+        if i != start:
+            rng.skip_faces(i - start)  # type: ignore[attr-defined]
+        armies[source] = have
+        armies[target] = left
+    while not (plain and no_limit):
         have = armies[source]
         if have < 2:
             stop = "exhausted"
@@ -764,13 +800,17 @@ def move_in(state: GameState, armies: int, asked: int | None = None) -> list[Eve
         raise RulesError("move in", f"at least {minimum} armies must move in")
     if armies > state.armies[source] - 1:
         raise RulesError("move in", "one army must stay behind")
-    return _move(state, armies, asked) + _check_goal(state)
+    events = _move(state, armies, asked)
+    if state.options.goal != "domination":  # _check_goal, without a call per conquest
+        events += _check_victory(state)
+    return events
 
 
 def _move(state: GameState, armies: int, asked: int | None) -> list[Event]:
     source, target, _ = state.pending_move  # type: ignore[misc]
     state.pending_move = None
-    moved = min(armies, room_for(state, target))
+    cap = state.options.max_armies  # room_for, inlined: every conquest moves in
+    moved = min(armies, cap - state.armies[target]) if cap else armies
     if moved != armies and asked is None:
         asked = armies
     state.armies[source] -= moved

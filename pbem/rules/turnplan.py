@@ -83,32 +83,33 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
 
 
 def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]:
-    problem = attack_problem(state, action.source, action.target)
-    if problem is not None:
-        return [AttackSkipped(state.current, action.source, action.target, problem)]
+    source, target = action.source, action.target
+    armies = state.armies
+    # attack_problem, inlined: this runs for every attack of every simulated turn
+    me = state.current
+    owner = state.owner
+    if owner[source] != me or owner[target] == me or armies[source] < 2:
+        problem = attack_problem(state, source, target)
+        return [AttackSkipped(me, source, target, problem)]  # type: ignore[arg-type]
     until = action.until
-    if until.kind == UntilKind.LEFT and state.armies[action.source] <= until.n:
-        return [
-            AttackSkipped(
-                state.current, action.source, action.target, f"source has {until.n} or fewer"
-            )
-        ]
+    kind = until.kind
+    if kind == UntilKind.CONQUERED:
+        until_left = max_rolls = None
+    elif kind == UntilKind.LEFT:
+        if armies[source] <= until.n:
+            return [AttackSkipped(me, source, target, f"source has {until.n} or fewer")]
+        until_left, max_rolls = until.n, None
+    else:
+        until_left, max_rolls = None, until.n
     events = engine.attack(
-        state,
-        action.source,
-        action.target,
-        rng,
-        dice=action.dice,
-        until_left=until.n if until.kind == UntilKind.LEFT else None,
-        max_rolls=until.n if until.kind == UntilKind.ROLLS else None,
-        reroll=action.reroll,
+        state, source, target, rng, action.dice, until_left, max_rolls, None, action.reroll
     )
     if state.pending_move is not None:
         source, _, minimum = state.pending_move
-        available = state.armies[source] - 1
+        available = armies[source] - 1
         asked = action.move.resolve(available, minimum)
-        armies = max(minimum, min(asked, available))
-        events += engine.move_in(state, armies, asked if armies != asked else None)
+        moved = max(minimum, min(asked, available))
+        events += engine.move_in(state, moved, asked if moved != asked else None)
     return events
 
 
