@@ -529,6 +529,14 @@ def validate_mail(
 
     A mail with no orders (only commands or press) has no problems here.
     """
+    return checked_mail(state, seat, mail, complete)[0]
+
+
+def checked_mail(
+    state: GameState, seat: int, mail: ParsedMail, complete: bool = True
+) -> tuple[list[OrderProblem], list[TurnAction]]:
+    """``validate_mail``'s problems and, for a turn without problems, its actions
+    (``turn_actions``), from one walk over the orders."""
     problems: list[OrderProblem] = []
     if mail.turn is not None:
         asked = mail.turn.value
@@ -541,7 +549,8 @@ def validate_mail(
                 OrderProblem(mail.turn.line, mail.turn.column, str(asked), f"TURN {asked}: {now}")
             )
     if not mail.orders:
-        return problems
+        return problems, []
     if state.phase in SETUP_PHASES:
-        return problems + validate_setup(state, seat, mail.orders)
-    return problems + validate_turn(state, seat, mail.orders, complete)
+        return problems + validate_setup(state, seat, mail.orders), []
+    found, actions = checked_turn(state, seat, mail.orders, complete)
+    return problems + found, actions

@@ -24,9 +24,9 @@ from pbem.orders import (
     ParsedMail,
     parse_orders,
     render_orders,
-    turn_actions,
     validate_mail,
 )
+from pbem.orders.validate import checked_mail
 from pbem.rules.board import Board
 from pbem.rules.dice import (
     DEFAULT_DICE_VERSION,
@@ -446,10 +446,9 @@ def submit(
         if dry_run:
             return Outcome(True, canonical=canonical, message="valid (nothing applied)")
         return _accept_setup(session, game, loaded, player, canonical, source, message_id, now)
-    problems = validate_mail(state, seat, parsed)
+    problems, actions = checked_mail(state, seat, parsed)  # one walk: problems and actions
     if problems:
         return Outcome(False, problems)
-    actions = turn_actions(state, parsed.orders)
     canonical = with_salt(render_orders(actions, state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
