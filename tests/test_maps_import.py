@@ -16,7 +16,7 @@ from pbem.maps.balance import play_one
 from pbem.maps.formats import detect, import_file
 from pbem.maps.model import wraps_across
 from pbem.report.picture import Side, _tinted, map_picture, picture_size
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.dice import DiceStream
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
@@ -99,7 +99,7 @@ def test_the_real_risk_map_reads_domination_cards_and_missions() -> None:
 
 def test_a_deck_leaves_out_the_territories_without_a_card() -> None:
     board = import_file(DATA / "domination/grid120.map").board
-    state, _ = engine.new_game(
+    state, _ = opening.new_game(
         board, Options(), "g", [("a", "red"), ("b", "blue"), ("c", "yellow")],
         DiceStream(b"k" * 32, "g", "setup"),
     )  # fmt: skip

@@ -18,7 +18,7 @@ from pbem.orders import (
     parse_orders,
     validate_mail,
 )
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
@@ -38,7 +38,7 @@ def play_by_mail(options: Options, players: int, seed: int, kind: str) -> tuple[
     name = f"sim-{seed}"
     colours = list(BOARD.colours or COLOURS)
     seats = [(f"p{i + 1}", colours[i % len(colours)]) for i in range(players)]
-    state, _ = engine.new_game(BOARD, options, name, seats, DiceStream(secret, name, "setup"))
+    state, _ = opening.new_game(BOARD, options, name, seats, DiceStream(secret, name, "setup"))
     place_rng = DiceStream(secret, name, "setup:place")
     parsed = 0
     while state.phase in SETUP_PHASES:

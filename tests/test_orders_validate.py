@@ -22,7 +22,7 @@ from pbem.orders import (
     validate_setup,
     validate_turn,
 )
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
@@ -352,7 +352,7 @@ def test_wild_resolves_to_the_lowest_wild_held() -> None:
 
 # ------------------------------------------------------------------------ setup
 def setup_state(options: Options, players: int = 3) -> GameState:
-    state, _ = engine.new_game(
+    state, _ = opening.new_game(
         BOARD,
         options,
         "setup-test",
@@ -400,7 +400,7 @@ def test_two_player_neutral_share() -> None:
     neutral = state.territories_of(state.neutral_seat)
     n_name = BOARD.territories[neutral[0]].name
     own = BOARD.territories[state.territories_of(first)[0]].name
-    assert (engine.neutral_share(state, first), engine.neutral_share(state, second)) == (13, 13)
+    assert (opening.neutral_share(state, first), opening.neutral_share(state, second)) == (13, 13)
     text = f"PLACE 26 {own}\nNEUTRAL 13 {n_name}"
     assert validate_setup(state, first, parse_orders(text, BOARD).orders) == []
     text = f"PLACE 26 {own}"

@@ -48,7 +48,7 @@ from pbem.report import (
 from pbem.report.subjects import TOKEN_RE
 from pbem.report.textfmt import WIDTH
 from pbem.report.views import card_text, mission_text
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import CardDrawn, CardsTaken
 from pbem.rules.options import Options
@@ -107,7 +107,7 @@ def all_mails(sample: SampleGame, seed: int) -> Outbox:
     seats = [p.seat for p in game.players]
 
     # Setup: a fresh game still waiting for the blind placement.
-    setup_state, _ = engine.new_game(
+    setup_state, _ = opening.new_game(
         start.board,
         start.options,
         start.game,

@@ -15,7 +15,7 @@ from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
 from pbem.report.views import setup_task
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.actions import Attack, Claim, Defend
 from pbem.rules.events import (
     ArmiesPlaced,
@@ -165,7 +165,7 @@ def test_claim_turns_takes_one_territory_each_per_round() -> None:
     player taking the first free territory on their list, in turn order."""
     options = replace(CLASSIC, claim="turns")
     players = [("a", "red"), ("b", "blue"), ("c", "yellow")]
-    state, _ = engine.new_game(classic(), options, "c", players, ScriptedDice())
+    state, _ = opening.new_game(classic(), options, "c", players, ScriptedDice())
     assert state.order == [2, 1, 0] and state.phase == CLAIM
     rounds = 0
     lists = {2: [5], 1: [5, 6], 0: []}

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.maps import dump_map, parse_map
 from pbem.rules.victory import mission_deck
 from tests.test_rules_support import ScriptedDice, classic
@@ -75,7 +75,7 @@ def test_missions_are_dealt_from_the_12_card_deck() -> None:
     scripted shuffle (a reversal) the first three dealt are the last three,
     the destroy cards of yellow, blue and red, in turn order."""
     players = [("a", "red"), ("b", "blue"), ("c", "yellow")]
-    state, _ = engine.new_game(classic(), MISSIONS, "m", players, ScriptedDice())
+    state, _ = opening.new_game(classic(), MISSIONS, "m", players, ScriptedDice())
     # turn order reversed: c, b, a; the deck reversed: yellow, blue, red, asia-africa, ...
     dealt = {
         state.players[s].name: classic().missions[state.players[s].mission].id for s in state.order

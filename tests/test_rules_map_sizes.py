@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from pbem.maps.presets import load_preset
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.armies import starting_armies
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
@@ -51,7 +51,7 @@ def new_game(size: int, players: int, options: Options | None = None) -> GameSta
     board = parse_map(ring_map(size), f"ring{size}.toml")
     seats = [(f"p{i}", "") for i in range(players)]
     stream = DiceStream(b"\x01" * 32, "g", "setup")
-    state, _ = engine.new_game(board, options or load_preset("classic"), "g", seats, stream)
+    state, _ = opening.new_game(board, options or load_preset("classic"), "g", seats, stream)
     return state
 
 

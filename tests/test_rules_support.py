@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.board import Board
 from pbem.rules.dice import DiceStream
 from pbem.rules.events import (
@@ -76,7 +76,7 @@ def new_state(players: int = 3, options: Options | None = None, game: str = "t")
     setup = replace(options, placement="auto", claim="deal")
     colours = ("red", "blue", "yellow", "green", "black", "purple")
     seats = [(f"p{i}", colours[i]) for i in range(players)]
-    state, _ = engine.new_game(classic(), setup, game, seats, DiceStream(SECRET, game, "setup"))
+    state, _ = opening.new_game(classic(), setup, game, seats, DiceStream(SECRET, game, "setup"))
     state.options = options
     return state
 

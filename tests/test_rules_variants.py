@@ -16,7 +16,7 @@ import pytest
 
 from pbem.maps.presets import load_preset, preset_description, preset_names
 from pbem.paths import presets_dir
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
 from pbem.rules.armies import starting_armies
 from pbem.rules.bots import make_bot
@@ -123,7 +123,7 @@ def test_starting_armies() -> None:
 # ------------------------------------------------------------------ two players
 def test_two_player_setup_deals_14_each_and_places_40_each() -> None:
     options = load_preset("two-player")
-    state, events = engine.new_game(
+    state, events = opening.new_game(
         classic(),
         options,
         "duel",
@@ -140,7 +140,7 @@ def test_two_player_setup_deals_14_each_and_places_40_each() -> None:
     ]
     assert state.phase == PLACE
     assert [p.to_place for p in state.players] == [26, 26, 26]
-    assert [engine.neutral_share(state, s) for s in (0, 1)] == [13, 13]
+    assert [opening.neutral_share(state, s) for s in (0, 1)] == [13, 13]
     plans = {seat: default_setup(state, seat) for seat in state.order}
     assert all(
         isinstance(p[0], PlaceInitial) and isinstance(p[1], PlaceNeutral) for p in plans.values()
@@ -220,7 +220,7 @@ def test_headquarters_leave_the_deck_and_must_be_own() -> None:
     wrong[0] = state.territories_of(1)[0]
     before = state.canonical_json()
     with pytest.raises(RulesError):
-        engine.choose_headquarters(state, wrong)
+        opening.choose_headquarters(state, wrong)
     assert state.canonical_json() == before
     play_setup(state, {s: [Headquarters(t)] for s, t in hqs.items()}, ScriptedDice())
     assert sorted(state.removed_cards) == sorted(hqs.values())

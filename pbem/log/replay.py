@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from pbem.orders import OrderProblem, OrdersError, parse_orders, validate_setup
 from pbem.orders.validate import checked_turn
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.actions import SetupAction, TurnAction
 from pbem.rules.board import Board
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, contribution, make_stream
@@ -122,7 +122,7 @@ def start(definition: GameDefinition, log_draws: bool = False) -> tuple[Game, li
     if log_draws:
         rng.log = []
         draws = [Draws("setup", [], rng.log)]
-    state, events = engine.new_game(
+    state, events = opening.new_game(
         definition.board, definition.options, definition.name, list(definition.players), rng
     )
     return Game(definition, state, draws=draws), events

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pbem.orders.errors import OrderProblem, OrdersError, one_of
 from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
 from pbem.orders.parser import not_adjacent
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -472,7 +472,7 @@ def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list
         places = [o for o in wanted if isinstance(o.action, PlaceInitial)]
         problems += _placement(state, places, seat, state.players[seat].to_place, "PLACE")
         neutral = [o for o in wanted if isinstance(o.action, PlaceNeutral)]
-        share = engine.neutral_share(state, seat)
+        share = opening.neutral_share(state, seat)
         if neutral and not share:
             problems.append(_at(neutral[0], "there are no neutral armies for you to place"))
         elif state.neutral_seat is not None:

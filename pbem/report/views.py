@@ -16,7 +16,7 @@ from pbem.report.picture import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import join_words, plural
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
-from pbem.rules.engine import neutral_share, reinforcement_base
+from pbem.rules.engine import reinforcement_base
 from pbem.rules.events import (
     ArmiesPlaced,
     AttackResolved,
@@ -34,6 +34,7 @@ from pbem.rules.events import (
     PlayerEliminated,
     Roll,
 )
+from pbem.rules.opening import neutral_share
 from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, GameState
 from pbem.rules.victory import mission_of
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -103,7 +103,7 @@ class Bot(ABC):
             plan: list[SetupAction] = [
                 PlaceInitial(spread(targets, due, rng, room_of(state, targets)))
             ]
-            share = engine.neutral_share(state, seat)
+            share = opening.neutral_share(state, seat)
             if share:
                 neutral = state.territories_of(state.neutral_seat)  # type: ignore[arg-type]
                 plan.append(PlaceNeutral(spread(neutral, share, rng, room_of(state, neutral))))

@@ -7,7 +7,7 @@ likewise: claims in map order, armies spread evenly, the strongest HQ.
 
 from __future__ import annotations
 
-from pbem.rules import engine
+from pbem.rules import engine, opening
 from pbem.rules.actions import (
     Claim,
     Headquarters,
@@ -61,7 +61,7 @@ def default_setup(state: GameState, seat: int) -> list[SetupAction]:
         plan: list[SetupAction] = [
             PlaceInitial(even_spread(state.territories_of(seat), state.players[seat].to_place))
         ]
-        share = engine.neutral_share(state, seat)
+        share = opening.neutral_share(state, seat)
         if share:
             neutral = state.territories_of(state.neutral_seat)  # type: ignore[arg-type]
             plan.append(PlaceNeutral(even_spread(neutral, share)))

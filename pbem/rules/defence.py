@@ -24,8 +24,8 @@ def set_defence(
 ) -> list[Event]:
     """The standing order DEFEND WITH ``dice`` IN ``territory`` of the player to
     move: 1 die from now on, or 2 (the most, the default) to clear it."""
-    engine._expect_turn(state, seat)
-    engine._check_territory(state, territory, "defence")
+    engine.expect_turn(state, seat)
+    engine.check_territory(state, territory, "defence")
     me = state.current
     if state.owner[territory] != me:
         name = state.board.territories[territory].name

@@ -1,4 +1,5 @@
-"""The turn machine: setup, reinforcements, trades, attacks, fortify, end of turn.
+"""The turn machine: reinforcements, trades, attacks, fortify, end of turn (the
+setup before the first turn is pbem.rules.opening).
 
 Every function takes the state (changed in place), the inputs of one step and,
 where chance is involved, the random stream of DICE.md; it returns the events
@@ -11,8 +12,6 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from pbem.rules import victory
-from pbem.rules.armies import check_setup, starting_armies
-from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import PLAIN, Stream, plain_roll, roll
 from pbem.rules.errors import RulesError
@@ -26,18 +25,12 @@ from pbem.rules.events import (
     Event,
     Fortified,
     GameWon,
-    HeadquartersChosen,
-    MissionDealt,
     MovedIn,
     PlayerEliminated,
     Roll,
-    TerritoriesDealt,
-    TerritoryClaimed,
     TurnBegan,
     TurnEnded,
-    TurnOrderDrawn,
 )
-from pbem.rules.options import Options
 from pbem.rules.state import (
     ATTACK,
     CLAIM,
@@ -60,333 +53,21 @@ class ShuffleStream(Stream, Protocol):
     def uniform(self, n: int) -> int: ...
 
 
-# --------------------------------------------------------------------------- setup
-def new_game(
-    board: Board,
-    options: Options,
-    game: str,
-    players: list[tuple[str, str]],
-    rng: ShuffleStream,
-) -> tuple[GameState, list[Event]]:
-    """Seat the players (name, colour), draw the turn order, deal or open the draft.
-
-    Uses the ``setup`` stream, in this order: turn order, missions, the deal,
-    the draw pile, and auto placement when no player input is needed first.
-    """
-    options.check_players(len(players))
-    check_setup(options, board, len(players))
-    names = [name for name, _ in players]
-    if len(set(names)) != len(names):
-        raise RulesError("setup", "two players have the same name")
-    colours = [colour for _, colour in players if colour]
-    if len(set(colours)) != len(colours):
-        raise RulesError("setup", "two players have the same colour")
-    seats = [Player(name=name, colour=colour) for name, colour in players]
-    use_neutral = options.neutral and len(players) == 2
-    if use_neutral:
-        seats.append(Player(name=NEUTRAL_NAME, neutral=True))
-    n_terr = len(board.territories)
-    state = GameState(
-        board=board,
-        options=options,
-        game=game,
-        players=seats,
-        owner=[-1] * n_terr,
-        armies=[0] * n_terr,
-        phase=CLAIM,
-    )
-    events: list[Event] = []
-
-    order = list(range(len(players)))
-    rng.shuffle(order)
-    state.order = order
-    events.append(TurnOrderDrawn(tuple(order)))
-
-    if options.goal == "mission":
-        events += _deal_missions(state, rng)
-
-    start = starting_armies(len(players), n_terr)
-    for seat in order:
-        seats[seat].to_place = start
-    if use_neutral:
-        seats[-1].to_place = start
-
-    if options.card_values != "none":
-        state.deck = board.deck_cards()
-        rng.shuffle(state.deck)
-
-    if options.claim == "deal":
-        events += _deal(state, rng)
-        events += _after_claims(state, rng)
-    elif use_neutral:
-        events += _deal_neutral(state, rng)
-    return state, events
-
-
-def _deal_neutral(state: GameState, rng: ShuffleStream) -> list[Event]:
-    """Two-player draft: the neutral's third (14 of 42) is dealt from the
-    shuffled territory cards, as the rulebook deals its pile, before the two
-    players draft the rest."""
-    seat = state.neutral_seat
-    assert seat is not None
-    cards = list(range(len(state.board.territories)))
-    rng.shuffle(cards)
-    share = sorted(cards[: len(cards) // 3])
-    for territory in share:
-        _occupy(state, seat, territory)
-    return [TerritoriesDealt(seat, tuple(share))]
-
-
-def _deal_missions(state: GameState, rng: ShuffleStream) -> list[Event]:
-    board = state.board
-    colours = {p.colour for p in state.players if not p.neutral}
-    deck = victory.mission_deck(board, state.options, colours)
-    if len(deck) < len(state.order):
-        raise RulesError("secret missions", f"map {board.name} has too few missions")
-    rng.shuffle(deck)
-    events: list[Event] = []
-    for seat in state.order:
-        mission = deck.pop(0)
-        player = state.players[seat]
-        player.mission = mission
-        player.mission_fallback = board.missions[mission].colour == player.colour != ""
-        events.append(MissionDealt(seat, mission, player.mission_fallback))
-    return events
-
-
-def _deal(state: GameState, rng: ShuffleStream) -> list[Event]:
-    """Deal the territory cards (wilds out) round robin, first in turn order first."""
-    cards = list(range(len(state.board.territories)))
-    rng.shuffle(cards)
-    takers = list(state.order)
-    if state.neutral_seat is not None:
-        takers.append(state.neutral_seat)
-    dealt: dict[int, list[int]] = {seat: [] for seat in takers}
-    for i, territory in enumerate(cards):
-        seat = takers[i % len(takers)]
-        dealt[seat].append(territory)
-        _occupy(state, seat, territory)
-    return [TerritoriesDealt(seat, tuple(sorted(dealt[seat]))) for seat in takers]
-
-
-def _occupy(state: GameState, seat: int, territory: int) -> None:
-    state.owner[territory] = seat
-    state.armies[territory] = 1
-    state.players[seat].to_place -= 1
-
-
-def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
-    """Draft: picks in turn order, one per round, each the first free on its list."""
-    _expect_phase(state, CLAIM, "draft")
-    missing = [s for s in state.order if s not in claims]
-    if missing:
-        raise RulesError("draft", f"no preference list from {state.players[missing[0]].name}")
-    for prefs in claims.values():
-        for t in prefs:
-            _check_territory(state, t, "draft")
-    free = [t for t in range(len(state.board.territories)) if state.owner[t] < 0]
-    events: list[Event] = []
-    takers = list(state.order)  # a two-player game's neutral was dealt its share
-    i = 0
-    while free:
-        seat = takers[i % len(takers)]
-        prefs = claims.get(seat, [])
-        pick = next((t for t in prefs if state.owner[t] < 0), free[0])
-        free.remove(pick)
-        _occupy(state, seat, pick)
-        events.append(TerritoryClaimed(seat, pick))
-        i += 1
-    return events
-
-
-def claim_round(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
-    """claim = turns: one round of claiming in turn (the rulebook's "take turns
-    placing one army on an unoccupied territory", one mail per round). In turn
-    order each player takes the first free territory on their list (none free
-    on it: the first free in map order); the CLAIM phase lasts until every
-    territory is taken (then after_draft)."""
-    _expect_phase(state, CLAIM, "claim")
-    missing = [s for s in state.order if s not in claims]
-    if missing:
-        raise RulesError("claim", f"no CLAIM from {state.players[missing[0]].name}")
-    for prefs in claims.values():
-        for t in prefs:
-            _check_territory(state, t, "claim")
-    events: list[Event] = []
-    for seat in state.order:
-        free = [t for t in range(len(state.owner)) if state.owner[t] < 0]
-        if not free:
-            break
-        pick = next((t for t in claims[seat] if state.owner[t] < 0), free[0])
-        _occupy(state, seat, pick)
-        events.append(TerritoryClaimed(seat, pick))
-    return events
-
-
-def claims_done(state: GameState) -> bool:
-    return all(o >= 0 for o in state.owner)
-
-
-def after_draft(state: GameState, rng: ShuffleStream) -> list[Event]:
-    """Continue the setup once the draft is done (auto placement uses ``rng``)."""
-    return _after_claims(state, rng)
-
-
-def _after_claims(state: GameState, rng: ShuffleStream) -> list[Event]:
-    if state.options.placement == "auto":
-        events = _auto_place(state, rng)
-        return events + _after_placement(state)
-    state.phase = PLACE
-    return []
-
-
-def _auto_place(state: GameState, rng: ShuffleStream) -> list[Event]:
-    """One army at a time, in turn order, each on a territory drawn at random
-    (among those below max_armies; an army with no room left is lost)."""
-    counts = [0] * len(state.owner)
-    placers = list(state.order)
-    if state.neutral_seat is not None:
-        placers.append(state.neutral_seat)
-    cap = state.options.max_armies
-    while any(state.players[s].to_place > 0 for s in placers):
-        for seat in placers:
-            player = state.players[seat]
-            if player.to_place <= 0:
-                continue
-            player.to_place -= 1
-            own = [t for t in state.territories_of(seat) if not cap or state.armies[t] < cap]
-            if not own:
-                continue
-            territory = own[rng.uniform(len(own))]
-            counts[territory] += 1
-            state.armies[territory] += 1
-    return [ArmiesPlaced(state.owner[t], t, n) for t, n in enumerate(counts) if n > 0]
-
-
-def place_initial(
-    state: GameState,
-    placements: dict[int, list[tuple[int, int]]],
-    neutral: dict[int, list[tuple[int, int]]] | None = None,
-) -> list[Event]:
-    """Blind placement: every player's (territory, armies) at once.
-
-    In the two-player game each player also places half of the neutral's
-    remaining armies on neutral territories (``neutral``).
-    """
-    _expect_phase(state, PLACE, "placement")
-    neutral = neutral or {}
-    neutral_seat = state.neutral_seat
-    for seat in state.order:
-        player = state.players[seat]
-        if seat not in placements:
-            raise RulesError("placement", f"no initial placement from {player.name}")
-        _check_setup_placement(state, seat, placements[seat], player.to_place, seat, "PLACE")
-        if neutral_seat is not None:
-            share = _neutral_share(state, seat)
-            _check_setup_placement(
-                state, seat, neutral.get(seat, []), share, neutral_seat, "NEUTRAL"
-            )
-    events: list[Event] = []
-    for seat in state.order:
-        for territory, armies in placements[seat]:
-            state.armies[territory] += armies
-            events.append(ArmiesPlaced(seat, territory, armies))
-        state.players[seat].to_place = 0
-        if neutral_seat is not None:
-            # both players may place on one neutral territory: over max_armies is lost
-            for territory, armies in neutral.get(seat, []):
-                lost = _add_armies(state, territory, armies)
-                events.append(ArmiesPlaced(neutral_seat, territory, armies - lost, lost))
-    if neutral_seat is not None:
-        state.players[neutral_seat].to_place = 0
-    return events + _after_placement(state)
-
-
-def _neutral_share(state: GameState, seat: int) -> int:
-    """The neutral's remaining armies split between the two players, the first
-    in turn order taking the odd one."""
-    remaining = state.players[state.neutral_seat].to_place  # type: ignore[index]
-    first = state.order[0] == seat
-    return remaining - remaining // 2 if first else remaining // 2
-
-
-def neutral_share(state: GameState, seat: int) -> int:
-    return _neutral_share(state, seat) if state.neutral_seat is not None else 0
-
-
-def _check_setup_placement(
-    state: GameState, seat: int, items: list[tuple[int, int]], due: int, owner: int, order: str
-) -> None:
-    name = state.players[seat].name
-    total = 0
-    added: dict[int, int] = {}
-    cap = state.options.max_armies
-    for territory, armies in items:
-        if not 0 <= territory < len(state.owner) or state.owner[territory] != owner:
-            whose = "neutral" if owner == state.neutral_seat else name
-            raise RulesError("placement", f"{order}: {_name(state, territory)} is not {whose}'s")
-        if armies < 1:
-            raise RulesError("placement", f"{order}: armies must be positive")
-        added[territory] = added.get(territory, 0) + armies
-        if cap and state.armies[territory] + added[territory] > cap:
-            where = _name(state, territory)
-            raise RulesError("max armies", f"{order}: {where} would hold more than {cap} armies")
-        total += armies
-    if total != due:
-        raise RulesError("placement", f"{order}: {name} must place {due} armies, not {total}")
-
-
-def _check_territory(state: GameState, territory: int, rule: str) -> None:
+# ----------------------------------------------------------------- shared checks
+def check_territory(state: GameState, territory: int, rule: str) -> None:
     """Refuse a territory number the map does not have (negative ones included:
     Python would quietly count them from the end)."""
     if not 0 <= territory < len(state.owner):
         raise RulesError(rule, f"the map has no territory number {territory}")
 
 
-def _name(state: GameState, territory: int) -> str:
+def territory_name(state: GameState, territory: int) -> str:
     if 0 <= territory < len(state.board.territories):
         return state.board.territories[territory].name
     return f"territory number {territory}"
 
 
-def _after_placement(state: GameState) -> list[Event]:
-    if state.options.goal == "capital":
-        state.phase = HQ
-        return []
-    return start_play(state)
-
-
-def choose_headquarters(state: GameState, hqs: dict[int, int]) -> list[Event]:
-    """Capital Risk: every player's HQ at once (hidden until all chose); their
-    cards leave the deck for the game."""
-    _expect_phase(state, HQ, "headquarters")
-    for seat in state.order:
-        if seat not in hqs:
-            raise RulesError("headquarters", f"no HQ from {state.players[seat].name}")
-        _check_territory(state, hqs[seat], "headquarters")
-        if state.owner[hqs[seat]] != seat:
-            name = state.board.territories[hqs[seat]].name
-            raise RulesError("headquarters", f"{name} is not {state.players[seat].name}'s")
-    events: list[Event] = []
-    for seat in state.order:
-        territory = hqs[seat]
-        state.players[seat].hq = territory
-        if territory in state.deck:
-            state.deck.remove(territory)
-            state.removed_cards.append(territory)
-        events.append(HeadquartersChosen(seat, territory))
-    return events + start_play(state)
-
-
-def start_play(state: GameState) -> list[Event]:
-    state.turn = 0
-    state.round = 1
-    state.current = state.order[0]
-    events = _begin_turn(state)
-    return events + _check_goal(state)  # a dealt mission may be complete already
-
-
-def _expect_phase(state: GameState, phase: str, rule: str) -> None:
+def expect_phase(state: GameState, phase: str, rule: str) -> None:
     if state.phase != phase:
         raise RulesError(rule, f"the game is in its {state.phase} phase, not {phase}")
 
@@ -396,7 +77,7 @@ def reinforcement_base(territories: int) -> int:
     return max(3, territories // 3)
 
 
-def _begin_turn(state: GameState) -> list[Event]:
+def begin_turn(state: GameState) -> list[Event]:
     seat = state.current
     state.turn += 1
     state.phase = REINFORCE
@@ -429,7 +110,7 @@ def _begin_turn(state: GameState) -> list[Event]:
     return began
 
 
-def _expect_turn(state: GameState, seat: int | None) -> None:
+def expect_turn(state: GameState, seat: int | None) -> None:
     if state.phase == ENDED:
         raise RulesError("game over", "the game is over")
     if state.phase not in (REINFORCE, ATTACK, FORTIFY):
@@ -442,7 +123,7 @@ def _expect_turn(state: GameState, seat: int | None) -> None:
 
 def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> list[Event]:
     """Trade a set for armies in the reinforcement phase."""
-    _expect_turn(state, seat)
+    expect_turn(state, seat)
     options = state.options
     player = state.players[state.current]
     if options.card_values == "none":
@@ -467,7 +148,7 @@ def trade(state: GameState, cards: tuple[int, ...], seat: int | None = None) -> 
     state.must_trade = False
     value, events = _trade_set(state, state.current, tuple(cards), forced=False)
     state.reinforcements += value
-    return events + _check_goal(state)  # the +2 bonus may complete a mission
+    return events + check_goal(state)  # the +2 bonus may complete a mission
 
 
 def _trade_set(
@@ -499,12 +180,12 @@ def _trade_set(
         state.discard.extend(cards)
     events.append(CardsTraded(seat, cards, value, state.sets_traded, tuple(bonus), forced))
     for territory, armies in bonus:
-        lost = _add_armies(state, territory, armies)
+        lost = add_armies(state, territory, armies)
         events.append(ArmiesPlaced(seat, territory, armies - lost, lost))
     return value, events
 
 
-def _add_armies(state: GameState, territory: int, armies: int) -> int:
+def add_armies(state: GameState, territory: int, armies: int) -> int:
     """Add armies under the max_armies cap; return how many were lost to it."""
     cap = state.options.max_armies
     total = state.armies[territory] + armies
@@ -516,8 +197,8 @@ def _add_armies(state: GameState, territory: int, armies: int) -> int:
 
 
 def place(state: GameState, territory: int, armies: int, seat: int | None = None) -> list[Event]:
-    _expect_turn(state, seat)
-    _check_territory(state, territory, "placement")
+    expect_turn(state, seat)
+    check_territory(state, territory, "placement")
     if state.phase != REINFORCE and not (state.phase == ATTACK and state.reinforcements):
         raise RulesError(
             "placement",
@@ -534,9 +215,9 @@ def place(state: GameState, territory: int, armies: int, seat: int | None = None
             "placement", f"only {state.reinforcements} armies are left to place, not {armies}"
         )
     state.reinforcements -= armies
-    lost = _add_armies(state, territory, armies)
+    lost = add_armies(state, territory, armies)
     events: list[Event] = [ArmiesPlaced(state.current, territory, armies - lost, lost)]
-    return events + _check_goal(state)
+    return events + check_goal(state)
 
 
 def _check_reinforcements_done(state: GameState) -> None:
@@ -580,15 +261,15 @@ def attack(
         or state.pending_move is not None
         or (seat is not None and seat != state.current)
     ):  # the usual case (a second attack) passes both checks; only the rest calls them
-        _expect_turn(state, seat)
+        expect_turn(state, seat)
         _check_reinforcements_done(state)
     if reroll and not state.options.card_reroll:
         raise RulesError("card re-roll", "these rules have no card re-roll")
     if state.phase == FORTIFY:
         raise RulesError("attack", "no attacks after fortifying")
     if not (0 <= source < len(state.owner) and 0 <= target < len(state.owner)):
-        _check_territory(state, source, "attack")
-        _check_territory(state, target, "attack")
+        check_territory(state, source, "attack")
+        check_territory(state, target, "attack")
     me = state.current
     board = state.board
     if state.owner[source] != me:
@@ -801,7 +482,7 @@ def move_in(state: GameState, armies: int, asked: int | None = None) -> list[Eve
     if armies > state.armies[source] - 1:
         raise RulesError("move in", "one army must stay behind")
     events = _move(state, armies, asked)
-    if state.options.goal != "domination":  # _check_goal, without a call per conquest
+    if state.options.goal != "domination":  # check_goal, without a call per conquest
         events += _check_victory(state)
     return events
 
@@ -834,15 +515,15 @@ def fortify(
     seat: int | None = None,
     asked: int | None = None,
 ) -> list[Event]:
-    _expect_turn(state, seat)
+    expect_turn(state, seat)
     _check_reinforcements_done(state)
     options = state.options
     board = state.board
     me = state.current
     if options.fortify == "none":
         raise RulesError("fortify", "these rules have no fortifying moves")
-    _check_territory(state, source, "fortify")
-    _check_territory(state, target, "fortify")
+    check_territory(state, source, "fortify")
+    check_territory(state, target, "fortify")
     allowed = 1_000_000 if options.fortify == "unlimited" else 1
     if state.fortifies_this_turn >= allowed:
         raise RulesError("fortify", "only one fortifying move is allowed in a turn")
@@ -878,7 +559,7 @@ def fortify(
     state.fortifies_this_turn += 1
     state.armies[source] -= moved
     state.armies[target] += moved
-    return leftover + [Fortified(me, source, target, moved, asked)] + _check_goal(state)
+    return leftover + [Fortified(me, source, target, moved, asked)] + check_goal(state)
 
 
 def connected(state: GameState, source: int, target: int) -> bool:
@@ -901,7 +582,7 @@ def connected(state: GameState, source: int, target: int) -> bool:
 # -------------------------------------------------------------------- end of turn
 def end_turn(state: GameState, rng: ShuffleStream, seat: int | None = None) -> list[Event]:
     """Draw the card earned by a conquest, then hand the turn on."""
-    _expect_turn(state, seat)
+    expect_turn(state, seat)
     _leave_reinforcements(state)
     me = state.current
     events: list[Event] = place_leftover(state)
@@ -926,10 +607,10 @@ def end_turn(state: GameState, rng: ShuffleStream, seat: int | None = None) -> l
         return events + victory.end_by_turn_limit(state)
     events.append(TurnEnded(state.turn, me, following))
     state.current = following
-    return events + _begin_turn(state)
+    return events + begin_turn(state)
 
 
-def _check_goal(state: GameState) -> list[Event]:
+def check_goal(state: GameState) -> list[Event]:
     """The win check after a step that eliminates nobody: only missions and
     headquarters can be won that way."""
     if state.options.goal == "domination":
@@ -990,7 +671,7 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
             state.round += 1
         events.append(TurnEnded(state.turn, seat, following))
         state.current = following
-        events += _begin_turn(state)
+        events += begin_turn(state)
     return events
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.actions import Claim, Headquarters, PlaceInitial, PlaceNeutral, SetupAction
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.errors import RulesError
@@ -27,12 +27,12 @@ def play_setup(
             seat: list(_one(acts, Claim, seat, state).territories) for seat, acts in actions.items()
         }
         if state.options.claim == "turns":  # one round; the phase lasts till all are taken
-            events = engine.claim_round(state, claims)
-            if not engine.claims_done(state):
+            events = opening.claim_round(state, claims)
+            if not opening.claims_done(state):
                 return events
         else:
-            events = engine.claim_draft(state, claims)
-        return events + engine.after_draft(state, rng)
+            events = opening.claim_draft(state, claims)
+        return events + opening.after_draft(state, rng)
     if state.phase == PLACE:
         places = {
             seat: [(t, n) for a in acts if isinstance(a, PlaceInitial) for n, t in a.placements]
@@ -42,12 +42,12 @@ def play_setup(
             seat: [(t, n) for a in acts if isinstance(a, PlaceNeutral) for n, t in a.placements]
             for seat, acts in actions.items()
         }
-        return engine.place_initial(state, places, neutral)
+        return opening.place_initial(state, places, neutral)
     if state.phase == HQ:
         hqs = {
             seat: _one(acts, Headquarters, seat, state).territory for seat, acts in actions.items()
         }
-        return engine.choose_headquarters(state, hqs)
+        return opening.choose_headquarters(state, hqs)
     raise RulesError("setup", f"the game is in its {state.phase} phase, not setting up")
 
 

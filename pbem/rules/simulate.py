@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pbem.rules import engine
+from pbem.rules import opening
 from pbem.rules.board import Board
 from pbem.rules.bots import Bot, make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
@@ -61,7 +61,7 @@ def setup_game(
     name = f"sim-{seed}"
     colours = list(board.colours or COLOURS)
     seats = [(f"p{i + 1}", colours[i % len(colours)]) for i in range(players)]
-    state, _ = engine.new_game(
+    state, _ = opening.new_game(
         board, options, name, seats, make_stream(dice, secret, name, "setup")
     )
     place_rng = make_stream(dice, secret, name, "setup:place")
