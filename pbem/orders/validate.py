@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pbem.orders.errors import OrderProblem, OrdersError, one_of
+from pbem.orders.lines import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
-from pbem.orders.parser import not_adjacent
 from pbem.rules import opening
 from pbem.rules.actions import (
     AmountKind,
