@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pbem.cli import app
 from pbem.maps.presets import load_preset
-from pbem.rules import engine
+from pbem.rules import attacking, engine
 from pbem.rules.events import CardDrawn
 from tests.test_rules_support import (
     ScriptedDice,
@@ -63,8 +63,8 @@ def test_no_card_is_drawn_once_the_pile_is_empty() -> None:
     engine.place(state, 38, state.reinforcements)
     state.removed_cards += state.deck
     state.deck = []
-    engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
-    engine.move_in(state, 3)
+    attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    attacking.move_in(state, 3)
     rng = ScriptedDice()
     events = engine.end_turn(state, rng)
     assert not any(isinstance(e, CardDrawn) for e in events) and rng.shuffles == 0

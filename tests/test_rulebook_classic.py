@@ -15,7 +15,7 @@ from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
 from pbem.report.views import setup_task
-from pbem.rules import engine, opening
+from pbem.rules import attacking, engine, opening
 from pbem.rules.actions import Attack, Claim, Defend
 from pbem.rules.events import (
     ArmiesPlaced,
@@ -65,7 +65,7 @@ def test_the_defender_rolls_the_most_dice_by_default() -> None:
     start_turn(state, SEAT)
     engine.place(state, INDONESIA, state.reinforcements)
     rng = ScriptedDice([6, 5, 4, 5, 5])
-    engine.attack(state, KAMCHATKA, ALASKA, rng, max_rolls=1)
+    attacking.attack(state, KAMCHATKA, ALASKA, rng, max_rolls=1)
     assert rng.requests == [5]  # 3 attacking dice + 2 defending
     assert state.armies[ALASKA] == 2  # 6 v 5 and 5 v 5: one each
     assert state.armies[KAMCHATKA] == 9
@@ -90,7 +90,7 @@ def test_a_standing_order_defends_with_one_die_until_cleared() -> None:
     start_turn(state, SEAT)
     engine.place(state, INDONESIA, state.reinforcements)
     rng = ScriptedDice([6, 5, 4, 5])
-    engine.attack(state, KAMCHATKA, ALASKA, rng, max_rolls=1)
+    attacking.attack(state, KAMCHATKA, ALASKA, rng, max_rolls=1)
     assert rng.requests == [4]  # 3 attacking dice + 1 defending: 6 v 5, Alaska loses 1
     assert state.armies[ALASKA] == 5 and state.armies[KAMCHATKA] == 10
 
@@ -107,7 +107,7 @@ def test_the_standing_order_ends_with_its_territory() -> None:
     state.defend_one = [ALASKA]
     start_turn(state, SEAT)
     engine.place(state, INDONESIA, state.reinforcements)
-    engine.attack(state, KAMCHATKA, ALASKA, ScriptedDice([6, 6, 6, 1]))
+    attacking.attack(state, KAMCHATKA, ALASKA, ScriptedDice([6, 6, 6, 1]))
     assert state.owner[ALASKA] == SEAT and state.defend_one == []
 
 

@@ -1,4 +1,4 @@
-"""engine.attack slices its dice from the stream's decoded faces (face_cursor);
+"""attacking.attack slices its dice from the stream's decoded faces (face_cursor);
 the games must be the same as when every roll goes through roll_tuple."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The engine's real battles (engine.attack with the HMAC DiceStream) against the
+"""The engine's real battles (attacking.attack with the HMAC DiceStream) against the
 exact odds of pbem.rules.odds and the reference counts of dice-odds.txt.
 
 Statistical bound: every observed frequency must lie within 4 standard errors,
@@ -15,7 +15,7 @@ from fractions import Fraction
 
 import pytest
 
-from pbem.rules import engine
+from pbem.rules import attacking, engine
 from pbem.rules.dice import DiceStream
 from pbem.rules.odds import battle, roll_outcomes
 from pbem.rules.state import ATTACK
@@ -49,7 +49,7 @@ def _battles(attackers: int, defenders: int, n: int, label: str):
         state.armies[TARGET] = defenders
         state.pending_move = None
         state.phase = ATTACK
-        result = engine.attack(state, SOURCE, TARGET, rng)[0]
+        result = attacking.attack(state, SOURCE, TARGET, rng)[0]
         rolls.extend(result.rolls)
         if result.conquered:
             wins += 1

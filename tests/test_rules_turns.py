@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from pbem.maps.presets import load_preset
-from pbem.rules import engine
+from pbem.rules import attacking, engine
 from pbem.rules.actions import Amount, Attack, Fortify, Place
 from pbem.rules.cards import set_value
 from pbem.rules.errors import RulesError
@@ -187,7 +187,7 @@ def test_five_cards_force_a_trade_before_attacking_or_ending() -> None:
     engine.place(state, 33, 5)  # placing first is allowed
     before = state.canonical_json()
     with pytest.raises(RulesError) as err:
-        engine.attack(state, 33, 0, ScriptedDice())
+        attacking.attack(state, 33, 0, ScriptedDice())
     assert err.value.rule == "forced trade"
     with pytest.raises(RulesError) as err:
         engine.end_turn(state, ScriptedDice())
@@ -196,7 +196,7 @@ def test_five_cards_force_a_trade_before_attacking_or_ending() -> None:
     engine.trade(state, (0, 1, 2))
     assert state.must_trade is False
     engine.place(state, 33, 4)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert events[0].conquered
 
 
@@ -258,8 +258,8 @@ def test_discards_are_reshuffled_when_the_pile_runs_out() -> None:
     engine.trade(state, (0, 3, 6))
     assert state.discard == [0, 3, 6] and state.deck == []
     engine.place(state, 38, 5 + 4)
-    engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
-    engine.move_in(state, 3)
+    attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    attacking.move_in(state, 3)
     rng = ScriptedDice()
     events = engine.end_turn(state, rng)
     assert rng.shuffles == 1  # ScriptedDice reverses: the pile becomes 6, 3, 0
@@ -275,7 +275,7 @@ def test_a_card_is_drawn_only_after_a_conquest() -> None:
     arrange(state, {SEAT: AU + [33]}, armies={33: 4})
     start_turn(state, SEAT)
     engine.place(state, 38, 5)
-    engine.attack(state, 33, 0, ScriptedDice([1, 1, 1, 6]), max_rolls=1)  # lost: 4 -> 3
+    attacking.attack(state, 33, 0, ScriptedDice([1, 1, 1, 6]), max_rolls=1)  # lost: 4 -> 3
     top = state.deck[0]
     events = engine.end_turn(state, ScriptedDice())
     assert not any(isinstance(e, CardDrawn) for e in events)
@@ -301,7 +301,7 @@ def test_elimination_with_six_cards_trades_at_once_and_the_player_places() -> No
     # ATTACK), no longer put on the territory just taken.
     state, victim = _elimination([1, 3, 8], [2, 5, 6])
     engine.place(state, 38, 5)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     kinds = [type(e) for e in events]
     assert kinds == [AttackResolved, PlayerEliminated, CardsTaken, CardsTraded]
     assert events[1] == PlayerEliminated(victim, SEAT, 3)
@@ -310,7 +310,7 @@ def test_elimination_with_six_cards_trades_at_once_and_the_player_places() -> No
     assert sorted(state.players[SEAT].cards) == [5, 6, 8]
     assert state.armies[0] == 0 and state.reinforcements == 4
     assert state.pending_move == (33, 0, 3)
-    engine.move_in(state, 3)
+    attacking.move_in(state, 3)
     assert state.armies[0] == 3 and state.armies[33] == 7
     assert engine.place(state, 38, 4) == [ArmiesPlaced(SEAT, 38, 4)]
     assert state.reinforcements == 0
@@ -320,13 +320,13 @@ def test_elimination_with_six_cards_trades_at_once_and_the_player_places() -> No
 def test_elimination_with_eight_cards_trades_twice_down_to_two() -> None:
     state, _ = _elimination([1, 3, 8, 4], [2, 5, 6, 7])
     engine.place(state, 38, 5)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     trades = [e for e in events if isinstance(e, CardsTraded)]
     # hand 1..8: first set (1, 2, 3) for 4, then of 4..8 the first set (4, 5, 6) for 6
     assert [(t.cards, t.value) for t in trades] == [((1, 2, 3), 4), ((4, 5, 6), 6)]
     assert sorted(state.players[SEAT].cards) == [7, 8]
     assert state.reinforcements == 10 and state.armies[0] == 0
-    engine.move_in(state, 3)
+    attacking.move_in(state, 3)
     # no PLACE for them: before the turn goes on they are placed on the
     # territory taken last, 3 + 10 = 13
     events = engine.end_turn(state, ScriptedDice())
@@ -336,10 +336,10 @@ def test_elimination_with_eight_cards_trades_twice_down_to_two() -> None:
 def test_elimination_with_five_cards_waits_for_the_next_turn() -> None:
     state, victim = _elimination([1, 3], [2, 5, 6])
     engine.place(state, 38, 5)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert not any(isinstance(e, CardsTraded) for e in events)
     assert len(state.players[SEAT].cards) == 5
-    engine.move_in(state, 3)
+    attacking.move_in(state, 3)
     events = engine.end_turn(state, ScriptedDice())
     assert len(state.players[SEAT].cards) == 6  # the card drawn forces nothing now
     assert isinstance(events[-1], TurnBegan) and events[-1].seat != SEAT
@@ -363,7 +363,7 @@ def test_ties_go_to_the_defender_and_the_last_roll_sets_the_minimum() -> None:
     # roll 2: 1 v 2, 6 against 5 5: defender loses 1 (2 -> 1)
     # roll 3: 1 v 1, 2 against 1: conquered with one die
     rng = ScriptedDice([6, 1, 6, 6, 6] + [6, 5, 5] + [2, 1])
-    events = engine.attack(state, 33, 0, rng)
+    events = attacking.attack(state, 33, 0, rng)
     result = events[0]
     assert rng.requests == [5, 3, 2]
     assert [(r.attacker, r.defender) for r in result.rolls] == [
@@ -379,8 +379,8 @@ def test_ties_go_to_the_defender_and_the_last_roll_sets_the_minimum() -> None:
     assert (result.conquered, result.attacker_left, result.defender_left) == (True, 2, 0)
     assert state.pending_move == (33, 0, 1)
     with pytest.raises(RulesError):
-        engine.move_in(state, 2)  # one army must stay behind
-    assert engine.move_in(state, 1) == [MovedIn(SEAT, 33, 0, 1)]
+        attacking.move_in(state, 2)  # one army must stay behind
+    assert attacking.move_in(state, 1) == [MovedIn(SEAT, 33, 0, 1)]
     assert state.owner[0] == SEAT and state.armies[0] == 1 and state.armies[33] == 1
 
 
@@ -391,14 +391,14 @@ def test_ties_go_to_the_defender_and_the_last_roll_sets_the_minimum() -> None:
 def test_minimum_move_in(move_in: str, armies: int, dice: int, minimum: int) -> None:
     state = _attack_position(armies, 1, replace(CLASSIC, move_in=move_in))
     rolled = min(dice, armies - 1)
-    engine.attack(state, 33, 0, ScriptedDice([6] * rolled + [1]), dice=dice)
+    attacking.attack(state, 33, 0, ScriptedDice([6] * rolled + [1]), dice=dice)
     assert state.pending_move == (33, 0, minimum)
     with pytest.raises(RulesError) as err:
-        engine.move_in(state, minimum - 1)
+        attacking.move_in(state, minimum - 1)
     assert err.value.rule == "move in"
     with pytest.raises(RulesError):
         engine.end_turn(state, ScriptedDice())  # the move comes first
-    engine.move_in(state, minimum)
+    attacking.move_in(state, minimum)
     assert (state.armies[33], state.armies[0]) == (armies - minimum, minimum)
 
 
@@ -423,7 +423,7 @@ def test_move_amounts_are_clamped_to_the_minimum_and_to_all_but_one() -> None:
 def test_dice_limits(source: int, target: int, att: int, dfn: int) -> None:
     state = _attack_position(source, target)
     rng = ScriptedDice([1] * (att + dfn))  # every comparison tied: the attacker loses
-    events = engine.attack(state, 33, 0, rng, max_rolls=1)
+    events = attacking.attack(state, 33, 0, rng, max_rolls=1)
     assert rng.requests == [att + dfn]
     roll = events[0].rolls[0]
     assert (len(roll.attacker), len(roll.defender)) == (att, dfn)
@@ -443,12 +443,12 @@ def test_refused_attacks_change_nothing() -> None:
         (38, 0, 3, "adjacency"),
     ]:
         with pytest.raises(RulesError) as err:
-            engine.attack(state, source, target, ScriptedDice(), dice=dice)
+            attacking.attack(state, source, target, ScriptedDice(), dice=dice)
         assert err.value.rule == rule
     state.armies[33] = 5
     for dice in (0, 4):
         with pytest.raises(RulesError):
-            engine.attack(state, 33, 0, ScriptedDice(), dice=dice)
+            attacking.attack(state, 33, 0, ScriptedDice(), dice=dice)
     state.armies[33] = 1
     assert state.canonical_json() == before
     assert state.phase == REINFORCE  # a refused attack does not close the trading phase
@@ -457,7 +457,7 @@ def test_refused_attacks_change_nothing() -> None:
 def test_until_left_stops_before_a_roll() -> None:
     state = _attack_position(6, 5)
     rng = ScriptedDice([1] * 25)
-    events = engine.attack(state, 33, 0, rng, until_left=3)
+    events = attacking.attack(state, 33, 0, rng, until_left=3)
     # 6 -> 4 (3 v 2, two ties), then 4 has more than 3 so roll again: 4 -> 2
     assert [r.attacker_losses for r in events[0].rolls] == [2, 2]
     assert (events[0].attacker_left, events[0].stop) == (2, "until_left")
@@ -480,7 +480,7 @@ def test_fortify_leaves_one_army_and_is_adjacent_and_once() -> None:
         engine.fortify(state, 39, 40, 1)
     assert "only one" in err.value.message
     with pytest.raises(RulesError):
-        engine.attack(state, 33, 0, ScriptedDice())  # no attacks after fortifying
+        attacking.attack(state, 33, 0, ScriptedDice())  # no attacks after fortifying
 
 
 def test_fortify_all_moves_all_but_one() -> None:
@@ -512,7 +512,7 @@ def test_territory_numbers_off_the_map_are_refused() -> None:
     for step in (
         lambda: engine.place(state, -1, 1),  # would be Western Australia from the end
         lambda: engine.place(state, 42, 1),
-        lambda: engine.attack(state, 33, -42, ScriptedDice()),
+        lambda: attacking.attack(state, 33, -42, ScriptedDice()),
         lambda: engine.fortify(state, 38, 99, 1),
     ):
         if state.reinforcements == 0:

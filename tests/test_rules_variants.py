@@ -16,7 +16,7 @@ import pytest
 
 from pbem.maps.presets import load_preset, preset_description, preset_names
 from pbem.paths import presets_dir
-from pbem.rules import engine, opening
+from pbem.rules import attacking, engine, opening
 from pbem.rules.actions import Amount, Fortify, Headquarters, Place, PlaceInitial, PlaceNeutral
 from pbem.rules.armies import starting_armies
 from pbem.rules.bots import make_bot
@@ -158,7 +158,7 @@ def test_the_duel_ends_when_the_opponent_is_out_with_neutrals_on_the_board() -> 
     arrange(state, {SEAT: AU + [33], other: [0], neutral: rest}, armies={33: 10})
     start_turn(state, SEAT)
     engine.place(state, 38, state.reinforcements)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))  # the opponent's last
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))  # the opponent's last
     assert events[1:3] == [PlayerEliminated(other, SEAT, 0), GameWon(SEAT, "domination")]
     assert state.phase == ENDED and state.winner == SEAT
     assert state.owner.count(neutral) == len(rest)
@@ -171,7 +171,7 @@ def test_two_player_neutral_rolls_the_most_dice() -> None:
     start_turn(state, SEAT)
     engine.place(state, 38, state.reinforcements)
     rng = ScriptedDice([1] * 5)
-    events = engine.attack(state, 33, 0, rng, max_rolls=1)
+    events = attacking.attack(state, 33, 0, rng, max_rolls=1)
     assert rng.requests == [3 + 2]
     assert events[0].defender == neutral
 
@@ -255,7 +255,7 @@ def _capital_position(players: int, capitals_to_win: bool, own_hq: int, held: li
 def test_capturing_the_last_headquarters_wins() -> None:
     # 3 players: SEAT's HQ Indonesia (38), the others' Alaska (0) and Brazil (10)
     state, hqs = _capital_position(3, False, 38, [10])
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert events[1] == GameWon(SEAT, "capitals", "holds 3 headquarters")
     assert isinstance(events[2], MovedIn) and state.phase == ENDED
     assert state.players[2].alive  # a player still in the game loses too
@@ -264,7 +264,7 @@ def test_capturing_the_last_headquarters_wins() -> None:
 def test_no_win_without_the_own_headquarters() -> None:
     state, hqs = _capital_position(3, False, 38, [10])
     state.owner[38] = 1  # SEAT lost its own HQ
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert not any(isinstance(e, GameWon) for e in events)
     assert state.phase == ATTACK
 
@@ -275,7 +275,7 @@ def test_capitals_to_win_needs_two_with_four_players_three_with_five(
 ) -> None:
     # SEAT holds its own HQ and one opposing HQ (Brazil); takes Alaska for a second
     state, _ = _capital_position(players, True, 38, [10])
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     won = [e for e in events if isinstance(e, GameWon)]
     assert won == ([GameWon(SEAT, "capitals", "holds 3 headquarters")] if wins else [])
 
@@ -325,7 +325,7 @@ def test_a_destroy_mission_completed_by_another_players_attack_wins_at_once() ->
     the board, that player has helped you complete your Secret Mission."
     B must destroy yellow; A takes yellow's last territory: B has won."""
     state = _destroy_position(23)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     kinds = [type(e) for e in events]
     assert kinds == [AttackResolved, PlayerEliminated, GameWon, MovedIn]
     assert events[2] == GameWon(1, "mission", state.board.missions[MISSIONS["destroy-yellow"]].text)
@@ -335,9 +335,9 @@ def test_a_destroy_mission_completed_by_another_players_attack_wins_at_once() ->
 def test_with_mission_win_own_turn_the_helped_mission_wins_at_its_holders_turn() -> None:
     state = _destroy_position(23)
     state.options = replace(state.options, mission_win="own_turn")
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert not any(isinstance(e, GameWon) for e in events)  # A's turn: B waits
-    engine.move_in(state, 3)
+    attacking.move_in(state, 3)
     assert state.phase != ENDED
     engine.end_turn(state, ScriptedDice())  # A's turn ends; B (seat 1) is next: won
     assert state.phase == ENDED and state.winner == 1
@@ -355,7 +355,7 @@ def test_a_destroy_target_removed_from_the_game_makes_it_24_territories() -> Non
 def test_destroying_your_own_target_wins_and_the_player_to_move_comes_first() -> None:
     # both A and B are after yellow; A destroys it, B holds 24: A (to move) wins
     state = _destroy_position(24, a_mission="destroy-yellow")
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert events[2] == GameWon(
         SEAT, "mission", classic().missions[MISSIONS["destroy-yellow"]].text
     )
@@ -426,12 +426,12 @@ def test_the_cap_applies_to_card_bonus_and_elimination_trades() -> None:
     events = engine.trade(state, (38, 4, 6))  # artillery, cavalry, infantry: linear 4
     assert events[0].value == 4 and events[1] == ArmiesPlaced(SEAT, 38, 1, lost=1)
     engine.place(state, 39, state.reinforcements)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     # 3 + 3 = 6 cards: the first set (1, 2, 3) worth 5 (linear, second set) is
     # the player's to place (issue 14), not put on Alaska where the cap bites
     assert [e for e in events if isinstance(e, ArmiesPlaced)] == []
     assert state.reinforcements == 5
-    events = engine.move_in(state, 11)
+    events = attacking.move_in(state, 11)
     assert events == [MovedIn(SEAT, 33, 0, 11)]
     assert (state.armies[33], state.armies[0]) == (1, 11)
     # no PLACE order for them: Alaska takes the 1 that fits, Kamchatka
@@ -448,7 +448,7 @@ def test_card_reroll_rerolls_the_lowest_losing_die() -> None:
     # 5 3 2 v 4 4: the 3 lost; re-rolled to 6: 6 5 2 v 4 4, defender loses 2
     # 6 2 1 v 6 5: both lost; the lower (2) re-rolled to 6: 6 6 1 v 6 5, one each
     rng = ScriptedDice([5, 3, 2, 4, 4, 6] + [2, 1, 6, 6, 5, 6])
-    events = engine.attack(state, 33, 0, rng, max_rolls=2, reroll=True)
+    events = attacking.attack(state, 33, 0, rng, max_rolls=2, reroll=True)
     assert rng.requests == [5, 1, 5, 1]
     assert events[0].rolls == (
         Roll((6, 5, 2), (4, 4), 0, 2, rerolled=(3, 6)),
@@ -463,7 +463,7 @@ def test_card_reroll_needs_the_card_of_from_or_to(card: int | None) -> None:
     if card is not None:
         give_cards(state, SEAT, [card])  # Alaska: the card of TO
     rng = ScriptedDice([5, 3, 2, 4, 4, 6])
-    events = engine.attack(state, 33, 0, rng, max_rolls=1, reroll=True)
+    events = attacking.attack(state, 33, 0, rng, max_rolls=1, reroll=True)
     if card is None:
         assert rng.requests == [5] and events[0].rolls[0] == Roll((5, 3, 2), (4, 4), 1, 1)
     else:
@@ -477,7 +477,7 @@ def test_commander_once_per_turn_on_the_first_roll_it_helps() -> None:
     # roll 2: 5 3 1 v 4 4: the 1 (lowest of the dice that gain most) becomes 6
     # roll 3: same dice, commander spent: one each
     rng = ScriptedDice([6, 6, 6, 6, 6] + [5, 3, 1, 4, 4] + [5, 3, 1, 4, 4])
-    events = engine.attack(state, 33, 0, rng, max_rolls=3)
+    events = attacking.attack(state, 33, 0, rng, max_rolls=3)
     assert events[0].rolls == (
         Roll((6, 6, 6), (6, 6), 2, 0),
         Roll((6, 5, 3), (4, 4), 0, 2, commander=(1, 6)),
@@ -536,9 +536,9 @@ def test_card_values_none_means_no_cards_at_all() -> None:
         engine.trade(state, (0, 1, 2))
     assert err.value.rule == "cards"
     engine.place(state, 38, state.reinforcements)
-    events = engine.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
+    events = attacking.attack(state, 33, 0, ScriptedDice([6, 6, 6, 1]))
     assert events[1] == PlayerEliminated(victim, SEAT, 0)
-    engine.move_in(state, 3)
+    attacking.move_in(state, 3)
     events = engine.end_turn(state, ScriptedDice())
     assert not any(isinstance(e, CardDrawn) for e in events)
     assert all(p.cards == [] for p in state.players) and full_deck_ok(state)

@@ -33,7 +33,7 @@ from typing import Any
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
-from pbem.rules import combat, defence, engine
+from pbem.rules import attacking, combat, defence, engine
 from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction, UntilKind
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
@@ -292,7 +292,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
             commander = s.options.commander and not s.commander_used
             for dice, q in roll_classes(att, dfn, reroll, commander):
                 branch = s.copy()
-                engine.attack(
+                attacking.attack(
                     branch,
                     source,
                     target,
@@ -328,7 +328,7 @@ def _move_in(state: GameState, action: Attack) -> None:
     available = state.armies[source] - 1
     asked = action.move.resolve(available, minimum)
     armies = max(minimum, min(asked, available))
-    engine.move_in(state, armies, asked if armies != asked else None)
+    attacking.move_in(state, armies, asked if armies != asked else None)
 
 
 # ------------------------------------------------------------------------------ sampled

@@ -211,7 +211,7 @@ class _TurnCheck:
             self.traded_on[card] = order.line
         number = state.sets_traded + len(self.values) + 1
         self.values.append(set_value(options, number, designs_of(board, resolved)))
-        for card in resolved:  # the +2 bonus, as engine._trade_set places it
+        for card in resolved:  # the +2 bonus, as engine.trade_set places it
             territory = board.card_territory(card)
             if territory is None or state.owner[territory] != self.seat:
                 continue

@@ -7,7 +7,7 @@ likewise: claims in map order, armies spread evenly, the strongest HQ.
 
 from __future__ import annotations
 
-from pbem.rules import engine, opening
+from pbem.rules import attacking, opening
 from pbem.rules.actions import (
     Claim,
     Headquarters,
@@ -38,7 +38,7 @@ def default_turn(state: GameState) -> list[TurnAction]:
     actions: list[TurnAction] = []
     due = state.reinforcements
     if state.must_trade:
-        best = engine.best_set(state, seat)
+        best = attacking.best_set(state, seat)
         if best is not None:
             actions.append(Trade(best))
             due += set_value(state.options, state.sets_traded + 1, designs_of(state.board, best))

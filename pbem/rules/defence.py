@@ -2,7 +2,7 @@
 
 The rulebooks let the defender roll one die instead of two; by mail the
 choice is a standing order, kept in ``GameState.defend_one`` across turns
-and ended when the territory changes hands (engine.attack, remove_player).
+and ended when the territory changes hands (attacking.attack, engine.remove_player).
 """
 
 from __future__ import annotations

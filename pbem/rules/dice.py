@@ -183,7 +183,7 @@ class DiceStream:
 
     def face_cursor(self) -> tuple[tuple[int, ...], int] | None:
         """The decoded faces and the index of the next draw in them, for a caller
-        that takes many rolls in a row (engine.attack): it slices its dice there,
+        that takes many rolls in a row (attacking.attack): it slices its dice there,
         then calls ``skip_faces`` with how many it took. Where a slice runs short
         or holds a rejected word (0), the caller rolls with ``roll_tuple`` instead,
         so the dice are the same. None when draws are logged or the position is

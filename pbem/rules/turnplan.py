@@ -8,7 +8,7 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import defence, engine
+from pbem.rules import attacking, defence, engine
 from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction, UntilKind
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
@@ -101,7 +101,7 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
         until_left, max_rolls = until.n, None
     else:
         until_left, max_rolls = None, until.n
-    events = engine.attack(
+    events = attacking.attack(
         state, source, target, rng, action.dice, until_left, max_rolls, None, action.reroll
     )
     if state.pending_move is not None:
@@ -109,7 +109,7 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
         available = armies[source] - 1
         asked = action.move.resolve(available, minimum)
         moved = max(minimum, min(asked, available))
-        events += engine.move_in(state, moved, asked if moved != asked else None)
+        events += attacking.move_in(state, moved, asked if moved != asked else None)
     return events
 
 
