@@ -356,25 +356,33 @@ class _Parser:
 
     def one_way(self, data: dict[str, Any], drafts: list[_Draft]) -> set[tuple[int, int]]:
         """The borders declared one-way, as (from, to) indices."""
-        if "one_way" not in data:
-            return set()
-        pairs = self.value(data, "", "one_way", list, "a list of [from, to] pairs")
-        index = {fold_name(d.name): d.index for d in drafts}
         found: set[tuple[int, int]] = set()
+        for key, names, (a, b) in self.name_pairs(data, "one_way", "[from, to]", drafts):
+            if (a, b) in found:
+                self.fail(key, f"{names[0]} -> {names[1]} is listed twice")
+            found.add((a, b))
+        return found
+
+    def name_pairs(
+        self, data: dict[str, Any], table: str, what: str, drafts: list[_Draft]
+    ) -> list[tuple[str, list[str], tuple[int, int]]]:
+        """A list of [name, name] pairs (``one_way``, ``wrap_edges``): for each, its
+        key for messages, the names as written and the two territories' indices."""
+        if table not in data:
+            return []
+        pairs = self.value(data, "", table, list, f"a list of {what} pairs")
+        index = {fold_name(d.name): d.index for d in drafts}
+        found = []
         for number, pair in enumerate(pairs):
-            key = f"one_way[{number}]"
+            key = f"{table}[{number}]"
             if not (
                 isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) for n in pair)
             ):
                 self.fail(key, f"expected a pair of territory names, got {pair!r}")
-            ends = []
             for text in pair:
                 if fold_name(text) not in index:
                     self.fail(key, f"no territory named {text!r}")
-                ends.append(index[fold_name(text)])
-            if (ends[0], ends[1]) in found:
-                self.fail(key, f"{pair[0]} -> {pair[1]} is listed twice")
-            found.add((ends[0], ends[1]))
+            found.append((key, pair, (index[fold_name(pair[0])], index[fold_name(pair[1])])))
         return found
 
     def link(self, drafts: list[_Draft], one_way: set[tuple[int, int]]) -> None:
@@ -446,22 +454,8 @@ class _Parser:
                 self.fail(key, f"[{x}, {y}] is outside the picture ({size} pixels)")
 
     def wrap_edges(self, data: dict[str, Any], drafts: list[_Draft]) -> tuple[tuple[int, int], ...]:
-        if "wrap_edges" not in data:
-            return ()
-        pairs = self.value(data, "", "wrap_edges", list, "a list of [name, name] pairs")
-        index = {fold_name(d.name): d.index for d in drafts}
         edges = set()
-        for number, pair in enumerate(pairs):
-            key = f"wrap_edges[{number}]"
-            if not (
-                isinstance(pair, list) and len(pair) == 2 and all(isinstance(n, str) for n in pair)
-            ):
-                self.fail(key, f"expected a pair of territory names, got {pair!r}")
-            ends = []
-            for text in pair:
-                if fold_name(text) not in index:
-                    self.fail(key, f"no territory named {text!r}")
-                ends.append(index[fold_name(text)])
+        for key, _, ends in self.name_pairs(data, "wrap_edges", "[name, name]", drafts):
             a, b = sorted(ends)
             if b not in drafts[a].neighbours:
                 self.fail(key, f"{drafts[a].name} and {drafts[b].name} are not neighbours")
