@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from pbem.maps.copies import parse_named
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
 from pbem.rules.errors import MapError
-from pbem.maps.copies import parse_named
 from pbem.rules.maps import dump_map, parse_map
 
 
