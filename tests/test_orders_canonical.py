@@ -194,8 +194,20 @@ def test_whole_mails_read_the_same_without_the_short_cut(
     fast = [_read(t, board) for t in texts]
     monkeypatch.setattr(parser, "_NAMES", {})
     monkeypatch.setattr(CanonicalReader, "read", lambda self, content: None)
+    monkeypatch.setattr(parser._MailReader, "only_orders", lambda self, lines: None)
     slow = [_read(t, board) for t in texts]
     assert fast == slow
+    # and the mails of known lines with one unknown line last or a comment
+    monkeypatch.undo()
+    parser._NAMES.clear()
+    for text in texts[:40]:
+        lines = text.split("\n")
+        for extra in ("ATTACK Alaska -> Peru", "HELLO", "PLACE 1 Alaska # here", "ORDERS"):
+            mixed = "\n".join([*lines, extra])
+            got = _read(mixed, board)
+            with monkeypatch.context() as patched:
+                patched.setattr(parser._MailReader, "only_orders", lambda self, lines: None)
+                assert got == _read(mixed, board), mixed
 
 
 def _read(text: str, board: Board) -> object:

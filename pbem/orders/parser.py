@@ -249,6 +249,25 @@ class _MailReader:
             )
         return self.mail
 
+    def only_orders(self, lines: list[str]) -> ParsedMail | None:
+        """The mail when every line is empty or an order line read before or in
+        canonical form (the order log, a record: what replays read), else None.
+        ``read`` gives the same mail for these: no ORDERS line, no prose, no comment,
+        so every line is in the span of orders and is an order."""
+        known, canonical = self.lines, self.canonical
+        orders: list[Order] = []
+        for index, raw in enumerate(lines):
+            if not raw:
+                continue
+            if "#" in raw:
+                return None
+            entry = known.get(raw) or _known_line(raw, known, canonical)
+            if entry is None:
+                return None
+            orders.append(Order(entry[0], index + 1, entry[1], raw, entry[2]))  # type: ignore[arg-type]
+        self.mail.orders = orders
+        return self.mail
+
     def _problem(self, line: int, token: Token, message: str, expected: str = "") -> None:
         self.problems.append(OrderProblem(line, token.column, token.text, message, expected))
 
@@ -297,7 +316,11 @@ def parse_orders(text: str, board: Board, *, max_chars: int = MAX_CHARS) -> Pars
         )
         raise OrdersError([OrderProblem(0, 0, "", message, f"at most {max_chars} characters")])
     reader = _MailReader(board)
-    mail = reader.read(source_lines(text))
+    lines = source_lines(text)
+    quick = reader.only_orders(lines)
+    if quick is not None:
+        return quick
+    mail = reader.read(lines)
     if reader.problems:
         raise OrdersError(reader.problems, partial=mail)
     return mail
