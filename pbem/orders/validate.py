@@ -285,6 +285,28 @@ class _TurnCheck:
         return self.state.owner[territory] == self.seat or territory in self.taken
 
     def attack(self, order: Order, action: Attack) -> None:
+        state = self.state
+        source, target = action.source, action.target
+        seat, owner = self.seat, state.owner
+        until, move = action.until, action.move
+        if not (  # the attack of most turns: none of the problems below, told at once
+            source != target
+            and state.board.adjacent(source, target)
+            and (owner[source] == seat or source in self.taken)
+            and (source in self.unknown or self.upper[source] >= 2)
+            and owner[target] != seat
+            and 1 <= action.dice <= 3
+            and (not action.reroll or state.options.card_reroll)
+            and (until.kind == UntilKind.CONQUERED or until.n >= 1)
+            and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
+        ):
+            self.attack_problems(order, action)
+        self.taken.add(target)
+        self.unknown.add(target)
+        self.actions.append(action)
+
+    def attack_problems(self, order: Order, action: Attack) -> None:
+        """Every problem of an ATTACK, in the order they are told."""
         state, board = self.state, self.state.board
         source, target = action.source, action.target
         source_name = board.territories[source].name
@@ -310,9 +332,6 @@ class _TurnCheck:
             self.problems.append(_at(order, "UNTIL needs at least 1"))
         if action.move.kind in (AmountKind.N, AmountKind.ALL_BUT) and action.move.n < 1:
             self.problems.append(_at(order, "armies to move must be at least 1"))
-        self.taken.add(target)
-        self.unknown.add(target)
-        self.actions.append(action)
 
     # -- fortify -----------------------------------------------------------------
     def fortify(self, order: Order, action: Fortify) -> None:
