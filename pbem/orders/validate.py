@@ -128,7 +128,7 @@ class _TurnCheck:
             if rank is None:  # DEFEND, a setup order, PlaceInitial: the general path
                 self.general(order)
                 continue
-            # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as below, fewer checks
+            # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as in general(), by type
             if rank == place_rank and self.stage == attack_rank:
                 self.place_after_attack(order, action)  # type: ignore[arg-type]
                 continue
