@@ -24,8 +24,11 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import os
 import pstats
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -111,6 +114,7 @@ def cold_caches() -> None:
     maps._BOARDS.clear()
     lexer._tokenize.cache_clear()
     parser._NAMES.clear()
+    maps._fold.cache_clear()
 
 
 def time_verify(path: Path, secret_hex: str, steps: int, warm: bool = False) -> float:
@@ -160,6 +164,7 @@ def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
             replay.apply(game, entry)
             continue
         state = game.state
+        assert entry.seat is not None, "a turn entry names its seat"
         a = time.perf_counter()
         parsed = parse_orders(entry.text, state.board)
         b = time.perf_counter()
@@ -184,6 +189,25 @@ def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
     }
 
 
+def time_process(path: Path, secret_hex: str) -> float:
+    """CPU seconds (user + system) of one new `python -m pbem verify FILE --secret HEX`
+    process: start-up, imports and the replay, as a user runs it."""
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(
+        [sys.executable, "-m", "pbem", "verify", str(path), "--secret", secret_hex],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"FAIL: pbem verify: {done.stdout}{done.stderr}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def profile(path: Path, secret_hex: str, steps: int, top: int) -> str:
     profiler = cProfile.Profile()
     profiler.enable()
@@ -206,6 +230,9 @@ def main() -> int:
         "--warm", action="store_true", help="keep the caches of earlier runs (default: cold)"
     )
     parser.add_argument("--top", type=int, default=25, help="functions shown by --profile")
+    parser.add_argument(
+        "--process", type=int, default=0, help="also run `pbem verify` in N new processes"
+    )
     parser.add_argument("--keep", type=Path, help="also write the record to this file")
     args = parser.parse_args()
 
@@ -260,6 +287,14 @@ def main() -> int:
         )
         print(f"ratio replay / minimal parse   {median / bare:.1f}x")
 
+        if args.process:
+            cpu = sorted(time_process(path, secret_hex) for _ in range(args.process))
+            print(
+                f"`python -m pbem verify` in a new process, {args.process} runs, CPU seconds "
+                f"(start-up and imports included): best {cpu[0]:.3f} s, "
+                f"median {statistics.median(cpu):.3f} s, "
+                f"{turns / statistics.median(cpu):,.0f} turns per CPU-second"
+            )
         parts = breakdown(path, secret_hex)
         total = sum(parts.values())
         print("where the time goes (one run, stage by stage):")

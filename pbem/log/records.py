@@ -46,9 +46,9 @@ from pbem.log.replay import (
     start,
 )
 from pbem.maps import map_names
+from pbem.maps.copies import parse_named
 from pbem.rules.dice import DICE_V1, check_version, commitment
 from pbem.rules.errors import MapError, OptionsError
-from pbem.rules.maps import parse_map
 from pbem.rules.options import Options
 
 
@@ -268,19 +268,22 @@ def _draws(head: list[str], lines: list[str], source: str, line: int) -> DrawSec
     if len(head) != 3 or not head[2].startswith("entries="):
         raise RecordError(f"{source}: line {line}: expected '=== draws LABEL entries=I,J'")
     listed = head[2][len("entries=") :]
+    tokens = " ".join(lines).split()
     try:
         indices = [] if listed == "-" else [int(i) for i in listed.split(",")]
-        drawn = []
-        for token in " ".join(lines).split():
-            die = _DIE_DRAWS.get(token)  # most draws are dice: no int() for them
-            if die is not None:
-                drawn.append(die)
-                continue
-            r, _, n = token.partition("/")
-            drawn.append((int(n), int(r)) if n else (6, int(r) - 1))
+        try:  # most sections hold dice only: one table look-up per draw
+            drawn = list(map(_DIE_DRAWS.__getitem__, tokens))
+        except KeyError:
+            drawn = [_DIE_DRAWS.get(token) or _draw(token) for token in tokens]
     except ValueError:
         raise RecordError(f"{source}: line {line}: unreadable draws") from None
     return DrawSection(head[1], indices, drawn)
+
+
+def _draw(token: str) -> tuple[int, int]:
+    """``r/n`` -> (n, r); a die face -> (6, face - 1). ValueError when unreadable."""
+    r, _, n = token.partition("/")
+    return (int(n), int(r)) if n else (6, int(r) - 1)
 
 
 def _entry(head: list[str], text: str, names: list[str], source: str, line: int) -> Entry:
@@ -302,7 +305,7 @@ def _entry(head: list[str], text: str, names: list[str], source: str, line: int)
 
 def definition_of(record: Record, secret: bytes) -> GameDefinition:
     try:
-        board = parse_map(record.map_text, f"{record.map_name} (in the record)")
+        board = parse_named(record.map_text, f"{record.map_name} (in the record)", record.map_name)
     except MapError as exc:
         raise RecordError(str(exc)) from None
     players = tuple(record.players)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 
 from pbem.orders import grammar as g
+from pbem.orders.canonical import CanonicalReader
 from pbem.orders.errors import (
     OrderProblem,
     OrdersError,
@@ -68,20 +69,37 @@ def orders_start(lines: list[str]) -> int:
 _LineCache = dict[str, tuple[object, int, tuple[int, ...]]]
 _LINES_KEPT = 8192  # per board; the cache starts afresh when it is full
 
-_NAMES: dict[int, tuple[Board, dict[str, str], int, _LineCache]] = {}
+_NAMES: dict[int, tuple[Board, dict[str, str], int, _LineCache, CanonicalReader]] = {}
 
 
-def _names_of(board: Board) -> tuple[dict[str, str], int, _LineCache]:
-    """The board's folded names and aliases, the most words in one, and its line
-    cache; kept per board (the board is kept too, so its id stays its own)."""
+def _names_of(board: Board) -> tuple[dict[str, str], int, _LineCache, CanonicalReader]:
+    """The board's folded names and aliases, the most words in one, its line cache
+    and its reader of canonical lines; kept per board (the board is kept too, so its
+    id stays its own)."""
     cached = _NAMES.get(id(board))
     if cached is None or cached[0] is not board:
         names = territory_candidates(board)
-        cached = (board, names, max(len(name.split()) for name in names), {})
+        longest = max(len(name.split()) for name in names)
+        cached = (board, names, longest, {}, CanonicalReader(board))
         if len(_NAMES) > 64:
             _NAMES.clear()
         _NAMES[id(board)] = cached
-    return cached[1], cached[2], cached[3]
+    return cached[1], cached[2], cached[3], cached[4]
+
+
+def _known_line(
+    content: str, known: _LineCache, canonical: CanonicalReader
+) -> tuple[object, int, tuple[int, ...]] | None:
+    """The order line ``content`` as read before, or read now by the short cut for
+    canonical lines (then kept); None: the line must be read in full."""
+    entry = known.get(content)
+    if entry is None:
+        entry = canonical.read(content)
+        if entry is not None:
+            if len(known) >= _LINES_KEPT:
+                known.clear()
+            known[content] = entry
+    return entry
 
 
 _MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
@@ -103,10 +121,16 @@ def _looks_like_an_order(tokens: tuple[Token, ...]) -> bool:
     return len(word) >= 4 and bool(near) and near[0][0] == word[0]
 
 
-def _order_span(lines: list[str], start: int, known: _LineCache | None = None) -> tuple[int, int]:
+def _order_span(
+    lines: list[str],
+    start: int,
+    known: _LineCache | None = None,
+    canonical: CanonicalReader | None = None,
+) -> tuple[int, int]:
     """The indices of the first and last line that look like orders (before a
     signature or END); lines outside the span that are not orders are prose.
-    ``known``: order lines read before, which are orders without a look at them."""
+    ``known``: order lines read before, which are orders without a look at them
+    (``canonical``: with the lines the short cut reads)."""
     first, last = len(lines), -1
     for index in range(start, len(lines)):
         raw = lines[index]
@@ -115,7 +139,10 @@ def _order_span(lines: list[str], start: int, known: _LineCache | None = None) -
         if is_quoted(raw):
             continue
         content = strip_comment(raw)
-        if known is not None and content in known:
+        if known is not None and (
+            content in known
+            or (canonical is not None and _known_line(content, known, canonical) is not None)
+        ):
             first, last = min(first, index), index
             continue
         tokens = tokenize(content)
@@ -131,7 +158,7 @@ def _order_span(lines: list[str], start: int, known: _LineCache | None = None) -
 class _MailReader:
     def __init__(self, board: Board) -> None:
         self.board = board
-        self.names, self.longest_name, self.lines = _names_of(board)
+        self.names, self.longest_name, self.lines, self.canonical = _names_of(board)
         self.mail = ParsedMail()
         self.problems: list[OrderProblem] = []
         self.header_lines: dict[str, int] = {}
@@ -140,7 +167,7 @@ class _MailReader:
         press: PressStart | None = None
         body: list[str] = []
         start = orders_start(lines)
-        first, last = _order_span(lines, start, self.lines)
+        first, last = _order_span(lines, start, self.lines, self.canonical)
         for index in range(start, len(lines)):
             raw = lines[index]
             if press is not None:
@@ -159,7 +186,8 @@ class _MailReader:
             if is_signature(raw):
                 break
             content = strip_comment(raw)
-            known = self.lines.get(content)  # an order line read before (never END & co.)
+            # an order line read before or in canonical form (never END & co.)
+            known = _known_line(content, self.lines, self.canonical)
             if known is not None:
                 action, column, items = known
                 self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
@@ -221,6 +249,25 @@ class _MailReader:
             )
         return self.mail
 
+    def only_orders(self, lines: list[str]) -> ParsedMail | None:
+        """The mail when every line is empty or an order line read before or in
+        canonical form (the order log, a record: what replays read), else None.
+        ``read`` gives the same mail for these: no ORDERS line, no prose, no comment,
+        so every line is in the span of orders and is an order."""
+        known, canonical = self.lines, self.canonical
+        orders: list[Order] = []
+        for index, raw in enumerate(lines):
+            if not raw:
+                continue
+            if "#" in raw:
+                return None
+            entry = known.get(raw) or _known_line(raw, known, canonical)
+            if entry is None:
+                return None
+            orders.append(Order(entry[0], index + 1, entry[1], raw, entry[2]))  # type: ignore[arg-type]
+        self.mail.orders = orders
+        return self.mail
+
     def _problem(self, line: int, token: Token, message: str, expected: str = "") -> None:
         self.problems.append(OrderProblem(line, token.column, token.text, message, expected))
 
@@ -269,7 +316,11 @@ def parse_orders(text: str, board: Board, *, max_chars: int = MAX_CHARS) -> Pars
         )
         raise OrdersError([OrderProblem(0, 0, "", message, f"at most {max_chars} characters")])
     reader = _MailReader(board)
-    mail = reader.read(source_lines(text))
+    lines = source_lines(text)
+    quick = reader.only_orders(lines)
+    if quick is not None:
+        return quick
+    mail = reader.read(lines)
     if reader.problems:
         raise OrdersError(reader.problems, partial=mail)
     return mail

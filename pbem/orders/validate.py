@@ -9,7 +9,8 @@ which skips or clamps and reports.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pbem.orders.errors import OrderProblem, OrdersError, one_of
 from pbem.orders.lines import not_adjacent
@@ -120,35 +121,54 @@ class _TurnCheck:
         self.stage = 0  # index in TURN_KEYWORDS of the latest order kind seen
 
     def run(self, orders: Sequence[Order]) -> None:
+        attack_rank, place_rank = _RANK[Attack], _RANK[Place]
         for order in orders:
             action = order.action
-            if isinstance(action, PlaceInitial):
-                action = Place(action.placements)
-            if isinstance(action, Defend):  # a standing order: anywhere in the turn
-                self.defend(order, action)
+            rank = _RANK.get(type(action))
+            if rank is None:  # DEFEND, a setup order, PlaceInitial: the general path
+                self.general(order)
                 continue
-            if not isinstance(action, Trade | Place | Attack | Fortify):
-                self.problems.append(
-                    _at(order, f"{order.keyword} is a setup order; the game is under way")
-                )
+            # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as in general(), by type
+            if rank == place_rank and self.stage == attack_rank:
+                self.place_after_attack(order, action)  # type: ignore[arg-type]
                 continue
-            if isinstance(action, Place) and self.stage == TURN_KEYWORDS.index("ATTACK"):
-                self.place_after_attack(order, action)  # armies of an elimination's trades
-                continue
-            rank = TURN_KEYWORDS.index(order.keyword)
             if rank < self.stage:
                 later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
                 self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
-            self.stage = max(self.stage, rank)
-            if isinstance(action, Trade):
-                self.trade(order, action)
-            elif isinstance(action, Place):
-                self.place(order, action)
-            elif isinstance(action, Attack):
-                self.attack(order, action)
-            else:
-                self.fortify(order, action)
+            elif rank > self.stage:
+                self.stage = rank
+            _CHECKS[rank](self, order, action)
         self.finish()
+
+    def general(self, order: Order) -> None:
+        """One order of any kind, in the order written."""
+        action = order.action
+        if isinstance(action, PlaceInitial):
+            action = Place(action.placements)
+        if isinstance(action, Defend):  # a standing order: anywhere in the turn
+            self.defend(order, action)
+            return
+        if not isinstance(action, Trade | Place | Attack | Fortify):
+            self.problems.append(
+                _at(order, f"{order.keyword} is a setup order; the game is under way")
+            )
+            return
+        if isinstance(action, Place) and self.stage == TURN_KEYWORDS.index("ATTACK"):
+            self.place_after_attack(order, action)  # armies of an elimination's trades
+            return
+        rank = TURN_KEYWORDS.index(order.keyword)
+        if rank < self.stage:
+            later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
+            self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
+        self.stage = max(self.stage, rank)
+        if isinstance(action, Trade):
+            self.trade(order, action)
+        elif isinstance(action, Place):
+            self.place(order, action)
+        elif isinstance(action, Attack):
+            self.attack(order, action)
+        else:
+            self.fortify(order, action)
 
     # -- trades ------------------------------------------------------------------
     def trade(self, order: Order, action: Trade) -> None:
@@ -265,6 +285,28 @@ class _TurnCheck:
         return self.state.owner[territory] == self.seat or territory in self.taken
 
     def attack(self, order: Order, action: Attack) -> None:
+        state = self.state
+        source, target = action.source, action.target
+        seat, owner = self.seat, state.owner
+        until, move = action.until, action.move
+        if not (  # the attack of most turns: none of the problems below, told at once
+            source != target
+            and state.board.adjacent(source, target)
+            and (owner[source] == seat or source in self.taken)
+            and (source in self.unknown or self.upper[source] >= 2)
+            and owner[target] != seat
+            and 1 <= action.dice <= 3
+            and (not action.reroll or state.options.card_reroll)
+            and (until.kind == UntilKind.CONQUERED or until.n >= 1)
+            and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
+        ):
+            self.attack_problems(order, action)
+        self.taken.add(target)
+        self.unknown.add(target)
+        self.actions.append(action)
+
+    def attack_problems(self, order: Order, action: Attack) -> None:
+        """Every problem of an ATTACK, in the order they are told."""
         state, board = self.state, self.state.board
         source, target = action.source, action.target
         source_name = board.territories[source].name
@@ -290,9 +332,6 @@ class _TurnCheck:
             self.problems.append(_at(order, "UNTIL needs at least 1"))
         if action.move.kind in (AmountKind.N, AmountKind.ALL_BUT) and action.move.n < 1:
             self.problems.append(_at(order, "armies to move must be at least 1"))
-        self.taken.add(target)
-        self.unknown.add(target)
-        self.actions.append(action)
 
     # -- fortify -----------------------------------------------------------------
     def fortify(self, order: Order, action: Fortify) -> None:
@@ -391,6 +430,25 @@ class _TurnCheck:
                 what = "set" if len(self.values) == 1 else "sets"
                 message += f" ({state.reinforcements} + {sets} for the traded {what})"
             self.problems.append(_at(self.place_orders[0], message))
+
+
+# The turn orders read most, by their action's exact type: their rank in
+# TURN_KEYWORDS (the order they must come in) and their check.
+_RANK: dict[type, int] = {
+    kind: TURN_KEYWORDS.index(keyword)
+    for kind, keyword in (
+        (Trade, "TRADE"),
+        (Place, "PLACE"),
+        (Attack, "ATTACK"),
+        (Fortify, "FORTIFY"),
+    )
+}
+_CHECKS: dict[int, Callable[[_TurnCheck, Order, Any], None]] = {
+    _RANK[Trade]: _TurnCheck.trade,
+    _RANK[Place]: _TurnCheck.place,
+    _RANK[Attack]: _TurnCheck.attack,
+    _RANK[Fortify]: _TurnCheck.fortify,
+}
 
 
 def validate_turn(

@@ -15,6 +15,7 @@ import re
 import tomllib
 from collections import deque
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, NoReturn, cast
 
 from pbem.rules.board import (
@@ -36,6 +37,8 @@ MISSION_KINDS = tuple(MissionKind)
 _MAP_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 _COLOUR = re.compile(r"[a-z]+(-[a-z]+)*")
 _NUMBER = re.compile(r"[\d\s]+")
+# A map folds each name many times (claims, labels, neighbour lists): once per name.
+_fold = lru_cache(maxsize=4096)(fold_name)
 _TOML_WHERE = re.compile(r" \(at (?:line (\d+), column (\d+)|end of document)\)$")
 
 # section -> (required keys, optional keys)
@@ -57,7 +60,9 @@ _MISSION_KEYS = {
 
 
 # -- public API ----------------------------------------------------------------
-def parse_map(text: str, path: str, base: str | None = None) -> Board:
+def parse_map(
+    text: str, path: str, base: str | None = None, decoded: dict[str, Any] | None = None
+) -> Board:
     """Check the TOML text of a map; ``path`` names it in error messages.
 
     ``base`` is the folder the file lives in: relative image paths in
@@ -67,11 +72,16 @@ def parse_map(text: str, path: str, base: str | None = None) -> Board:
     kept by text and ``base`` only: ``path`` names the text in error messages (which
     are not kept) and not in the board, so a map read from its file, from a record and
     from a stored game is checked once.
+
+    ``decoded``: the TOML of ``text`` already decoded, when the caller has it (a
+    shipped map's JSON copy, which pbem.maps takes only if it was made from this very
+    text): ``tomllib`` is pure Python and was most of a `pbem verify`'s map time.
+    Every check still runs on it, with the same messages.
     """
     key = (text, base)
     board = _BOARDS.get(key)
     if board is None:
-        board = _Parser(path, base).board(text)
+        board = _Parser(path, base).board(text, decoded)
         if len(_BOARDS) >= _BOARDS_KEPT:
             _BOARDS.pop(next(iter(_BOARDS)), None)  # the oldest
         _BOARDS[key] = board
@@ -80,6 +90,11 @@ def parse_map(text: str, path: str, base: str | None = None) -> Board:
 
 _BOARDS_KEPT = 32
 _BOARDS: dict[tuple[str, str | None], Board] = {}  # (map text, base) -> its board
+
+
+def parsed_before(text: str, base: str | None = None) -> bool:
+    """Is the board of this text kept (parse_map will not decode it again)?"""
+    return (text, base) in _BOARDS
 
 
 def dump_map(board: Board) -> str:
@@ -145,8 +160,8 @@ class _Parser:
     def fail(self, key: str, message: str) -> NoReturn:
         raise MapError(self.path, key, message)
 
-    def board(self, text: str) -> Board:
-        data = self.toml(text)
+    def board(self, text: str, decoded: dict[str, Any] | None = None) -> Board:
+        data = self.toml(text) if decoded is None else decoded
         self.keys(data, "", *_TOP_KEYS)
         name = self.string(data, "", "name")
         if not _MAP_NAME.fullmatch(name):
@@ -247,7 +262,7 @@ class _Parser:
     def label(self, section: str, entry: dict[str, Any], key: str, number: int) -> str:
         """How an entry is named in messages: by its name if it has a fresh one."""
         value = entry.get(key)
-        if isinstance(value, str) and value.strip() and fold_name(value) not in self.taken:
+        if isinstance(value, str) and value.strip() and _fold(value) not in self.taken:
             return f"{section}[{value}]"
         return f"{section}[#{number}]"
 
@@ -260,7 +275,7 @@ class _Parser:
             self.fail(key, f"{text!r} must not contain ',', '#' or '->' (orders use them)")
         if _NUMBER.fullmatch(text):
             self.fail(key, f"{text!r} must not be a number")
-        folded = fold_name(text)
+        folded = _fold(text)
         if folded == WILD:
             self.fail(key, f"{text!r} is reserved for wild cards")
         if folded in self.taken:
@@ -321,14 +336,14 @@ class _Parser:
     ) -> list[_Draft]:
         if len(entries) < 2:
             self.fail("territories", "a map needs at least two territories")
-        by_name = {fold_name(c.name): i for i, c in enumerate(continents)}
+        by_name = {_fold(c.name): i for i, c in enumerate(continents)}
         drafts = []
         for number, entry in enumerate(entries, 1):
             label = self.label("territories", entry, "name", number)
             self.keys(entry, label, *_TERRITORY_KEYS)
             name, aliases = self.named(entry, label, "territory")
             continent = self.string(entry, label, "continent")
-            if fold_name(continent) not in by_name:
+            if _fold(continent) not in by_name:
                 self.fail(f"{label}.continent", f"no continent named {continent!r}")
             card = self.string(entry, label, "card")
             if card not in DESIGNS + (NO_CARD,):
@@ -345,7 +360,7 @@ class _Parser:
                     index=number - 1,
                     name=name,
                     label=label,
-                    continent=by_name[fold_name(continent)],
+                    continent=by_name[_fold(continent)],
                     card=card,
                     aliases=aliases,
                     pos=(pos[0], pos[1]) if pos is not None else None,
@@ -371,7 +386,7 @@ class _Parser:
         if table not in data:
             return []
         pairs = self.value(data, "", table, list, f"a list of {what} pairs")
-        index = {fold_name(d.name): d.index for d in drafts}
+        index = {_fold(d.name): d.index for d in drafts}
         found = []
         for number, pair in enumerate(pairs):
             key = f"{table}[{number}]"
@@ -380,19 +395,19 @@ class _Parser:
             ):
                 self.fail(key, f"expected a pair of territory names, got {pair!r}")
             for text in pair:
-                if fold_name(text) not in index:
+                if _fold(text) not in index:
                     self.fail(key, f"no territory named {text!r}")
-            found.append((key, pair, (index[fold_name(pair[0])], index[fold_name(pair[1])])))
+            found.append((key, pair, (index[_fold(pair[0])], index[_fold(pair[1])])))
         return found
 
     def link(self, drafts: list[_Draft], one_way: set[tuple[int, int]]) -> None:
         """Turn neighbour names into indices; every edge must be listed on both sides,
         but for the ``one_way`` ones, listed on the ``from`` side only."""
-        index = {fold_name(d.name): d.index for d in drafts}
+        index = {_fold(d.name): d.index for d in drafts}
         for d in drafts:
             key = f"{d.label}.neighbours"
             for text in d.neighbour_names:
-                other = index.get(fold_name(text))
+                other = index.get(_fold(text))
                 if other is None:
                     self.fail(key, f"no territory named {text!r}")
                 if other == d.index:
@@ -471,7 +486,7 @@ class _Parser:
         continents: list[str],
         colours: tuple[str, ...],
     ) -> tuple[Mission, ...]:
-        by_name = {fold_name(c): i for i, c in enumerate(continents)}
+        by_name = {_fold(c): i for i, c in enumerate(continents)}
         ids: set[str] = set()
         found = []
         for number, entry in enumerate(self.tables(data, "missions"), 1):
@@ -522,7 +537,7 @@ class _Parser:
     ) -> Mission:
         chosen = []
         for text in self.strings(entry, label, "continents"):
-            found = by_name.get(fold_name(text))
+            found = by_name.get(_fold(text))
             if found is None:
                 self.fail(f"{label}.continents", f"no continent named {text!r}")
             if found in chosen:
