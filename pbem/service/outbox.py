@@ -139,7 +139,11 @@ def send_due(
 def _lease(
     engine: Engine, lease: Lease, now: datetime, envelope_from: str, retry_all: bool
 ) -> list[OutgoingMail]:
-    """Take up to BATCH due rows for this worker."""
+    """Take up to BATCH due rows for this worker.
+
+    A durable commit (synced to disk, and with it every earlier commit):
+    nothing in the batch is sent before the rows, and all that made them,
+    would survive a power loss."""
     until = now + timedelta(seconds=lease.seconds)
     with session_scope(engine) as session:
         query = select(Outbox.id).where(
@@ -200,7 +204,10 @@ def _record(
     results.append(result)
     done = {int(r.key) for r in results}
     rest = [i for i in batch.ids if i not in done]
-    with session_scope(engine) as session:
+    # Not synced to disk: losing this commit (power loss, OS crash; never a
+    # kill) can only send this row again, with its Message-ID. The lease's
+    # commit before the batch is durable, and with it every row it sends.
+    with session_scope(engine, durable=False) as session:
         _record_one(session, lease, now, report, int(result.key), result)
         if not rest:
             return
@@ -257,7 +264,7 @@ def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:
     """Give back rows leased but never tried (the run stopped before them)."""
     if not ids:
         return
-    with session_scope(engine) as session:
+    with session_scope(engine, durable=False) as session:
         session.execute(
             update(Outbox)
             .where(col(Outbox.id).in_(ids), col(Outbox.lease_owner) == lease.worker)

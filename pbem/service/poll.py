@@ -277,8 +277,8 @@ def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
     another worker stores its own at the same moment, theirs stands."""
     if checkpoint is None:
         return
-    try:
-        with session_scope(engine) as session:
+    try:  # not durable: a lost checkpoint only makes a fetch go further back
+        with session_scope(engine, durable=False) as session:
             row = session.exec(
                 select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == checkpoint.mailbox)
             ).first() or MailboxCheckpoint(mailbox=checkpoint.mailbox, uidvalidity=0)
@@ -347,7 +347,7 @@ def send_outbox(
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
     try:
-        with session_scope(engine) as session:
+        with session_scope(engine, durable=False) as session:
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             row = row or ServiceState(key="last_poll")
             row.value = clock.now().isoformat()
