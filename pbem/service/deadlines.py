@@ -18,7 +18,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlalchemy.orm import defer
+from sqlmodel import Session, col, select
 
 from pbem.log import replay
 from pbem.orders import render_orders
@@ -64,14 +65,20 @@ def run(engine: Engine, ctx: Context) -> list[str]:
     deadline adjudication, missed turns. Returns one line per thing done."""
     done: list[str] = []
     done += _outage(engine, ctx)
+    # Only games with something due are locked (one write transaction each):
+    # at 1,000 games, most have nothing to do at a given poll.
     with session_scope(engine, write=False) as session:
         rows = session.exec(
-            select(Game.id, Game.name).where(
+            select(Game)
+            .where(
                 Game.status == GameStatus.RUNNING,
                 Game.phase.in_((GamePhase.SETUP, GamePhase.PLAYING)),  # type: ignore[attr-defined]
+                col(Game.deadline).is_not(None),  # ``_game`` needs one
             )
+            .options(defer(Game.map_text))  # type: ignore[arg-type]
         )
-        games = [(game_id, name) for game_id, name in rows if game_id is not None]
+        now = ctx.clock.now()
+        games = [(g.id, g.name) for g in rows if g.id is not None and _maybe_due(g, now)]
     for game_id, name in games:
         try:
             with session_scope(engine) as session:
@@ -100,7 +107,12 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
         last = aware_utc(datetime.fromisoformat(row.value))
         assert last is not None
         downtime = now - last
-        for game in session.exec(select(Game).where(Game.status == GameStatus.RUNNING)):
+        if downtime <= MIN_OUTAGE:  # no game's threshold is lower: the usual case
+            return []
+        passed = select(Game).where(
+            Game.status == GameStatus.RUNNING, col(Game.deadline) <= now
+        )  # only these can move: the other games are not loaded
+        for game in session.exec(passed):
             deadline = aware_utc(game.deadline)
             conf = settings(game)
             if deadline is None or deadline > now:
@@ -127,6 +139,19 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
                 subject=f"Deadline pushed back after a server outage of {hours:.0f} hours",
             )
     return out
+
+
+def _maybe_due(game: Game, now: datetime) -> bool:
+    """Could ``_game`` do anything for this game now? False only when it would
+    return at once: no bot or autopilot seat, and no reminder due yet. (Read
+    outside the game's lock: a game changed meanwhile is seen next poll.)"""
+    if bot_seats(game) or autopilot_seats(game):
+        return True
+    deadline = aware_utc(game.deadline)
+    if deadline is None:
+        return False
+    earliest = max((float(h) for h in settings(game)["reminder_hours"]), default=0.0)
+    return now >= deadline - timedelta(hours=earliest)
 
 
 def _game(session: Session, ctx: Context, game: Game) -> list[str]:
