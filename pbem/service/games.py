@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
+from sqlalchemy import event
+from sqlalchemy.orm import Session as SASession
 from sqlmodel import Session, col, func, select
 
 from pbem.log import replay
@@ -194,6 +196,7 @@ def seat_player(
         raise ServiceError(f"two players have the colour {colour}")
     password = new_password()
     seat = len(players)
+    session.info.pop(_PLAYERS, None)  # players_of must read the new seat
     session.add(
         Player(
             game_id=id_of(game),
@@ -235,9 +238,26 @@ def find_game(session: Session, name: str) -> Game:
 
 
 def players_of(session: Session, game: Game) -> list[Player]:
-    return list(
-        session.exec(select(Player).where(Player.game_id == game.id).order_by(col(Player.seat)))
-    )
+    """The game's players by seat. Read once per transaction (a mail asks for
+    them about ten times): rows changed meanwhile are the same objects, a seat
+    added (``seat_player``) drops the list, a commit or rollback forgets it."""
+    if game.id is None:
+        return []
+    known: dict[int, list[Player]] = session.info.setdefault(_PLAYERS, {})
+    players = known.get(game.id)
+    if players is None:
+        statement = select(Player).where(Player.game_id == game.id).order_by(col(Player.seat))
+        players = known[game.id] = list(session.exec(statement))
+    return list(players)
+
+
+_PLAYERS = "pbem_players"  # the key of players_of's lists in Session.info
+
+
+@event.listens_for(SASession, "after_commit")
+@event.listens_for(SASession, "after_rollback")
+def _forget_players(session: SASession) -> None:
+    session.info.pop(_PLAYERS, None)
 
 
 def find_player(session: Session, game: Game, name: str) -> Player:

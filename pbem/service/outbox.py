@@ -70,9 +70,13 @@ def enqueue(
     raw: bytes,
     in_reply_to: str | None,
     now: datetime,
+    checked: bool = False,
 ) -> bool:
-    """Add one mail (False if that Message-ID is already queued: a mail is queued once)."""
-    if session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first() is not None:
+    """Add one mail (False if that Message-ID is already queued: a mail is queued once).
+
+    ``checked``: the caller has just looked for the Message-ID in this
+    transaction (``queued``), so it is not looked for again."""
+    if not checked and queued(session, message_id):
         return False
     data, fmt = pack(raw)
     session.add(
@@ -92,6 +96,12 @@ def enqueue(
     )
     session.flush()
     return True
+
+
+def queued(session: Session, message_id: str) -> bool:
+    """Is a mail with this Message-ID in the outbox already (sent or not)?"""
+    found = session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first()
+    return found is not None
 
 
 def raw_of(row: Outbox) -> bytes:
@@ -229,6 +239,24 @@ def _record_one(
     row_id: int,
     result: SendResult,
 ) -> None:
+    if result.ok:  # the usual case: one UPDATE, the row (and its mail) not loaded
+        done = session.execute(
+            update(Outbox)
+            .where(col(Outbox.id) == row_id, col(Outbox.lease_owner) == lease.worker)
+            .values(
+                attempts=Outbox.attempts + 1,
+                lease_owner=None,
+                lease_until=None,
+                status=OutboxStatus.SENT,
+                sent_at=now,
+                last_error=None,
+            )
+        )
+        if done.rowcount == 1:  # type: ignore[attr-defined]
+            report.sent += 1
+        else:
+            log.warning("outbox %s: our lease ran out while sending it", row_id)
+        return
     row = session.get(Outbox, row_id)
     if row is None or row.lease_owner != lease.worker:
         log.warning("outbox %s: our lease ran out while sending it", row_id)
@@ -236,12 +264,7 @@ def _record_one(
     row.attempts += 1
     row.lease_owner = None
     row.lease_until = None
-    if result.ok:
-        row.status = OutboxStatus.SENT
-        row.sent_at = now
-        row.last_error = None
-        report.sent += 1
-    elif result.permanent:
+    if result.permanent:
         row.status = OutboxStatus.FAILED
         row.last_error = result.error
         report.failed += 1
