@@ -206,8 +206,11 @@ class ImapInbox:
                 batch = uids[index : index + _FETCH_BATCH]
                 response = client.fetch(batch, ["BODY.PEEK[]"])
                 for uid in batch:
-                    if uid in response:  # gone if expunged since the search
-                        raw = response[uid][b"BODY[]"]
+                    # Moved away by another worker since the search: left out of
+                    # the answer, or (Dovecot, before this session has heard
+                    # of the expunge) answered with a NIL body.
+                    raw = response.get(uid, {}).get(b"BODY[]")
+                    if raw is not None:
                         mails.append(FetchedMail(f"{uidvalidity}:{uid}", raw, self.inbox, uid))
         last_uid = max(uids, default=start)
         if self._uidvalidity != uidvalidity:

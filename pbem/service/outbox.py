@@ -40,6 +40,8 @@ log = logging.getLogger("pbem.outbox")
 BATCH = 50  # rows leased at a time: one SMTP connection each
 KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
 _RETRY_CAP_SECONDS = 3600.0
+# UPDATEs of the send path touch no object of the session: nothing to keep in step
+_PLAIN = {"synchronize_session": False}
 
 
 @dataclass
@@ -224,7 +226,8 @@ def _record(
         renewed = session.execute(
             update(Outbox)
             .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
-            .values(lease_until=batch.lease_until(now, lease.seconds))
+            .values(lease_until=batch.lease_until(now, lease.seconds)),
+            execution_options=_PLAIN,
         )
         taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
     if taken:
@@ -250,7 +253,8 @@ def _record_one(
                 status=OutboxStatus.SENT,
                 sent_at=now,
                 last_error=None,
-            )
+            ),
+            execution_options=_PLAIN,
         )
         if done.rowcount == 1:  # type: ignore[attr-defined]
             report.sent += 1
