@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import bindparam, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.mail.retry import backoff_delay
 from pbem.mail.transport import OutgoingMail, Sender, SendResult
 from pbem.store import Outbox, session_scope
-from pbem.store.db import is_postgresql
+from pbem.store.db import connection_scope, is_postgresql
 from pbem.store.rawmail import header_block, pack, unpack
 from pbem.vocab import OutboxStatus, RawFormat
 
@@ -42,6 +42,29 @@ KEPT_KIND = "press"  # small, and the game site reads public press back: never p
 _RETRY_CAP_SECONDS = 3600.0
 # UPDATEs of the send path touch no object of the session: nothing to keep in step
 _PLAIN = {"synchronize_session": False}
+
+# The two statements of every sent mail, built once (bound at each execution).
+_TABLE = Outbox.__table__  # type: ignore[attr-defined]
+_MARK_SENT = (
+    update(_TABLE)
+    .where(_TABLE.c.id == bindparam("row_id"), _TABLE.c.lease_owner == bindparam("worker"))
+    .values(
+        attempts=_TABLE.c.attempts + 1,
+        lease_owner=None,
+        lease_until=None,
+        status=OutboxStatus.SENT,
+        sent_at=bindparam("now", type_=_TABLE.c.sent_at.type),
+        last_error=None,
+    )
+)
+_RENEW = (
+    update(_TABLE)
+    .where(
+        _TABLE.c.id.in_(bindparam("rest", expanding=True)),
+        _TABLE.c.lease_owner == bindparam("worker"),
+    )
+    .values(lease_until=bindparam("until", type_=_TABLE.c.lease_until.type))
+)
 
 
 @dataclass
@@ -219,22 +242,39 @@ def _record(
     # Not synced to disk: losing this commit (power loss, OS crash; never a
     # kill) can only send this row again, with its Message-ID. The lease's
     # commit before the batch is durable, and with it every row it sends.
-    with session_scope(engine, durable=False) as session:
-        _record_one(session, lease, now, report, int(result.key), result)
-        if not rest:
-            return
-        renewed = session.execute(
-            update(Outbox)
-            .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
-            .values(lease_until=batch.lease_until(now, lease.seconds)),
-            execution_options=_PLAIN,
-        )
-        taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
+    if result.ok:  # the usual case: two prepared statements, no ORM session
+        with connection_scope(engine, durable=False) as connection:
+            marked = connection.execute(
+                _MARK_SENT, {"row_id": int(result.key), "worker": lease.worker, "now": now}
+            )
+            if marked.rowcount == 1:
+                report.sent += 1
+            else:
+                log.warning("outbox %s: our lease ran out while sending it", result.key)
+            if not rest:
+                return
+            until = batch.lease_until(now, lease.seconds)
+            kept = connection.execute(
+                _RENEW, {"rest": rest, "worker": lease.worker, "until": until}
+            )
+            taken = len(rest) - kept.rowcount
+    else:
+        with session_scope(engine, durable=False) as session:
+            _record_failure(session, lease, now, report, int(result.key), result)
+            if not rest:
+                return
+            renewed = session.execute(
+                update(Outbox)
+                .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
+                .values(lease_until=batch.lease_until(now, lease.seconds)),
+                execution_options=_PLAIN,
+            )
+            taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
     if taken:
         raise LeaseRanOut(f"{taken} outbox rows of this batch were taken over by another worker")
 
 
-def _record_one(
+def _record_failure(
     session: Session,
     lease: Lease,
     now: datetime,
@@ -242,25 +282,6 @@ def _record_one(
     row_id: int,
     result: SendResult,
 ) -> None:
-    if result.ok:  # the usual case: one UPDATE, the row (and its mail) not loaded
-        done = session.execute(
-            update(Outbox)
-            .where(col(Outbox.id) == row_id, col(Outbox.lease_owner) == lease.worker)
-            .values(
-                attempts=Outbox.attempts + 1,
-                lease_owner=None,
-                lease_until=None,
-                status=OutboxStatus.SENT,
-                sent_at=now,
-                last_error=None,
-            ),
-            execution_options=_PLAIN,
-        )
-        if done.rowcount == 1:  # type: ignore[attr-defined]
-            report.sent += 1
-        else:
-            log.warning("outbox %s: our lease ran out while sending it", row_id)
-        return
     row = session.get(Outbox, row_id)
     if row is None or row.lease_owner != lease.worker:
         log.warning("outbox %s: our lease ran out while sending it", row_id)

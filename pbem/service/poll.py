@@ -147,9 +147,9 @@ def _freeze_start_up() -> None:
     """Once per process, before its first cycle: what start-up made (modules,
     classes, the configuration, the engine) lives as long as the process, so
     the cyclic garbage collector is told to leave it out (``gc.freeze``). Each
-    full collection during a cycle then walks the cycle's own objects only:
-    it was 70 ms of CPU per `pbem poll` (the first full collection) before.
-    Objects made later, caches included, are collected as usual."""
+    full collection during a cycle then walks the cycle's own objects only
+    (86 -> 13 ms of collections in a first round of 10 mails, measured in
+    process). Objects made later, caches included, are collected as usual."""
     global _frozen
     if not _frozen:
         _frozen = True

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event, exc
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, select
@@ -219,6 +219,17 @@ def session_scope(engine: Engine, *, write: bool = True, durable: bool = True) -
                 raise
     finally:
         session.close()
+
+
+@contextmanager
+def connection_scope(engine: Engine, *, durable: bool = True) -> Iterator[Connection]:
+    """One transaction on a plain connection, no ORM session: for a hot path of
+    a few prepared statements (the outbox's commit per sent mail). Commits
+    when the block ends, rolls back if it raises; ``durable`` as in
+    ``session_scope``."""
+    bind = engine if durable else not_durable(engine)
+    with translate_errors(engine), bind.begin() as connection:
+        yield connection
 
 
 def lock_game(session: Session, game_id: int) -> Game:
