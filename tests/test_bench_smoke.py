@@ -88,3 +88,10 @@ def test_bench_workers(mode: str) -> None:
         "bench_workers.py", "--games", "2", "--rounds", "1", "--workers", "2", "--mode", mode
     )
     assert "2 mails played once each" in out and "ratio: " in out
+
+
+def test_bench_memory(tmp_path: Path) -> None:
+    out = bench("bench_memory.py", "--games", "3", "--orders", "2", "--dir", str(tmp_path / "m"))
+    assert "baseline: `pbem daemon --cycles 1`, no game, empty inbox: peak RSS" in out
+    assert "with 3 games: peak RSS" in out and "2 turns played" in out
+    assert "ratio to the baseline: " in out

@@ -380,3 +380,28 @@ def test_server_without_move_uidplus_or_idle(mail_servers: MailServers) -> None:
         assert [m.uid for m in inbox.fetch_new(checkpoint)[0]] == [3]
     assert [m.raw for m in mail_servers.read_mailbox(user, "processed")] == [first.raw]
     assert [m.uid for m in mail_servers.read_mailbox(user)] == [2, 3]
+
+
+def test_a_mail_moved_by_another_worker_between_search_and_fetch_is_left_out(
+    mail_servers: MailServers, mail_user: str
+) -> None:
+    """Two workers on one inbox: B moves a mail away after A's SEARCH found it
+    and before A's FETCH. Dovecot answers A's FETCH with a NIL body; A leaves
+    the mail out (it was a crash in identify() under two daemons)."""
+    for n in (1, 2):
+        mail_servers.deliver(mail_user, order_mail(n, mail_user))
+    with imap_inbox(mail_servers, mail_user) as a, imap_inbox(mail_servers, mail_user) as b:
+        client = a._connection()
+        search = client.search
+
+        def search_then_b_moves(criteria: object) -> object:
+            found = search(criteria)
+            mails, _ = b.fetch_new(None)
+            b.move(mails[0].key, PROCESSED)  # uid 1 leaves the inbox
+            return found
+
+        client.search = search_then_b_moves  # type: ignore[method-assign]
+        mails, checkpoint = a.fetch_new(None)
+    assert [m.uid for m in mails] == [2]
+    assert mails[0].raw.endswith(order_mail(2, mail_user))
+    assert checkpoint.last_uid == 2

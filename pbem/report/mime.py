@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
 from email.generator import BytesGenerator
+from email.headerregistry import HeaderRegistry
 from email.message import EmailMessage
 from email.policy import Policy
 from email.utils import format_datetime
@@ -70,6 +71,42 @@ def _angle(message_id: str) -> str:
     return message_id if message_id.startswith("<") else f"<{message_id}>"
 
 
+class _KeptHeaders(HeaderRegistry):
+    """policy.default's header registry, which keeps the last headers it parsed.
+
+    Parsing a header (``msg["From"] = ...``, and the MIME headers that
+    ``set_content`` sets and re-sets) is a third of building a mail; most of
+    a poll's headers are the same in every mail (From, MIME-Version, the
+    parts' Content-Type, the kind, the game, a player's address). A header
+    object depends only on its name and value and is never changed once
+    made, so the same object serves every mail: same bytes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._kept: OrderedDict[tuple[str, str], Any] = OrderedDict()
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if type(value) is not str:
+            return super().__call__(name, value)
+        key = (name, value)
+        with _lock:
+            header = self._kept.get(key)
+            if header is not None:
+                self._kept.move_to_end(key)
+                return header
+        header = super().__call__(name, value)
+        with _lock:
+            self._kept[key] = header
+            while len(self._kept) > KEPT_HEADERS:
+                self._kept.popitem(last=False)
+        return header
+
+
+KEPT_HEADERS = 512
+_lock = Lock()
+POLICY = policy.default.clone(header_factory=_KeptHeaders())
+
+
 def to_mime(
     rendered: RenderedMail,
     *,
@@ -81,8 +118,9 @@ def to_mime(
     extra_headers: Mapping[str, str] | None = None,
     date: datetime | None = None,
 ) -> EmailMessage:
-    """The mail as an EmailMessage (policy.default); ``date`` defaults to now."""
-    msg = Mail(policy=policy.default)
+    """The mail as an EmailMessage (policy.default, its headers kept: ``POLICY``);
+    ``date`` defaults to now."""
+    msg = Mail(policy=POLICY)
     msg["From"] = sender
     msg["To"] = recipient
     msg["Subject"] = rendered.subject
@@ -121,7 +159,6 @@ def to_mime(
 # ------------------------------------------------------------ shared parts
 SHARED_PARTS = 32  # pictures kept: a poll answers one turn of many games in a row
 
-_lock = Lock()
 # (class, policy, cid, PNG) -> the part; id(part) -> (part, [(generator settings, bytes)])
 _parts: OrderedDict[tuple[Any, ...], EmailMessage] = OrderedDict()
 _written: dict[int, tuple[EmailMessage, list[tuple[Any, bytes]]]] = {}

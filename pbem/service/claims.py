@@ -104,15 +104,17 @@ def claim(
         lease_owner=worker,
         lease_until=lease_until,
     )
+    # A claim's commits need not reach the disk: a lost claim leaves the mail
+    # in the inbox to be claimed again (the outcome's commit is durable).
     try:
-        with session_scope(engine) as session:
+        with session_scope(engine, durable=False) as session:
             session.add(row)
             session.flush()
             assert row.id is not None
             return ClaimResult(ClaimState.TAKEN, Claim(row.id, worker, 0))
     except IntegrityError:
         pass  # the mail is known: see who has it
-    with session_scope(engine) as session:
+    with session_scope(engine, durable=False) as session:
         known = _find(session, identity, lock=True)
         if known is None:  # locked by the worker processing it (or deleted meanwhile)
             return ClaimResult(ClaimState.BUSY, why="being processed by another worker")

@@ -36,9 +36,12 @@ def run(engine: Engine, ctx: Context) -> list[str]:
     """Queue the digests that are due; one line per digest sent."""
     out: list[str] = []
     with session_scope(engine) as session:
-        for game in session.exec(select(Game).where(Game.status == GameStatus.RUNNING)):
-            if "digest" not in game.settings_json:  # neither a default nor a player's wish
-                continue
+        # Only games whose settings name a digest (a default or a player's
+        # wish) are loaded: the others are not read at every poll.
+        wanted = select(Game).where(
+            Game.status == GameStatus.RUNNING, col(Game.settings_json).contains("digest")
+        )
+        for game in session.exec(wanted):
             for player in players_of(session, game):
                 if player.status == SeatStatus.ACTIVE and mail_mode(game, player.seat) == "digest":
                     out += _one(session, ctx, game, player.seat)

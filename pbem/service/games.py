@@ -39,6 +39,7 @@ from pbem.rules.events import Event
 from pbem.rules.maps import parse_map
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.service import pertx
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
@@ -194,6 +195,7 @@ def seat_player(
         raise ServiceError(f"two players have the colour {colour}")
     password = new_password()
     seat = len(players)
+    pertx.drop(session, "players")  # players_of must read the new seat
     session.add(
         Player(
             game_id=id_of(game),
@@ -235,9 +237,14 @@ def find_game(session: Session, name: str) -> Game:
 
 
 def players_of(session: Session, game: Game) -> list[Player]:
-    return list(
-        session.exec(select(Player).where(Player.game_id == game.id).order_by(col(Player.seat)))
-    )
+    """The game's players by seat, read once per transaction (``pertx``)."""
+    if game.id is None:
+        return []
+    known = pertx.kept(session, "players")
+    if game.id not in known:
+        statement = select(Player).where(Player.game_id == game.id).order_by(col(Player.seat))
+        known[game.id] = list(session.exec(statement))
+    return list(known[game.id])
 
 
 def find_player(session: Session, game: Game, name: str) -> Player:
@@ -274,9 +281,16 @@ def _rerolls_key(game: Game) -> str:
 def rerolls_of(session: Session, game: Game) -> list[tuple[int, str, str]]:
     """(first turn, secret hex, commitment) of every new dice secret drawn by
     `pbem rollback --reroll`, oldest first; the game's own secret stays in
-    ``Game.secret`` and still gives every turn before the first reroll."""
-    row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()
-    return [(int(t), str(s), str(c)) for t, s, c in json.loads(row.value)] if row else []
+    ``Game.secret`` and still gives every turn before the first reroll.
+    Read once per transaction (``pertx``)."""
+    known = pertx.kept(session, "rerolls")
+    if game.id not in known:
+        key = _rerolls_key(game)
+        row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+        known[game.id] = (
+            [(int(t), str(s), str(c)) for t, s, c in json.loads(row.value)] if row else []
+        )
+    return list(known[game.id])
 
 
 def add_reroll(session: Session, game: Game, first_turn: int, secret: bytes) -> str:
@@ -284,6 +298,7 @@ def add_reroll(session: Session, game: Game, first_turn: int, secret: bytes) -> 
     row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()
     row = row or ServiceState(key=_rerolls_key(game), value="[]")
     made = commitment(secret)
+    pertx.drop(session, "rerolls")  # rerolls_of must read the new one
     row.value = json.dumps([*json.loads(row.value), [first_turn, secret.hex(), made]])
     session.add(row)
     session.flush()

@@ -84,6 +84,8 @@ def process_mail(
                 identity.message_id, None, InboundStatus.DUPLICATE, taken.why, folder
             )
         held = taken.claim
+    # Durable (synced to disk): the mail leaves the inbox after this commit,
+    # so a commit lost in a power loss would be a mail never answered.
     with session_scope(engine) as session:
         row = claims.hold_for_processing(session, held)
         outcome = _handle(session, ctx, row, mail.raw, _reply_key(session, row))

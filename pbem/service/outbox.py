@@ -24,14 +24,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from sqlalchemy import func, or_, update
+from sqlalchemy import bindparam, func, or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.mail.retry import backoff_delay
 from pbem.mail.transport import OutgoingMail, Sender, SendResult
 from pbem.store import Outbox, session_scope
-from pbem.store.db import is_postgresql
+from pbem.store.db import connection_scope, is_postgresql
 from pbem.store.rawmail import header_block, pack, unpack
 from pbem.vocab import OutboxStatus, RawFormat
 
@@ -40,6 +40,31 @@ log = logging.getLogger("pbem.outbox")
 BATCH = 50  # rows leased at a time: one SMTP connection each
 KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
 _RETRY_CAP_SECONDS = 3600.0
+# UPDATEs of the send path touch no object of the session: nothing to keep in step
+_PLAIN = {"synchronize_session": False}
+
+# The two statements of every sent mail, built once (bound at each execution).
+_TABLE = Outbox.__table__  # type: ignore[attr-defined]
+_MARK_SENT = (
+    update(_TABLE)
+    .where(_TABLE.c.id == bindparam("row_id"), _TABLE.c.lease_owner == bindparam("worker"))
+    .values(
+        attempts=_TABLE.c.attempts + 1,
+        lease_owner=None,
+        lease_until=None,
+        status=OutboxStatus.SENT,
+        sent_at=bindparam("now", type_=_TABLE.c.sent_at.type),
+        last_error=None,
+    )
+)
+_RENEW = (
+    update(_TABLE)
+    .where(
+        _TABLE.c.id.in_(bindparam("rest", expanding=True)),
+        _TABLE.c.lease_owner == bindparam("worker"),
+    )
+    .values(lease_until=bindparam("until", type_=_TABLE.c.lease_until.type))
+)
 
 
 @dataclass
@@ -70,9 +95,13 @@ def enqueue(
     raw: bytes,
     in_reply_to: str | None,
     now: datetime,
+    checked: bool = False,
 ) -> bool:
-    """Add one mail (False if that Message-ID is already queued: a mail is queued once)."""
-    if session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first() is not None:
+    """Add one mail (False if that Message-ID is already queued: a mail is queued once).
+
+    ``checked``: the caller has just looked for the Message-ID in this
+    transaction (``queued``), so it is not looked for again."""
+    if not checked and queued(session, message_id):
         return False
     data, fmt = pack(raw)
     session.add(
@@ -92,6 +121,12 @@ def enqueue(
     )
     session.flush()
     return True
+
+
+def queued(session: Session, message_id: str) -> bool:
+    """Is a mail with this Message-ID in the outbox already (sent or not)?"""
+    found = session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first()
+    return found is not None
 
 
 def raw_of(row: Outbox) -> bytes:
@@ -139,7 +174,11 @@ def send_due(
 def _lease(
     engine: Engine, lease: Lease, now: datetime, envelope_from: str, retry_all: bool
 ) -> list[OutgoingMail]:
-    """Take up to BATCH due rows for this worker."""
+    """Take up to BATCH due rows for this worker.
+
+    A durable commit (synced to disk, and with it every earlier commit):
+    nothing in the batch is sent before the rows, and all that made them,
+    would survive a power loss."""
     until = now + timedelta(seconds=lease.seconds)
     with session_scope(engine) as session:
         query = select(Outbox.id).where(
@@ -200,21 +239,42 @@ def _record(
     results.append(result)
     done = {int(r.key) for r in results}
     rest = [i for i in batch.ids if i not in done]
-    with session_scope(engine) as session:
-        _record_one(session, lease, now, report, int(result.key), result)
-        if not rest:
-            return
-        renewed = session.execute(
-            update(Outbox)
-            .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
-            .values(lease_until=batch.lease_until(now, lease.seconds))
-        )
-        taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
+    # Not synced to disk: losing this commit (power loss, OS crash; never a
+    # kill) can only send this row again, with its Message-ID. The lease's
+    # commit before the batch is durable, and with it every row it sends.
+    if result.ok:  # the usual case: two prepared statements, no ORM session
+        with connection_scope(engine, durable=False) as connection:
+            marked = connection.execute(
+                _MARK_SENT, {"row_id": int(result.key), "worker": lease.worker, "now": now}
+            )
+            if marked.rowcount == 1:
+                report.sent += 1
+            else:
+                log.warning("outbox %s: our lease ran out while sending it", result.key)
+            if not rest:
+                return
+            until = batch.lease_until(now, lease.seconds)
+            kept = connection.execute(
+                _RENEW, {"rest": rest, "worker": lease.worker, "until": until}
+            )
+            taken = len(rest) - kept.rowcount
+    else:
+        with session_scope(engine, durable=False) as session:
+            _record_failure(session, lease, now, report, int(result.key), result)
+            if not rest:
+                return
+            renewed = session.execute(
+                update(Outbox)
+                .where(col(Outbox.id).in_(rest), col(Outbox.lease_owner) == lease.worker)
+                .values(lease_until=batch.lease_until(now, lease.seconds)),
+                execution_options=_PLAIN,
+            )
+            taken = len(rest) - renewed.rowcount  # type: ignore[attr-defined]
     if taken:
         raise LeaseRanOut(f"{taken} outbox rows of this batch were taken over by another worker")
 
 
-def _record_one(
+def _record_failure(
     session: Session,
     lease: Lease,
     now: datetime,
@@ -229,12 +289,7 @@ def _record_one(
     row.attempts += 1
     row.lease_owner = None
     row.lease_until = None
-    if result.ok:
-        row.status = OutboxStatus.SENT
-        row.sent_at = now
-        row.last_error = None
-        report.sent += 1
-    elif result.permanent:
+    if result.permanent:
         row.status = OutboxStatus.FAILED
         row.last_error = result.error
         report.failed += 1
@@ -257,7 +312,7 @@ def _release(engine: Engine, lease: Lease, ids: list[int]) -> None:
     """Give back rows leased but never tried (the run stopped before them)."""
     if not ids:
         return
-    with session_scope(engine) as session:
+    with session_scope(engine, durable=False) as session:
         session.execute(
             update(Outbox)
             .where(col(Outbox.id).in_(ids), col(Outbox.lease_owner) == lease.worker)

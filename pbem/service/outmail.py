@@ -10,7 +10,7 @@ here: the outbox sender does that after the commit.
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from sqlmodel import Session
 
 from pbem.report import context as rc
 from pbem.report.mime import RenderedMail, stable_message_id, thread_root_id, to_mime
@@ -18,7 +18,7 @@ from pbem.service import outbox
 from pbem.service.context import Context
 from pbem.service.games import definition_of, players_of
 from pbem.service.settings import settings_of
-from pbem.store import Game, Outbox
+from pbem.store import Game
 from pbem.vocab import SeatStatus
 
 STATUS_BY_PLAYER: dict[str, str] = {
@@ -118,7 +118,7 @@ def queue(
     """Add one mail to the outbox (once: a stable Message-ID already queued is
     skipped). ``attachment`` is (file name, text), e.g. the game record, of type
     text/``attachment_type``."""
-    if session.exec(select(Outbox).where(Outbox.message_id == message_id)).first() is not None:
+    if outbox.queued(session, message_id):  # before the rendering, which costs
         return
     references = []
     if game is not None:
@@ -147,4 +147,5 @@ def queue(
         raw=bytes(msg),
         in_reply_to=in_reply_to,
         now=ctx.clock.now(),
+        checked=True,
     )

@@ -22,6 +22,7 @@ cron runs exit quietly; ``pbem daemon`` runs cycles in a loop.
 from __future__ import annotations
 
 import fcntl
+import gc
 import logging
 import os
 import socket
@@ -111,6 +112,7 @@ def poll_lock(state_dir: Path) -> Iterator[None]:
 
 def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = None) -> PollReport:
     """Inbox, deadlines, outbox, health: each stage whatever the others did."""
+    _freeze_start_up()
     settings = config.mail
     ctx = Context(config, clock, settings.own_addresses)
     health = Health(engine, ctx)
@@ -136,6 +138,22 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     else:  # told in the log and `pbem status`; a mail could not go out anyway
         health.down(Component.SMTP, smtp_error, mail_works=False)
     return report
+
+
+_frozen = False
+
+
+def _freeze_start_up() -> None:
+    """Once per process, before its first cycle: what start-up made (modules,
+    classes, the configuration, the engine) lives as long as the process, so
+    the cyclic garbage collector is told to leave it out (``gc.freeze``). Each
+    full collection during a cycle then walks the cycle's own objects only
+    (86 -> 13 ms of collections in a first round of 10 mails, measured in
+    process). Objects made later, caches included, are collected as usual."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        gc.freeze()
 
 
 def database_unusable(config: Config, clock: Clock, error: DatabaseError) -> PollReport:
@@ -277,8 +295,8 @@ def _save_checkpoint(engine: Engine, checkpoint: Checkpoint | None) -> None:
     another worker stores its own at the same moment, theirs stands."""
     if checkpoint is None:
         return
-    try:
-        with session_scope(engine) as session:
+    try:  # not durable: a lost checkpoint only makes a fetch go further back
+        with session_scope(engine, durable=False) as session:
             row = session.exec(
                 select(MailboxCheckpoint).where(MailboxCheckpoint.mailbox == checkpoint.mailbox)
             ).first() or MailboxCheckpoint(mailbox=checkpoint.mailbox, uidvalidity=0)
@@ -347,7 +365,7 @@ def send_outbox(
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
     try:
-        with session_scope(engine) as session:
+        with session_scope(engine, durable=False) as session:
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             row = row or ServiceState(key="last_poll")
             row.value = clock.now().isoformat()

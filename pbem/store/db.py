@@ -12,6 +12,13 @@ dialect documentation recommends ("Enabling Non-Legacy SQLite
 Transactional Modes"). A write transaction begins with BEGIN IMMEDIATE, so
 it takes the database's write lock up front: two writers queue (up to the
 busy timeout) instead of both reading and one failing at its first write.
+
+Durability. Every transaction commits with ``synchronous = FULL`` (the WAL
+is synced to disk at the commit, and with it every earlier commit) unless
+it is opened with ``durable=False``: then ``synchronous = NORMAL``, which in
+WAL mode survives a killed process but not an OS crash or power loss. Only
+commits whose loss can cause nothing worse than a duplicate send may be
+non-durable; docs/RELIABILITY.md (section 8) gives the argument.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event, exc
-from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.orm.exc import StaleDataError
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, select
@@ -40,6 +47,10 @@ PG_CONNECT_TIMEOUT_S = 10
 
 # execution option read by the SQLite "begin" listener
 _SQLITE_BEGIN = "pbem_sqlite_begin"
+# execution option: False for a commit that need not reach the disk (see the module doc)
+_DURABLE = "pbem_durable"
+# key of the connection's info: the synchronous level it is set to now
+_SYNC_LEVEL = "pbem_synchronous"
 
 
 def make_engine(url: str, *, sqlite_busy_timeout_ms: int = SQLITE_BUSY_TIMEOUT_MS) -> Engine:
@@ -101,7 +112,14 @@ def _sqlite_engine(url: URL, busy_timeout_ms: int) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        mode = connection.get_execution_options().get(_SQLITE_BEGIN, "IMMEDIATE")
+        options = connection.get_execution_options()
+        if not in_memory:
+            level = "FULL" if options.get(_DURABLE, True) else "NORMAL"
+            info = connection.connection.info
+            if info.get(_SYNC_LEVEL) != level:  # outside a transaction, where it applies
+                connection.exec_driver_sql(f"PRAGMA synchronous = {level}")
+                info[_SYNC_LEVEL] = level
+        mode = options.get(_SQLITE_BEGIN, "IMMEDIATE")
         connection.exec_driver_sql(f"BEGIN {mode}")
 
     return engine
@@ -170,15 +188,27 @@ def _describe(engine: Engine, err: exc.DBAPIError) -> str:
     return f"database {where} failed: {reason}"
 
 
+def not_durable(engine: Engine) -> Engine:
+    """The same engine, but its SQLite commits are not synced to disk (synchronous
+    NORMAL): they survive a killed process, not a power loss. PostgreSQL: unchanged."""
+    return engine.execution_options(**{_DURABLE: False})
+
+
 @contextmanager
-def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
+def session_scope(engine: Engine, *, write: bool = True, durable: bool = True) -> Iterator[Session]:
     """One transaction: commit when the block ends, roll back if it raises.
 
     ``write=False`` only changes SQLite's locking (a DEFERRED transaction that
     does not wait for or block the writer); it still commits.
+    ``durable=False``: a commit that may be lost in an OS crash or power loss
+    (never in a killed process), for work whose loss costs at most a duplicate
+    send; see docs/RELIABILITY.md. It spares SQLite's fsync of the WAL.
     Objects stay usable after the block (no expiry on commit).
     """
-    session = Session(engine if write else reader(engine), expire_on_commit=False)
+    bind = engine if write else reader(engine)
+    if not durable:
+        bind = not_durable(bind)
+    session = Session(bind, expire_on_commit=False)
     try:
         with translate_errors(engine):
             try:
@@ -189,6 +219,17 @@ def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
                 raise
     finally:
         session.close()
+
+
+@contextmanager
+def connection_scope(engine: Engine, *, durable: bool = True) -> Iterator[Connection]:
+    """One transaction on a plain connection, no ORM session: for a hot path of
+    a few prepared statements (the outbox's commit per sent mail). Commits
+    when the block ends, rolls back if it raises; ``durable`` as in
+    ``session_scope``."""
+    bind = engine if durable else not_durable(engine)
+    with translate_errors(engine), bind.begin() as connection:
+        yield connection
 
 
 def lock_game(session: Session, game_id: int) -> Game:

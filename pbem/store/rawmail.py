@@ -13,7 +13,10 @@ import zlib
 
 from pbem.vocab import RawFormat
 
-_LEVEL = 6
+# zlib level 1: a rendered report (mostly a base64 PNG) comes out 3% larger
+# than at the default 6, in two thirds of the time (1.0 against 1.4 ms for
+# 63 KB); every mail the service sends is packed once.
+_LEVEL = 1
 
 
 def pack(raw: bytes) -> tuple[bytes, RawFormat]:
