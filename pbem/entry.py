@@ -28,6 +28,11 @@ def _fast_odds(args: list[str]) -> int | None:
 
 def main() -> None:
     args = sys.argv[1:]
+    if args[:1] == ["--version"]:
+        from pbem import __version__, native
+
+        print(f"pbem {__version__}; {native.state().describe()}")
+        sys.exit(0)
     if args[:1] == ["odds"]:
         code = _fast_odds(args[1:])
         if code is not None:

@@ -208,9 +208,3 @@ def state() -> NativeState:
     """The decision `check` made (it is made when pbem is imported)."""
     return check()
 
-
-def engine_is_compiled() -> bool:
-    """True when pbem.rules.engine really is an extension module (asks the module)."""
-    import pbem.rules.engine as engine
-
-    return not (getattr(engine, "__file__", "") or "").endswith(".py")

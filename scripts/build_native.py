@@ -109,7 +109,7 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1 if args.strict else 0
-    print(f"compiled {len(NATIVE_MODULES)} modules of pbem.rules with mypyc ({Path(manifest_path()).name})")
+    print(f"compiled {len(NATIVE_MODULES)} modules of pbem.rules with mypyc")
     return 0
 
 
