@@ -195,3 +195,28 @@ def test_compiled_and_pure_games_are_the_same() -> None:
         outs.append(done.stdout)
     assert outs[0] == outs[1]
     assert len(outs[0].splitlines()) == 3
+
+
+def test_the_bots_generator_is_the_64_bit_lcg() -> None:
+    """bots.lcg_step (machine-word friendly limbs) is x * A + C mod 2**64, and
+    uniform/counts read (x >> 32) * n >> 32, as the plain formula did."""
+    from pbem.rules.bots import BotRandom, lcg_step
+
+    a, c, mask = 6364136223846793005, 1442695040888963407, (1 << 64) - 1
+    for x in (0, 1, mask, mask - 1, 1 << 63, 0x123456789ABCDEF0, 2**44 - 1, 2**22):
+        x0, x1, x2 = lcg_step(x & 0x3FFFFF, (x >> 22) & 0x3FFFFF, x >> 44)
+        assert x0 + (x1 << 22) + (x2 << 44) == (x * a + c) & mask
+    rng, twin = BotRandom(b"seed"), BotRandom(b"seed")
+    x = int.from_bytes(__import__("hashlib").sha256(b"seed").digest()[:8], "big")
+    expected = []
+    for n in (1, 2, 6, 42, 1000, 2**20, 2**32):
+        x = (x * a + c) & mask
+        expected.append(((x >> 32) * n) >> 32)
+    assert [rng.uniform(n) for n in (1, 2, 6, 42, 1000, 2**20, 2**32)] == expected
+    boxes = [0] * 7
+    for _ in range(50):
+        x = (x * a + c) & mask
+        boxes[((x >> 32) * 7) >> 32] += 1
+    for n in (1, 2, 6, 42, 1000, 2**20, 2**32):
+        twin.uniform(n)
+    assert twin.counts(7, 50) == boxes and sum(boxes) == 50

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 
 @dataclass(slots=True, unsafe_hash=True)
@@ -71,8 +72,8 @@ class Amount:
         return minimum
 
 
-UNTIL_CONQUERED = Until()
-MOVE_MIN = Amount()
+UNTIL_CONQUERED: Final = Until()
+MOVE_MIN: Final = Amount()
 
 
 @dataclass(slots=True, unsafe_hash=True)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Final
 
-DESIGNS = ("infantry", "cavalry", "artillery")
-WILD = "wild"
-NO_CARD = "none"  # a territory without a card (Domination .cards files may leave some out)
+DESIGNS: Final = ("infantry", "cavalry", "artillery")
+WILD: Final = "wild"
+NO_CARD: Final = "none"  # a territory without a card (Domination .cards files may leave some out)
 
-_FOLD = re.compile(r"[\s_\-]+")
+_FOLD: Final = re.compile(r"[\s_\-]+")
 
 
 def fold_name(text: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from pbem.rules.events import Roll
 
@@ -29,7 +29,7 @@ def losses(
 # A plain roll is fully decided by the dice drawn, and there are only 10,836 of
 # them (6**2 + 6**3 + 6**4 + 6**3 + 6**4 + 6**5), so each one's Roll is made once
 # and shared: the hot path of a simulation is then one dict lookup per roll.
-PLAIN: dict[tuple[int, int], dict[tuple[int, ...], Roll]] = {
+PLAIN: Final[dict[tuple[int, int], dict[tuple[int, ...], Roll]]] = {
     (a, d): {} for a in (1, 2, 3) for d in (1, 2)
 }
 

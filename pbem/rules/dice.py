@@ -20,20 +20,20 @@ import hashlib
 import hmac
 import secrets
 import struct
-from typing import Any
+from typing import Any, Final
 
-DICE_V1 = "pbem-dice-v1"
-DICE_V2 = "pbem-dice-v2"
-DICE_VERSIONS = (DICE_V1, DICE_V2)
-DICE_VERSION = DICE_V1  # the version of DiceStream itself (records without a version)
-DEFAULT_DICE_VERSION = DICE_V2  # what new games use
-SECRET_BYTES = 32
-CONTRIBUTION_BYTES = 32
-SALT_PREFIX = "SALT "  # the canonical SALT line of an entry: "SALT " + the player's text
+DICE_V1: Final = "pbem-dice-v1"
+DICE_V2: Final = "pbem-dice-v2"
+DICE_VERSIONS: Final = (DICE_V1, DICE_V2)
+DICE_VERSION: Final = DICE_V1  # the version of DiceStream itself (records without a version)
+DEFAULT_DICE_VERSION: Final = DICE_V2  # what new games use
+SECRET_BYTES: Final = 32
+CONTRIBUTION_BYTES: Final = 32
+SALT_PREFIX: Final = "SALT "  # the canonical SALT line of an entry: "SALT " + the player's text
 
-_TWO_32 = 1 << 32
-_BLOCKS_PER_REFILL = 8  # 256 bytes = 64 draws per refill; costs nothing in replay terms
-_DIE_LIMIT = _TWO_32 - _TWO_32 % 6  # u >= this is rejected when rolling a die
+_TWO_32: Final = 1 << 32
+_BLOCKS_PER_REFILL: Final = 8  # 256 bytes = 64 draws per refill; costs nothing in replay terms
+_DIE_LIMIT: Final = _TWO_32 - _TWO_32 % 6  # u >= this is rejected when rolling a die
 
 
 def new_secret() -> bytes:
@@ -223,13 +223,15 @@ class DiceStream:
 
 
 # face -> what uniform(6) logs for it (index 0 is never a face)
-_LOGGED: tuple[tuple[int, int], ...] = ((6, -1), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5))
+_LOGGED: Final[tuple[tuple[int, int], ...]] = (
+    (6, -1), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5)
+)
 
 
 def _faces(buf: bytes) -> tuple[int, ...]:
     """The die (1..6) that each whole 4-byte word of ``buf`` gives, 0 where it is rejected."""
     count = len(buf) >> 2
-    words = struct.unpack(f">{count}I", buf[: count << 2])
+    words: tuple[int, ...] = struct.unpack(f">{count}I", buf[: count << 2])  # typed: int ops
     if b"\xff\xff\xff" in buf:  # a rejected word starts so (4 in 2**32); search in C
         return tuple([u % 6 + 1 if u < _DIE_LIMIT else 0 for u in words])
     return tuple([u % 6 + 1 for u in words])
@@ -271,8 +273,8 @@ class DiceStreamV2(DiceStream):
         self._faces = _faces(self._buf)
 
 
-_V2_FIRST_BYTES = 256  # 64 draws: most turns never need a second call
-_V2_TAG = DICE_V2.encode("ascii")
+_V2_FIRST_BYTES: Final = 256  # 64 draws: most turns never need a second call
+_V2_TAG: Final = DICE_V2.encode("ascii")
 
 
 def _checked_contribution(value: Any) -> bytes:
