@@ -56,12 +56,14 @@ def source_paths() -> list[str]:
     return [str(Path(source_path(name)).relative_to(ROOT)) for name in NATIVE_MODULES]
 
 
-def build(verbose: bool) -> None:
+def build(verbose: bool, keep_c: Path | None = None) -> None:
     """Run mypyc and setuptools' build_ext --inplace from the repository root."""
     from mypyc.build import mypycify  # imported here: pure Python needs no mypyc
     from setuptools import setup
 
     with tempfile.TemporaryDirectory(prefix="pbem-native-") as tmp:
+        if keep_c is not None:  # the generated C, to read what mypyc made of a line
+            tmp = str(keep_c.resolve())
         old = Path.cwd()
         os.chdir(ROOT)
         try:
@@ -91,6 +93,7 @@ def main() -> int:
     parser.add_argument("--clean", action="store_true", help="remove every built file")
     parser.add_argument("--strict", action="store_true", help="exit 1 if the build fails")
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument("--keep-c", type=Path, help="write the generated C to this folder")
     args = parser.parse_args()
     removed = clean()
     if args.clean:
@@ -99,7 +102,7 @@ def main() -> int:
     try:
         if shutil.which(os.environ.get("CC", "cc")) is None and shutil.which("gcc") is None:
             raise RuntimeError("no C compiler (cc or gcc) on the PATH")
-        build(args.verbose)
+        build(args.verbose, args.keep_c)
         write_manifest()
     except (Exception, SystemExit) as exc:  # setuptools exits on a compiler error
         clean()
