@@ -48,6 +48,7 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "defence",
         "dice",
         "engine",
+        "events",
         "opening",
         "options",
         "simulate",
