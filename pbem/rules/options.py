@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Final
 
+from pbem.rules.board import by_fields
 from pbem.rules.errors import OptionsError
 
 # option name -> allowed values (for the string-valued options)
@@ -172,6 +173,9 @@ class Options:
     max_turns: int = 0
     min_players: int = 2
     max_players: int = 6
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
 
     def __post_init__(self) -> None:
         for f in fields(self):
