@@ -76,7 +76,9 @@ class DiceStream:
         "_faces",
     )
 
-    def __init__(self, secret: bytes, game: str, label: str) -> None:
+    def __init__(self, secret: bytes | object, game: str, label: str) -> None:
+        # (secret: checked by _checked_secret, which names the problem; compiled, a
+        # declared bytes would refuse other types with a bare TypeError first)
         self._secret = _checked_secret(secret)
         self._prefix = _checked_name("game", game) + b"\x00" + _checked_name("label", label)
         self._prefix += b"\x00"
@@ -110,15 +112,16 @@ class DiceStream:
         self._pos = 0
         self._faces = _faces(self._buf)
 
-    def read(self, n: int) -> bytes:
-        """The next ``n`` bytes of the stream."""
+    def read(self, n: int | object) -> bytes:
+        """The next ``n`` bytes of the stream (``n`` checked here, as in uniform)."""
         if not isinstance(n, int) or isinstance(n, bool) or n < 0:
             raise ValueError(f"read() needs a byte count >= 0, got {n!r}")
-        while len(self._buf) - self._pos < n:
+        count: int = n
+        while len(self._buf) - self._pos < count:
             self._refill()
         start = self._pos
-        self._pos = start + n
-        return self._buf[start : start + n]
+        self._pos = start + count
+        return self._buf[start : start + count]
 
     def _u32(self) -> int:
         pos = self._pos
@@ -128,17 +131,21 @@ class DiceStream:
         self._pos = pos + 4
         return int.from_bytes(self._buf[pos : pos + 4], "big")
 
-    def uniform(self, n: int) -> int:
-        """An integer in ``0 .. n-1``, every value equally likely (rejection sampling)."""
+    def uniform(self, n: int | object) -> int:
+        """An integer in ``0 .. n-1``, every value equally likely (rejection sampling).
+
+        ``n`` is an int checked here, not by its annotation: compiled (mypyc), a
+        declared int would refuse a float with a TypeError before this ValueError."""
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= _TWO_32:
             raise ValueError(f"uniform() needs 1 <= n <= 2**32, got {n!r}")
-        limit = _TWO_32 - _TWO_32 % n
+        bound: int = n
+        limit = _TWO_32 - _TWO_32 % bound
         while True:
             u = self._u32()
             if u < limit:
                 if self.log is not None:
-                    self.log.append((n, u % n))
-                return u % n
+                    self.log.append((bound, u % bound))
+                return u % bound
 
     def die(self) -> int:
         """One die, 1..6: ``uniform(6) + 1`` (inlined: simulations roll millions)."""
@@ -339,8 +346,10 @@ def check_version(version: str) -> str:
     return full
 
 
-def stream_for_turn(secret: bytes, game: str, turn: int) -> DiceStream:
-    """The stream of all randomness of turn ``turn`` (1, 2, ...)."""
+def stream_for_turn(secret: bytes, game: str, turn: int | object) -> DiceStream:
+    """The stream of all randomness of turn ``turn`` (1, 2, ...).
+
+    (``turn`` is checked here: compiled, a declared int would take True as 1.)"""
     if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
         raise ValueError(f"turns are numbered from 1, got {turn!r}")
     return DiceStream(secret, game, f"turn:{turn}")
