@@ -220,3 +220,16 @@ def test_the_bots_generator_is_the_64_bit_lcg() -> None:
     for n in (1, 2, 6, 42, 1000, 2**20, 2**32):
         twin.uniform(n)
     assert twin.counts(7, 50) == boxes and sum(boxes) == 50
+
+
+def test_both_ways_of_decoding_dice_faces_agree() -> None:
+    """dice.faces_by_bytes (used compiled) and faces_unpacked (used interpreted)."""
+    import hashlib
+
+    from pbem.rules.dice import faces_by_bytes, faces_unpacked
+
+    edge = bytes.fromhex("fffffffb fffffffc fffffffd ffffffff fffeffff 00000000 00000005 ffff")
+    assert faces_unpacked(edge) == faces_by_bytes(edge) == (6, 0, 0, 0, 6, 1, 6)
+    for i in range(200):
+        buf = hashlib.shake_256(i.to_bytes(2, "big")).digest(4 * (i % 70) + i % 4)
+        assert faces_by_bytes(buf) == faces_unpacked(buf)

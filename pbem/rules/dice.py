@@ -235,13 +235,42 @@ _LOGGED: Final[tuple[tuple[int, int], ...]] = (
 )
 
 
-def _faces(buf: bytes) -> tuple[int, ...]:
-    """The die (1..6) that each whole 4-byte word of ``buf`` gives, 0 where it is rejected."""
+def faces_unpacked(buf: bytes) -> tuple[int, ...]:
+    """The die (1..6) that each whole 4-byte word of ``buf`` gives, 0 where it is rejected.
+
+    The pure-Python way: one ``struct.unpack`` and a list comprehension."""
     count = len(buf) >> 2
     words: tuple[int, ...] = struct.unpack(f">{count}I", buf[: count << 2])  # typed: int ops
     if b"\xff\xff\xff" in buf:  # a rejected word starts so (4 in 2**32); search in C
         return tuple([u % 6 + 1 if u < _DIE_LIMIT else 0 for u in words])
     return tuple([u % 6 + 1 for u in words])
+
+
+def faces_by_bytes(buf: bytes) -> tuple[int, ...]:
+    """The same faces as ``faces_unpacked``, byte by byte: the compiled way.
+
+    2**8, 2**16 and 2**24 are all 4 modulo 6, so a word b0 b1 b2 b3 (big-endian)
+    is ``4 * (b0 + b1 + b2) + b3`` modulo 6, and it is rejected (>= 2**32 - 4)
+    when b0 = b1 = b2 = 255 and b3 >= 252. Compiled (mypyc), this makes no
+    Python int at all; interpreted, it is 4x slower than ``faces_unpacked``."""
+    out: list[int] = []
+    end = len(buf) & ~3
+    k = 0
+    while k < end:
+        b0 = buf[k]
+        b1 = buf[k + 1]
+        b2 = buf[k + 2]
+        b3 = buf[k + 3]
+        if b0 == 255 and b1 == 255 and b2 == 255 and b3 >= 252:
+            out.append(0)
+        else:
+            out.append((4 * (b0 + b1 + b2) + b3) % 6 + 1)
+        k += 4
+    return tuple(out)
+
+
+# Compiled, this module has no .py __file__: the byte loop is then the fast one.
+_faces: Final = faces_unpacked if __file__.endswith(".py") else faces_by_bytes
 
 
 class DiceStreamV2(DiceStream):
