@@ -214,7 +214,7 @@ class Bot(ABC):
         return Fortify(best, targets[rng.uniform(len(targets))], ALL)
 
 
-@dataclass
+@dataclass(init=False)
 class View:
     """What a bot plans on: its territories at the start of the turn (computed
     once), and the armies as they will be after its placements."""
@@ -224,6 +224,15 @@ class View:
     mine: set[int]
     borders: list[int]  # own territories next to somebody else's, in map order
     armies: list[int]
+
+    def __init__(
+        self, seat: int, own: list[int], mine: set[int], borders: list[int], armies: list[int]
+    ) -> None:  # written out: compiled (mypyc), a generated __init__ runs as Python
+        self.seat = seat
+        self.own = own
+        self.mine = mine
+        self.borders = borders
+        self.armies = armies
 
     @classmethod
     def of(cls, state: GameState, seat: int) -> View:
