@@ -75,6 +75,11 @@ def _fast_verify(args: list[str]) -> int | None:
 
 def main() -> None:
     args = sys.argv[1:]
+    if args[:1] == ["--version"]:
+        from pbem import __version__, native
+
+        print(f"pbem {__version__}; {native.state().describe()}")
+        sys.exit(0)
     fast = {"odds": _fast_odds, "verify": _fast_verify}.get(args[0] if args else "")
     if fast is not None:
         code = fast(args[1:])

@@ -12,18 +12,26 @@ other count prints its speed-up over it (near-linear is the goal, on as many
 free cores). Exits 1 if a game was
 stopped by the safety cap instead of ending with a winner, or if the two runs
 disagree (they must: each game depends only on its seed).
+
+It says whether the rules engine is compiled (scripts/build_native.py);
+--compare-pure runs the same games again in a new process with PBEM_NATIVE=0
+(the engine from its Python source) and prints the ratio of CPU-second figures,
+and fails if the digests differ.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from pbem import native  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.rules.dice import check_version  # noqa: E402
@@ -53,6 +61,11 @@ def main() -> int:
     parser.add_argument("--map", default="classic")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2])
     parser.add_argument("--dice", default="v2", help="dice version, v1 or v2 (default v2)")
+    parser.add_argument(
+        "--compare-pure",
+        action="store_true",
+        help="run the first worker count again with PBEM_NATIVE=0 and print the ratio",
+    )
     args = parser.parse_args()
 
     board = builtin_map(args.map)
@@ -62,8 +75,10 @@ def main() -> int:
         f"{args.games} games, {args.players} players, {args.bot} bots, "
         f"preset {args.preset}, map {args.map}, seeds from {args.seed}, {dice}"
     )
+    print(native.state().describe())
     summaries = []
     baseline = 0.0
+    per_cpu = 0.0
     for workers in args.workers:
         cpu = cpu_seconds()
         s = simulate_many(
@@ -79,6 +94,7 @@ def main() -> int:
         )
         if not baseline:
             baseline = s.turns_per_second
+            per_cpu = s.turns / cpu
             print(f"  baseline: {baseline:,.0f} player-turns/s (target 30,000 in one process)")
         else:
             print(
@@ -98,7 +114,33 @@ def main() -> int:
         failed = True
     wins = ", ".join(f"{k} {v}" for k, v in sorted(summaries[0].winners.items()))
     print(f"winners: {wins}; digest {summaries[0].digest[:16]}")
+    if args.compare_pure and not compare_pure(args, per_cpu, summaries[0].digest[:16]):
+        failed = True
     return 1 if failed else 0
+
+
+def compare_pure(args: argparse.Namespace, per_cpu: float, digest: str) -> bool:
+    """The same games with PBEM_NATIVE=0 in a new process: ratio of turns per CPU-second."""
+    argv = [sys.executable, __file__, "--players", str(args.players), "--games", str(args.games)]
+    argv += ["--seed", str(args.seed), "--bot", args.bot, "--preset", args.preset]
+    argv += ["--map", args.map, "--dice", args.dice, "--workers", str(args.workers[0])]
+    done = subprocess.run(
+        argv, env={**os.environ, "PBEM_NATIVE": "0"}, capture_output=True, text=True, check=False
+    )
+    figure = re.search(r"\(([\d,]+) turns per CPU-second\)", done.stdout)
+    theirs = re.search(r"digest (\w+)", done.stdout)
+    if done.returncode != 0 or figure is None or theirs is None:
+        print(f"FAIL: the pure-Python run failed:\n{done.stdout}{done.stderr}")
+        return False
+    pure = float(figure.group(1).replace(",", ""))
+    print(
+        f"pure Python (PBEM_NATIVE=0, same games): {pure:,.0f} turns per CPU-second; "
+        f"this run / pure = {per_cpu / pure:.2f}x"
+    )
+    if theirs.group(1) != digest:
+        print(f"FAIL: the pure-Python run's digest is {theirs.group(1)}, not {digest}")
+        return False
+    return True
 
 
 if __name__ == "__main__":

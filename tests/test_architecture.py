@@ -43,7 +43,8 @@ ALLOWED: dict[str, set[str]] = {
     # what tests, benchmarks and scripts use; nothing above imports it
     "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
 }
-SHARED = {"vocab", "errors", "paths", "__init__", "__main__"}
+# (native: whether the compiled rules engine is used; imports no layer)
+SHARED = {"vocab", "errors", "paths", "native", "__init__", "__main__"}
 
 
 def modules() -> dict[str, Path]:

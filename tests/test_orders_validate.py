@@ -28,7 +28,7 @@ from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
-from pbem.rules.state import GameState
+from pbem.rules.state import EnginePhase, GameState
 
 BOARD = builtin_map("classic")
 T = BOARD.territory
@@ -291,9 +291,9 @@ def test_every_problem_is_reported_at_once() -> None:
 
 def test_game_over_and_setup_phases_refuse_turn_orders() -> None:
     state = position()
-    state.phase = "over"
+    state.phase = EnginePhase.ENDED  # (the enum: the compiled GameState holds no plain text)
     assert problems("PLACE 3 Alaska", state) == ["the game is over"]
-    state.phase = "place"
+    state.phase = EnginePhase.PLACE
     assert [
         p.message for p in validate_turn(state, ME, parse_orders("PLACE 3 Alaska", BOARD).orders)
     ] == ["the game is still being set up (placing initial armies); turn orders come later"]
@@ -435,7 +435,7 @@ def test_claim_and_hq_phases_and_execute_setup() -> None:
     assert claimed.owner[T("Japan")] == state.order[1]
     # HQ phase
     hq = claimed.copy()
-    hq.phase = "hq"
+    hq.phase = EnginePhase.HQ
     seat = hq.order[0]
     assert [
         p.message for p in validate_setup(hq, seat, parse_orders("HQ Alaska", BOARD).orders)

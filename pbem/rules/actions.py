@@ -5,23 +5,32 @@ runs them with the runtime semantics of ORDERS.md (UNTIL, MOVE clamped,
 impossible attacks skipped). All territories and cards are indices.
 
 Actions are values: compare them, hash them, never change one (not frozen
-only because frozen dataclasses are slow to build; bots build many).
+only because frozen dataclasses are slow to build; bots build many). Each
+writes its own ``__init__`` (``init=False``): compiled with mypyc, a generated
+one would run as Python code.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Final
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Trade:
     cards: tuple[int, int, int]
 
+    def __init__(self, cards: tuple[int, int, int]) -> None:
+        self.cards = cards
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Place:
     placements: tuple[tuple[int, int], ...]  # (armies, territory), in the order written
+
+    def __init__(self, placements: tuple[tuple[int, int], ...]) -> None:
+        self.placements = placements
 
 
 class UntilKind(StrEnum):
@@ -47,18 +56,28 @@ class AmountKind(StrEnum):
         return repr(self.value)
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Until:
     kind: UntilKind = UntilKind.CONQUERED
     n: int = 0
 
+    def __init__(self, kind: UntilKind | str = UntilKind.CONQUERED, n: int = 0) -> None:
+        # the kind's plain text is taken too (same repr, equality and hash), as the
+        # compiled class (mypyc) holds only the enum
+        self.kind = UntilKind(kind)
+        self.n = n
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Amount:
     """How many armies to move: a number, ALL (all but one), ALL BUT n, or MIN."""
 
     kind: AmountKind = AmountKind.MIN
     n: int = 0
+
+    def __init__(self, kind: AmountKind | str = AmountKind.MIN, n: int = 0) -> None:
+        self.kind = AmountKind(kind)  # the plain text too, as Until
+        self.n = n
 
     def resolve(self, available: int, minimum: int = 1) -> int:
         """The amount asked for, given ``available`` armies that may move."""
@@ -71,11 +90,11 @@ class Amount:
         return minimum
 
 
-UNTIL_CONQUERED = Until()
-MOVE_MIN = Amount()
+UNTIL_CONQUERED: Final = Until()
+MOVE_MIN: Final = Amount()
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Attack:
     source: int
     target: int
@@ -84,44 +103,81 @@ class Attack:
     move: Amount = MOVE_MIN
     reroll: bool = False  # REROLL: use the expert card re-roll where it applies
 
+    def __init__(
+        self,
+        source: int,
+        target: int,
+        dice: int = 3,
+        until: Until = UNTIL_CONQUERED,
+        move: Amount = MOVE_MIN,
+        reroll: bool = False,
+    ) -> None:
+        self.source = source
+        self.target = target
+        self.dice = dice
+        self.until = until
+        self.move = move
+        self.reroll = reroll
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Fortify:
     source: int
     target: int
     amount: Amount
 
+    def __init__(self, source: int, target: int, amount: Amount) -> None:
+        self.source = source
+        self.target = target
+        self.amount = amount
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Defend:
     """Standing order: roll ``dice`` (1, or 2 to clear it) defending ``territory``."""
 
     territory: int
     dice: int
 
+    def __init__(self, territory: int, dice: int) -> None:
+        self.territory = territory
+        self.dice = dice
+
 
 TurnAction = Trade | Place | Attack | Fortify | Defend
 
 
 # ----------------------------------------------------------------------- setup
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Claim:
     territories: tuple[int, ...]  # preference list, best first
 
+    def __init__(self, territories: tuple[int, ...]) -> None:
+        self.territories = territories
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class PlaceInitial:
     placements: tuple[tuple[int, int], ...]  # (armies, territory)
 
+    def __init__(self, placements: tuple[tuple[int, int], ...]) -> None:
+        self.placements = placements
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class PlaceNeutral:
     placements: tuple[tuple[int, int], ...]  # (armies, territory)
 
+    def __init__(self, placements: tuple[tuple[int, int], ...]) -> None:
+        self.placements = placements
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Headquarters:
     territory: int
+
+    def __init__(self, territory: int) -> None:
+        self.territory = territory
 
 
 SetupAction = Claim | PlaceInitial | PlaceNeutral | Headquarters

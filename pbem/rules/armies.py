@@ -16,13 +16,14 @@ least one army for each territory the deal gives them.
 from __future__ import annotations
 
 from math import ceil
+from typing import Final
 
 from pbem.rules.board import Board
 from pbem.rules.errors import RulesError
 from pbem.rules.options import Options
 
-RULEBOOK = {2: 40, 3: 35, 4: 30, 5: 25, 6: 20}
-CLASSIC_TERRITORIES = 42
+RULEBOOK: Final = {2: 40, 3: 35, 4: 30, 5: 25, 6: 20}
+CLASSIC_TERRITORIES: Final = 42
 
 
 def starting_armies(players: int, territories: int) -> int:

@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from pbem.rules import victory
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
-from pbem.rules.combat import PLAIN, Stream, plain_roll, roll
+from pbem.rules.combat import (
+    CODED_LOSSES,
+    CODED_ROLLS,
+    PLAIN,
+    Stream,
+    coded_losses,
+    plain_roll,
+    roll,
+)
+from pbem.rules.dice import DiceStream
 from pbem.rules.engine import (
     check_reinforcements_done,
     check_territory,
@@ -99,38 +108,58 @@ def attack(
     stop = "exhausted"
     # The plain case (no re-roll, no commander) is decided by the dice alone: take
     # them in one block and look the outcome up (combat.plain_roll), without a call
-    # to combat.roll per roll. Streams without roll_tuple go through combat.roll.
-    roll_tuple = getattr(rng, "roll_tuple", None)
-    plain = roll_tuple is not None and not (reroll or commander)
-    if plain and no_limit:  # the bots' and most players' attack: a tight loop
+    # to combat.roll per roll. Other streams (tests, forecasts) go through
+    # combat.roll. (isinstance, not getattr: compiled, the calls below are direct
+    # and their results typed.)
+    stream = rng if isinstance(rng, DiceStream) else None
+    plain = stream is not None and not (reroll or commander)
+    if stream is not None and plain and no_limit:  # the bots' and most players' attack
         have = armies[source]
         left = armies[target]
         # the dice are sliced from the stream's decoded faces (no call per roll)
-        cursor = getattr(rng, "face_cursor", None)
-        faces, i = (cursor() if cursor is not None else None) or ((), 0)
+        faces, i = stream.face_cursor() or ((), 0)
         start = i
+        count = len(faces)
         while have >= 2:
             a = dice if dice < have else have - 1
             d = 1 if one_die or left < 2 else 2
             n = a + d
-            drawn = faces[i : i + n]
-            if len(drawn) == n and 0 not in drawn:
+            pair = (a - 1) * 2 + d - 1  # combat.pair_index
+            # the dice as a code (combat.CODED_ROLLS), 0 on a rejected word or too few
+            code = 0
+            end: int = i + n
+            if end <= count:
+                j: int = i
+                while j < end:
+                    face: int = faces[j]
+                    if face == 0:
+                        code = 0
+                        break
+                    code = code * 7 + face
+                    j += 1
+            if code:
+                packed = CODED_LOSSES[pair][code]
+                if packed < 0:
+                    packed = coded_losses(a, d, code, faces[i : i + n])
+                result = CODED_ROLLS[pair][code]
                 i += n
             else:  # the faces run out or hold a rejected word: the stream's own path
                 if i != start:
-                    rng.skip_faces(i - start)  # type: ignore[attr-defined]
-                drawn = roll_tuple(n)  # type: ignore[misc]  # plain implies not None
-                faces, i = (cursor() if cursor is not None else None) or ((), 0)
+                    stream.skip_faces(i - start)
+                drawn = stream.roll_tuple(n)
+                faces, i = stream.face_cursor() or ((), 0)
+                count = len(faces)
                 start = i
-            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
-            rolls.append(result)
-            have -= result.attacker_losses
-            left -= result.defender_losses
+                result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
+                packed = result.attacker_losses * 4 + result.defender_losses
+            rolls.append(result)  # type: ignore[arg-type]  # filled with its losses
+            have -= packed >> 2
+            left -= packed & 3
             if left == 0:
                 stop = "conquered"
                 break
         if i != start:
-            rng.skip_faces(i - start)  # type: ignore[attr-defined]
+            stream.skip_faces(i - start)
         armies[source] = have
         armies[target] = left
     while not (plain and no_limit):
@@ -147,8 +176,8 @@ def attack(
                 break
         a = dice if dice < have else have - 1
         d = 1 if one_die or armies[target] < 2 else 2
-        if plain:
-            drawn = roll_tuple(a + d)  # type: ignore[misc]  # plain implies not None
+        if stream is not None and plain:
+            drawn = stream.roll_tuple(a + d)
             result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
         else:
             result = roll(rng, a, d, reroll, commander)

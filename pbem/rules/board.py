@@ -9,14 +9,22 @@ looked up here.  Card ids: ``0 .. T-1`` is the card of territory ``i``;
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any, Final
 
-DESIGNS = ("infantry", "cavalry", "artillery")
-WILD = "wild"
-NO_CARD = "none"  # a territory without a card (Domination .cards files may leave some out)
+DESIGNS: Final = ("infantry", "cavalry", "artillery")
+WILD: Final = "wild"
+NO_CARD: Final = "none"  # a territory without a card (Domination .cards files may leave some out)
 
-_FOLD = re.compile(r"[\s_\-]+")
+_FOLD: Final = re.compile(r"[\s_\-]+")
+
+
+def by_fields(obj: Any) -> tuple[Any, ...]:
+    """``__reduce__`` of the frozen dataclasses: rebuilt through ``__init__`` from
+    their fields. (Compiled with mypyc, a frozen dataclass cannot be unpickled
+    attribute by attribute, and process pools pickle boards and options.)"""
+    return (type(obj), tuple(getattr(obj, f.name) for f in fields(obj)))
 
 
 def fold_name(text: str) -> str:
@@ -34,6 +42,9 @@ class Territory:
     aliases: tuple[str, ...] = ()
     pos: tuple[int, int] | None = None  # centre on the map picture, in pixels
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
+
 
 @dataclass(frozen=True)
 class Continent:
@@ -42,6 +53,9 @@ class Continent:
     bonus: int
     territories: tuple[int, ...]  # sorted
     aliases: tuple[str, ...] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
 
 
 class MissionKind(StrEnum):
@@ -77,6 +91,9 @@ class Mission:
     colour: str = ""
     extended: bool = False
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
+
 
 @dataclass(frozen=True)
 class Board:
@@ -95,6 +112,9 @@ class Board:
     image: str = ""  # the map's own picture (a path), drawn under the territories
     colour_map: str = ""  # an image whose pixel value v marks territory v-1 (255: none)
     _index: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
 
     def __post_init__(self) -> None:
         index: dict[str, int] = {}

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Final
 
 from pbem.rules.board import DESIGNS, WILD, Board
 from pbem.rules.options import Options
 
-ESCALATING = (4, 6, 8, 10, 12, 15)
-FIXED = {"infantry": 4, "cavalry": 6, "artillery": 8}
-FIXED_MIXED = 10
+ESCALATING: Final = (4, 6, 8, 10, 12, 15)
+FIXED: Final = {"infantry": 4, "cavalry": 6, "artillery": 8}
+FIXED_MIXED: Final = 10
 
 
 def designs_of(board: Board, cards: tuple[int, ...] | list[int]) -> list[str]:
     return [board.card_design(c) for c in cards]
 
 
-_CODES: dict[int, tuple[Board, tuple[int, ...]]] = {}
-_WILD_CODE = len(DESIGNS)
+_CODES: Final[dict[int, tuple[Board, tuple[int, ...]]]] = {}
+_WILD_CODE: Final = len(DESIGNS)
 
 
 def design_codes(board: Board) -> tuple[int, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
 from pbem.rules.events import Roll
 
@@ -29,7 +29,7 @@ def losses(
 # A plain roll is fully decided by the dice drawn, and there are only 10,836 of
 # them (6**2 + 6**3 + 6**4 + 6**3 + 6**4 + 6**5), so each one's Roll is made once
 # and shared: the hot path of a simulation is then one dict lookup per roll.
-PLAIN: dict[tuple[int, int], dict[tuple[int, ...], Roll]] = {
+PLAIN: Final[dict[tuple[int, int], dict[tuple[int, ...], Roll]]] = {
     (a, d): {} for a in (1, 2, 3) for d in (1, 2)
 }
 
@@ -44,6 +44,32 @@ def plain_roll(att_dice: int, def_dice: int, drawn: tuple[int, ...]) -> Roll:
         a_loss, d_loss = losses(attacker, defender)
         found = table[drawn] = Roll(attacker, defender, a_loss, d_loss)
     return found
+
+
+# The same rolls by code, for the compiled battle loop (attacking.attack): the
+# dice drawn d_0 .. d_n-1 (1..6) are the code sum(d_k * 7**(n-1-k)), an index
+# into a list per (attacker dice, defender dice) that holds the shared Roll and
+# its losses as attacker * 4 + defender (-1 until the roll is first seen). An
+# index into a list of ints costs no hashing and no attribute lookup.
+CODED_ROLLS: Final[list[list[Roll | None]]] = [
+    [None] * 7 ** (a + d) for a in (1, 2, 3) for d in (1, 2)
+]
+CODED_LOSSES: Final[list[list[int]]] = [[-1] * 7 ** (a + d) for a in (1, 2, 3) for d in (1, 2)]
+
+
+def pair_index(att_dice: int, def_dice: int) -> int:
+    """The index of (att_dice, def_dice) in CODED_ROLLS and CODED_LOSSES."""
+    return (att_dice - 1) * 2 + def_dice - 1
+
+
+def coded_losses(att_dice: int, def_dice: int, code: int, drawn: tuple[int, ...]) -> int:
+    """Fill the coded tables for ``drawn`` (whose code is ``code``); its losses."""
+    found = PLAIN[(att_dice, def_dice)].get(drawn) or plain_roll(att_dice, def_dice, drawn)
+    pair = pair_index(att_dice, def_dice)
+    CODED_ROLLS[pair][code] = found
+    packed = found.attacker_losses * 4 + found.defender_losses
+    CODED_LOSSES[pair][code] = packed
+    return packed
 
 
 def roll(

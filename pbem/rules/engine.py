@@ -9,7 +9,7 @@ the state as it was (checks come before changes).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pbem.rules import victory
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
@@ -40,7 +40,7 @@ from pbem.rules.state import (
     Player,
 )
 
-NEUTRAL_NAME = "neutral"
+NEUTRAL_NAME: Final = "neutral"
 
 
 class ShuffleStream(Stream, Protocol):

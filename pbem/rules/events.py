@@ -5,7 +5,9 @@ is in them. ``private`` events are shown only to the seat they name.
 
 Events are values: compare them, hash them, never change one. (They are not
 ``frozen`` dataclasses only because a frozen dataclass is about four times
-slower to build, and a simulated turn builds twenty of them.)
+slower to build, and a simulated turn builds twenty of them.) Each writes its
+own ``__init__`` (``init=False``): compiled with mypyc, a generated one would
+run as Python code, and building events was a tenth of a simulated game.
 """
 
 from __future__ import annotations
@@ -14,64 +16,102 @@ from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
 
-@dataclass(slots=True, unsafe_hash=True)
 class Event:
+    """The common base: ``kind`` names the event in stored JSON, ``private`` events
+    are shown only to their seat. Each subclass sets both after its definition
+    (compiled with mypyc, a ClassVar in a dataclass body would become a field)."""
+
+    __slots__ = ()
     kind: ClassVar[str] = "event"
-    #: seat that may see this event, or None when everybody may
     private: ClassVar[bool] = False
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = asdict(self)  # type: ignore[call-overload]  # subclasses are
         data["kind"] = self.kind
         return data
 
 
-@dataclass(slots=True, unsafe_hash=True)
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class TurnOrderDrawn(Event):
-    kind: ClassVar[str] = "turn_order"
     order: tuple[int, ...]
 
+    def __init__(self, order: tuple[int, ...]) -> None:
+        self.order = order
 
-@dataclass(slots=True, unsafe_hash=True)
+
+TurnOrderDrawn.kind = "turn_order"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class TerritoriesDealt(Event):
-    kind: ClassVar[str] = "dealt"
     seat: int
     territories: tuple[int, ...]
 
+    def __init__(self, seat: int, territories: tuple[int, ...]) -> None:
+        self.seat = seat
+        self.territories = territories
 
-@dataclass(slots=True, unsafe_hash=True)
+
+TerritoriesDealt.kind = "dealt"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class TerritoryClaimed(Event):
-    kind: ClassVar[str] = "claimed"
     seat: int
     territory: int
 
+    def __init__(self, seat: int, territory: int) -> None:
+        self.seat = seat
+        self.territory = territory
 
-@dataclass(slots=True, unsafe_hash=True)
+
+TerritoryClaimed.kind = "claimed"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class MissionDealt(Event):
-    kind: ClassVar[str] = "mission"
-    private: ClassVar[bool] = True
     seat: int
     mission: int  # index into board.missions
     fallback: bool = False  # own-colour "destroy" mission turned into 24 territories
 
+    def __init__(self, seat: int, mission: int, fallback: bool = False) -> None:
+        self.seat = seat
+        self.mission = mission
+        self.fallback = fallback
 
-@dataclass(slots=True, unsafe_hash=True)
+
+MissionDealt.kind = "mission"
+MissionDealt.private = True
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class HeadquartersChosen(Event):
-    kind: ClassVar[str] = "hq"
     seat: int
     territory: int
 
+    def __init__(self, seat: int, territory: int) -> None:
+        self.seat = seat
+        self.territory = territory
 
-@dataclass(slots=True, unsafe_hash=True)
+
+HeadquartersChosen.kind = "hq"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class DeckShuffled(Event):
-    kind: ClassVar[str] = "deck_shuffled"
     size: int
     reshuffle: bool = False  # discards reshuffled into an empty pile
 
+    def __init__(self, size: int, reshuffle: bool = False) -> None:
+        self.size = size
+        self.reshuffle = reshuffle
 
-@dataclass(slots=True, unsafe_hash=True)
+
+DeckShuffled.kind = "deck_shuffled"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class TurnBegan(Event):
-    kind: ClassVar[str] = "turn_began"
     turn: int
     seat: int
     territories: int
@@ -80,10 +120,30 @@ class TurnBegan(Event):
     bonus: int  # their bonus armies
     must_trade: bool
 
+    def __init__(
+        self,
+        turn: int,
+        seat: int,
+        territories: int,
+        base: int,
+        continents: tuple[int, ...],
+        bonus: int,
+        must_trade: bool,
+    ) -> None:
+        self.turn = turn
+        self.seat = seat
+        self.territories = territories
+        self.base = base
+        self.continents = continents
+        self.bonus = bonus
+        self.must_trade = must_trade
 
-@dataclass(slots=True, unsafe_hash=True)
+
+TurnBegan.kind = "turn_began"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class CardsTraded(Event):
-    kind: ClassVar[str] = "traded"
     seat: int
     cards: tuple[int, ...]
     value: int
@@ -91,17 +151,44 @@ class CardsTraded(Event):
     bonus: tuple[tuple[int, int], ...] = ()  # (territory, armies) placed by the card bonus
     forced: bool = False  # traded automatically after an elimination
 
+    def __init__(
+        self,
+        seat: int,
+        cards: tuple[int, ...],
+        value: int,
+        set_number: int,
+        bonus: tuple[tuple[int, int], ...] = (),
+        forced: bool = False,
+    ) -> None:
+        self.seat = seat
+        self.cards = cards
+        self.value = value
+        self.set_number = set_number
+        self.bonus = bonus
+        self.forced = forced
 
-@dataclass(slots=True, unsafe_hash=True)
+
+CardsTraded.kind = "traded"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class ArmiesPlaced(Event):
-    kind: ClassVar[str] = "placed"
     seat: int
     territory: int
     armies: int
     lost: int = 0  # armies over the max_armies cap, lost
 
+    def __init__(self, seat: int, territory: int, armies: int, lost: int = 0) -> None:
+        self.seat = seat
+        self.territory = territory
+        self.armies = armies
+        self.lost = lost
 
-@dataclass(slots=True, unsafe_hash=True)
+
+ArmiesPlaced.kind = "placed"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Roll:
     attacker: tuple[int, ...]  # dice sorted high to low
     defender: tuple[int, ...]
@@ -110,10 +197,25 @@ class Roll:
     rerolled: tuple[int, int] | None = None  # (old, new) value of a card re-roll
     commander: tuple[int, int] | None = None  # (old value, 6) of the commander die
 
+    def __init__(
+        self,
+        attacker: tuple[int, ...],
+        defender: tuple[int, ...],
+        attacker_losses: int,
+        defender_losses: int,
+        rerolled: tuple[int, int] | None = None,
+        commander: tuple[int, int] | None = None,
+    ) -> None:
+        self.attacker = attacker
+        self.defender = defender
+        self.attacker_losses = attacker_losses
+        self.defender_losses = defender_losses
+        self.rerolled = rerolled
+        self.commander = commander
 
-@dataclass(slots=True, unsafe_hash=True)
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class AttackResolved(Event):
-    kind: ClassVar[str] = "attack"
     seat: int
     defender: int
     source: int
@@ -124,19 +226,51 @@ class AttackResolved(Event):
     defender_left: int
     stop: str  # "conquered", "exhausted", "until_left", "max_rolls"
 
+    def __init__(
+        self,
+        seat: int,
+        defender: int,
+        source: int,
+        target: int,
+        rolls: tuple[Roll, ...],
+        conquered: bool,
+        attacker_left: int,
+        defender_left: int,
+        stop: str,
+    ) -> None:
+        self.seat = seat
+        self.defender = defender
+        self.source = source
+        self.target = target
+        self.rolls = rolls
+        self.conquered = conquered
+        self.attacker_left = attacker_left
+        self.defender_left = defender_left
+        self.stop = stop
 
-@dataclass(slots=True, unsafe_hash=True)
+
+AttackResolved.kind = "attack"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class AttackSkipped(Event):
-    kind: ClassVar[str] = "attack_skipped"
     seat: int
     source: int
     target: int
     reason: str
 
+    def __init__(self, seat: int, source: int, target: int, reason: str) -> None:
+        self.seat = seat
+        self.source = source
+        self.target = target
+        self.reason = reason
 
-@dataclass(slots=True, unsafe_hash=True)
+
+AttackSkipped.kind = "attack_skipped"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class MovedIn(Event):
-    kind: ClassVar[str] = "moved_in"
     seat: int
     source: int
     target: int
@@ -144,27 +278,59 @@ class MovedIn(Event):
     asked: int | None = None  # what the order asked, when it was clamped
     lost: int = 0  # always 0: moves are clamped to max_armies (kept for stored events)
 
+    def __init__(
+        self,
+        seat: int,
+        source: int,
+        target: int,
+        armies: int,
+        asked: int | None = None,
+        lost: int = 0,
+    ) -> None:
+        self.seat = seat
+        self.source = source
+        self.target = target
+        self.armies = armies
+        self.asked = asked
+        self.lost = lost
 
-@dataclass(slots=True, unsafe_hash=True)
+
+MovedIn.kind = "moved_in"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class PlayerEliminated(Event):
-    kind: ClassVar[str] = "eliminated"
     seat: int
     by: int
     cards_taken: int
 
+    def __init__(self, seat: int, by: int, cards_taken: int) -> None:
+        self.seat = seat
+        self.by = by
+        self.cards_taken = cards_taken
 
-@dataclass(slots=True, unsafe_hash=True)
+
+PlayerEliminated.kind = "eliminated"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class CardsTaken(Event):
-    kind: ClassVar[str] = "cards_taken"
-    private: ClassVar[bool] = True
     seat: int  # who took them
     cards: tuple[int, ...]
     from_seat: int
 
+    def __init__(self, seat: int, cards: tuple[int, ...], from_seat: int) -> None:
+        self.seat = seat
+        self.cards = cards
+        self.from_seat = from_seat
 
-@dataclass(slots=True, unsafe_hash=True)
+
+CardsTaken.kind = "cards_taken"
+CardsTaken.private = True
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class Fortified(Event):
-    kind: ClassVar[str] = "fortified"
     seat: int
     source: int
     target: int
@@ -172,60 +338,122 @@ class Fortified(Event):
     asked: int | None = None
     lost: int = 0  # always 0: moves are clamped to max_armies (kept for stored events)
 
+    def __init__(
+        self,
+        seat: int,
+        source: int,
+        target: int,
+        armies: int,
+        asked: int | None = None,
+        lost: int = 0,
+    ) -> None:
+        self.seat = seat
+        self.source = source
+        self.target = target
+        self.armies = armies
+        self.asked = asked
+        self.lost = lost
 
-@dataclass(slots=True, unsafe_hash=True)
+
+Fortified.kind = "fortified"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class FortifySkipped(Event):
-    kind: ClassVar[str] = "fortify_skipped"
     seat: int
     source: int
     target: int
     reason: str
 
+    def __init__(self, seat: int, source: int, target: int, reason: str) -> None:
+        self.seat = seat
+        self.source = source
+        self.target = target
+        self.reason = reason
 
-@dataclass(slots=True, unsafe_hash=True)
+
+FortifySkipped.kind = "fortify_skipped"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class PlaceSkipped(Event):
     """A PLACE after an ATTACK with no (or too few) elimination armies left."""
 
-    kind: ClassVar[str] = "place_skipped"
     seat: int
     territory: int
     armies: int  # armies of the order that were not placed
     reason: str
 
+    def __init__(self, seat: int, territory: int, armies: int, reason: str) -> None:
+        self.seat = seat
+        self.territory = territory
+        self.armies = armies
+        self.reason = reason
 
-@dataclass(slots=True, unsafe_hash=True)
+
+PlaceSkipped.kind = "place_skipped"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class DefenceOrdered(Event):
     """The standing order DEFEND WITH n IN t (n = 2 clears it); private."""
 
-    kind: ClassVar[str] = "defence"
-    private: ClassVar[bool] = True
     seat: int
     territory: int
     dice: int
 
+    def __init__(self, seat: int, territory: int, dice: int) -> None:
+        self.seat = seat
+        self.territory = territory
+        self.dice = dice
 
-@dataclass(slots=True, unsafe_hash=True)
+
+DefenceOrdered.kind = "defence"
+DefenceOrdered.private = True
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class CardDrawn(Event):
-    kind: ClassVar[str] = "card_drawn"
-    private: ClassVar[bool] = True
     seat: int
     card: int
 
+    def __init__(self, seat: int, card: int) -> None:
+        self.seat = seat
+        self.card = card
 
-@dataclass(slots=True, unsafe_hash=True)
+
+CardDrawn.kind = "card_drawn"
+CardDrawn.private = True
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class TurnEnded(Event):
-    kind: ClassVar[str] = "turn_ended"
     turn: int
     seat: int
     next_seat: int | None
 
+    def __init__(self, turn: int, seat: int, next_seat: int | None) -> None:
+        self.turn = turn
+        self.seat = seat
+        self.next_seat = next_seat
 
-@dataclass(slots=True, unsafe_hash=True)
+
+TurnEnded.kind = "turn_ended"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
-    kind: ClassVar[str] = "won"
     seat: int
     reason: str  # "domination", "capitals", "mission", "max_turns"
     detail: str = ""
+
+    def __init__(self, seat: int, reason: str, detail: str = '') -> None:
+        self.seat = seat
+        self.reason = reason
+        self.detail = detail
+
+
+GameWon.kind = "won"
 
 
 EVENT_TYPES: dict[str, type[Event]] = {

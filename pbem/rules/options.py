@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Final
 
+from pbem.rules.board import by_fields
 from pbem.rules.errors import OptionsError
 
 # option name -> allowed values (for the string-valued options)
-CHOICES: dict[str, tuple[str, ...]] = {
+CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "claim": ("deal", "draft", "turns"),
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
@@ -29,7 +30,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 # One sentence per option, used by `pbem rules` and the game-start mail.
-WORDS: dict[str, dict[Any, str] | str] = {
+WORDS: Final[dict[str, dict[Any, str] | str]] = {
     "claim": {
         "deal": "Territories are dealt at random from the shuffled territory cards.",
         "draft": "Territories are drafted from each player's preference list, in turn order.",
@@ -134,7 +135,7 @@ WORDS: dict[str, dict[Any, str] | str] = {
 }
 
 # Rules every preset plays (no option changes them), said after the options.
-FIXED_RULES: tuple[str, ...] = (
+FIXED_RULES: Final[tuple[str, ...]] = (
     "A defender rolls the most dice allowed (2, or 1 on one army), unless the owner's "
     "standing order DEFEND WITH 1 IN the territory says one die.",
     "Cards taken by eliminating a player that make 6 or more are traded at once down to "
@@ -143,7 +144,7 @@ FIXED_RULES: tuple[str, ...] = (
 )
 
 # The sentence for 0 (no limit) of the numeric options where 0 means that.
-UNLIMITED: dict[str, str] = {
+UNLIMITED: Final[dict[str, str]] = {
     "max_armies": "A territory may hold any number of armies.",
     "max_turns": "The game has no turn limit.",
 }
@@ -172,6 +173,9 @@ class Options:
     max_turns: int = 0
     min_players: int = 2
     max_players: int = 6
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return by_fields(self)
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pbem.rules import opening
 from pbem.rules.board import Board
@@ -29,8 +29,8 @@ from pbem.rules.setupplan import play_setup
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
-DEFAULT_CAP = 3000
-COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
+DEFAULT_CAP: Final = 3000
+COLOURS: Final = ("red", "blue", "yellow", "green", "black", "purple")
 
 
 @dataclass

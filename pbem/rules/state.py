@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from pbem.rules.board import Board
 from pbem.rules.options import Options
@@ -40,17 +40,17 @@ class EnginePhase(StrEnum):
         return repr(self.value)
 
 
-CLAIM = EnginePhase.CLAIM
-PLACE = EnginePhase.PLACE
-HQ = EnginePhase.HQ
-REINFORCE = EnginePhase.REINFORCE
-ATTACK = EnginePhase.ATTACK
-FORTIFY = EnginePhase.FORTIFY
-ENDED = EnginePhase.ENDED
+CLAIM: Final[EnginePhase] = EnginePhase.CLAIM
+PLACE: Final[EnginePhase] = EnginePhase.PLACE
+HQ: Final[EnginePhase] = EnginePhase.HQ
+REINFORCE: Final[EnginePhase] = EnginePhase.REINFORCE
+ATTACK: Final[EnginePhase] = EnginePhase.ATTACK
+FORTIFY: Final[EnginePhase] = EnginePhase.FORTIFY
+ENDED: Final[EnginePhase] = EnginePhase.ENDED
 
-SETUP_PHASES = (CLAIM, PLACE, HQ)
+SETUP_PHASES: Final = (CLAIM, PLACE, HQ)
 
-_GRAPHS: dict[int, tuple[Board, tuple[tuple[int, ...], ...]]] = {}
+_GRAPHS: Final[dict[int, tuple[Board, tuple[tuple[int, ...], ...]]]] = {}
 
 
 def neighbours_of(board: Board) -> tuple[tuple[int, ...], ...]:

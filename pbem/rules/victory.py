@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from pbem.rules.board import Board, Mission, MissionKind
 from pbem.rules.events import Event, GameWon
 from pbem.rules.options import Options
 from pbem.rules.state import ENDED, GameState
 
-MISSION_FALLBACK = Mission(
+MISSION_FALLBACK: Final = Mission(
     id="fallback-24", text="Occupy 24 territories", kind=MissionKind.TERRITORIES, count=24
 )
 
