@@ -193,15 +193,19 @@ class DiceStream:
         that takes many rolls in a row (attacking.attack): it slices its dice there,
         then calls ``skip_faces`` with how many it took. Where a slice runs short
         or holds a rejected word (0), the caller rolls with ``roll_tuple`` instead,
-        so the dice are the same. None when draws are logged or the position is
-        not on a word (after ``read``)."""
+        so the dice are the same. None when the position is not on a word (after
+        ``read``)."""
         pos = self._pos
-        if self.log is not None or pos & 3:
+        if pos & 3:
             return None
         return self._faces, pos >> 2
 
     def skip_faces(self, count: int) -> None:
-        """Consume ``count`` faces taken through ``face_cursor``."""
+        """Consume ``count`` faces taken through ``face_cursor``; logged draws get
+        them as uniform(6) would have logged them (the caller took no rejected word)."""
+        if self.log is not None:
+            first = self._pos >> 2
+            self.log.extend([_LOGGED[face] for face in self._faces[first : first + count]])
         self._pos += count << 2
 
     def _slow_dice(self, count: int) -> tuple[int, ...]:
