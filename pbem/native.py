@@ -57,7 +57,9 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "turnplan",
         "victory",
     )
-) + tuple(f"pbem.orders.{name}" for name in ("canonical", "lexer", "lines", "parser", "validate"))
+) + tuple(
+    f"pbem.orders.{name}" for name in ("canonical", "lexer", "lines", "parser", "validate")
+) + ("pbem.log.records",)  # (not log.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"
 MANIFEST_FORMAT = 2  # 2: built files named by their path under pbem/ (rules/, orders/)
 ENV = "PBEM_NATIVE"
