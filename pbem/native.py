@@ -31,10 +31,11 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-NATIVE_DIR = os.path.join(PACKAGE_DIR, "rules")
+NATIVE_DIR = os.path.join(PACKAGE_DIR, "rules")  # the manifest and the group's library
 #: the mypyc group: its shared library is pbem/rules/_native__mypyc.*.so
 GROUP = "pbem.rules._native"
-#: what the build compiles (the rules engine's hot path; maps.py stays Python)
+#: what the build compiles: the rules engine's hot path (maps.py stays Python), and
+#: the order reader a replay runs for every turn (docs/PERFORMANCE.md, fourth pass)
 NATIVE_MODULES: tuple[str, ...] = tuple(
     f"pbem.rules.{name}"
     for name in (
@@ -56,9 +57,11 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "turnplan",
         "victory",
     )
-)
+) + tuple(
+    f"pbem.orders.{name}" for name in ("canonical", "lexer", "lines", "parser", "validate")
+) + ("pbem.log.records",)  # (not log.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2  # 2: built files named by their path under pbem/ (rules/, orders/)
 ENV = "PBEM_NATIVE"
 
 
@@ -85,25 +88,42 @@ def _short(module: str) -> str:
 
 
 def source_path(module: str) -> str:
-    return os.path.join(NATIVE_DIR, _short(module) + ".py")
+    """pbem.rules.engine -> PACKAGE_DIR/rules/engine.py"""
+    return os.path.join(PACKAGE_DIR, *module.split(".")[1:]) + ".py"
 
 
 def manifest_path() -> str:
-    return os.path.join(NATIVE_DIR, MANIFEST_NAME)
+    return os.path.join(PACKAGE_DIR, "rules", MANIFEST_NAME)
+
+
+def native_dirs() -> list[str]:
+    """The folders the build puts extension modules in (pbem/rules, pbem/orders)."""
+    return sorted({os.path.dirname(source_path(m)) for m in NATIVE_MODULES})
 
 
 def built_files(directory: str | None = None) -> list[str]:
-    """Every extension module in pbem/rules (all of them are the build's), sorted."""
-    folder = directory or NATIVE_DIR
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return []
-    return sorted(
-        os.path.join(folder, n)
-        for n in names
-        if any(n.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
-    )
+    """Every extension module in the build's folders (all of them are the build's), sorted."""
+    found: list[str] = []
+    for folder in [directory] if directory else native_dirs():
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        found += [
+            os.path.join(folder, n)
+            for n in names
+            if any(n.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
+        ]
+    return sorted(found)
+
+
+def _key(path: str) -> str:
+    """A built file's name in the manifest: its path under pbem/, with '/'."""
+    return os.path.relpath(path, PACKAGE_DIR).replace(os.sep, "/")
+
+
+def _built_key(module: str) -> str:
+    return _key(source_path(module)[: -len(".py")] + _suffix())
 
 
 def _sha256(path: str) -> str:
@@ -122,8 +142,8 @@ def write_manifest() -> str:
     """Record what was just compiled (called by scripts/build_native.py)."""
     sources = {m: {**_stamp(source_path(m)), "sha256": _sha256(source_path(m))}
                for m in NATIVE_MODULES}
-    built = {os.path.basename(p): _stamp(p) for p in built_files()}
-    missing = [m for m in NATIVE_MODULES if _short(m) + _suffix() not in built]
+    built = {_key(p): _stamp(p) for p in built_files()}
+    missing = [m for m in NATIVE_MODULES if _built_key(m) not in built]
     if missing:
         raise RuntimeError(f"the build made no extension module for {', '.join(missing)}")
     data = {"format": MANIFEST_FORMAT, "suffix": _suffix(), "sources": sources, "built": built}
@@ -144,10 +164,10 @@ def _stale_reason(built: Sequence[str]) -> str | None:
         sources: dict[str, dict[str, object]] = data["sources"]
     except (OSError, ValueError, KeyError, TypeError):
         return "compiled files without a readable manifest; run scripts/build_native.py"
-    if sorted(os.path.basename(p) for p in built) != sorted(recorded_built):
+    if sorted(_key(p) for p in built) != sorted(recorded_built):
         return "the compiled files are not those of the last build; run scripts/build_native.py"
     for path in built:
-        if _stamp(path) != recorded_built[os.path.basename(path)]:
+        if _stamp(path) != recorded_built[_key(path)]:
             return f"{os.path.basename(path)} changed after the build; run scripts/build_native.py"
     if sorted(sources) != sorted(NATIVE_MODULES):
         return "the build compiled other modules; run scripts/build_native.py"

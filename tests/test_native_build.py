@@ -27,15 +27,17 @@ needs_build = pytest.mark.skipif(not BUILT, reason="the rules engine is not comp
 
 @pytest.fixture
 def fake_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A rules folder with every source and an empty 'extension module' for each."""
-    folder = tmp_path / "rules"
-    folder.mkdir()
+    """A package folder with every source and an empty 'extension module' for each
+    (pbem/rules and pbem/orders); returns its rules folder."""
+    package = tmp_path / "pbem"
     for module in native.NATIVE_MODULES:
-        short = module.rsplit(".", 1)[1]
-        (folder / f"{short}.py").write_text(f"X = {short!r}\n", encoding="utf-8")
-        (folder / f"{short}{SUFFIX}").write_bytes(b"\x7fELF")
+        _, sub, short = module.split(".")
+        (package / sub).mkdir(parents=True, exist_ok=True)
+        (package / sub / f"{short}.py").write_text(f"X = {short!r}\n", encoding="utf-8")
+        (package / sub / f"{short}{SUFFIX}").write_bytes(b"\x7fELF")
+    folder = package / "rules"
     (folder / f"_native__mypyc{SUFFIX}").write_bytes(b"\x7fELF shared")
-    monkeypatch.setattr(native, "NATIVE_DIR", str(folder))
+    monkeypatch.setattr(native, "PACKAGE_DIR", str(package))
     native.write_manifest()
     return folder
 
@@ -74,6 +76,25 @@ def test_an_extension_module_the_build_did_not_make_is_stale(fake_build: Path) -
     assert native._stale_reason(native.built_files()) == (
         "the compiled files are not those of the last build; run scripts/build_native.py"
     )
+
+
+def test_an_edited_orders_source_makes_the_build_stale(fake_build: Path) -> None:
+    (fake_build.parent / "orders" / "parser.py").write_text("X = 'edited'\n", encoding="utf-8")
+    assert native._stale_reason(native.built_files()) == (
+        "parser.py changed since the build; run scripts/build_native.py"
+    )
+    (fake_build.parent / "orders" / f"parser{SUFFIX}").unlink()
+    assert native._stale_reason(native.built_files()) == (
+        "the compiled files are not those of the last build; run scripts/build_native.py"
+    )
+
+
+def test_the_manifest_names_built_files_by_their_folder(fake_build: Path) -> None:
+    data = json.loads((fake_build / native.MANIFEST_NAME).read_text(encoding="utf-8"))
+    assert f"rules/engine{SUFFIX}" in data["built"]
+    assert f"orders/parser{SUFFIX}" in data["built"]
+    assert f"rules/_native__mypyc{SUFFIX}" in data["built"]
+    assert data["format"] == 2
 
 
 def test_the_manifest_names_every_source_hash(fake_build: Path) -> None:

@@ -9,6 +9,7 @@ SQLite database and export it again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def test_write_read_write_is_byte_identical(
 ) -> None:
     record: Record = request.getfixturevalue(which)
     if not revealed:
-        record = Record(**{**record.__dict__, "secret_hex": None})
+        record = dataclasses.replace(record, secret_hex=None)
     text = write_record(record)
     again = read_record(text)
     assert write_record(again) == text
@@ -212,7 +213,7 @@ def test_custom_map_is_embedded_and_the_record_replays(tiny: Record, tmp_path: P
 def test_shipped_map_that_was_changed_is_embedded(classic: Record) -> None:
     changed = CLASSIC.replace('title = "The classic world map"', 'title = "Our own world"')
     assert changed != CLASSIC
-    record = Record(**{**classic.__dict__, "map_text": changed})
+    record = dataclasses.replace(classic, map_text=changed)
     text = write_record(record)
     assert text.endswith("\n=== map\n" + changed)
     again = read_record(text)
@@ -344,7 +345,7 @@ def test_verify_with_another_secret_and_its_commitment_names_the_setup(classic: 
     """Someone swaps secret and commitment both: another deal, so the setup orders
     place armies on territories that are not the player's."""
     other = bytes([10]) * 32
-    forged = Record(**{**classic.__dict__, "commitment": commitment(other)})
+    forged = dataclasses.replace(classic, commitment=commitment(other))
     report = verify_record(read_record(write_record(forged)), other.hex())
     assert report.ok is False
     assert report.turn == 0
@@ -358,7 +359,7 @@ def test_verify_names_a_changed_command(classic: Record) -> None:
     mover = classic.entries[index + 1].seat  # the next turn is the mover's
     entries = list(classic.entries)
     entries[index] = replay.Entry("command", mover, "RESIGN", resign.turn, resign.source)
-    forged = Record(**{**classic.__dict__, "entries": entries})
+    forged = dataclasses.replace(classic, entries=entries)
     report = verify_record(read_record(write_record(forged)), SECRET.hex())
     assert report.ok is False
     assert report.turn == resign.turn
@@ -374,7 +375,7 @@ def test_verify_needs_a_hash_for_every_step(classic: Record) -> None:
     assert other.entries[:index] == classic.entries[:index]
     assert other.entries[index] != classic.entries[index]
     hashes = other.hashes[:index] + [None] * (len(other.hashes) - index)
-    forged = Record(**{**other.__dict__, "hashes": hashes})
+    forged = dataclasses.replace(other, hashes=hashes)
     report = verify_record(read_record(write_record(forged)), SECRET.hex())
     assert report.ok is False
     assert report.turn == 20
@@ -382,7 +383,7 @@ def test_verify_needs_a_hash_for_every_step(classic: Record) -> None:
 
 def test_verify_checks_the_result_header(classic: Record) -> None:
     loser = next(name for name, _ in classic.players if name != classic.result)
-    forged = Record(**{**classic.__dict__, "result": loser})
+    forged = dataclasses.replace(classic, result=loser)
     report = verify_record(read_record(write_record(forged)), SECRET.hex())
     assert report.ok is False
     assert loser in report.message and classic.result in report.message

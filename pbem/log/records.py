@@ -43,6 +43,7 @@ from pbem.log.replay import (
     ReplayError,
     Step,
     apply,
+    paused_gc,
     start,
 )
 from pbem.maps import map_names
@@ -142,6 +143,12 @@ def _is_builtin(name: str, text: str) -> bool:
 
 
 def read_record(text: str, source: str = "record") -> Record:
+    """A record file's headers, entries, hashes, draws and map (RecordError if malformed)."""
+    with paused_gc():
+        return _read_record(text, source)
+
+
+def _read_record(text: str, source: str) -> Record:
     headers: dict[str, str] = {}
     players: list[tuple[str, str]] = []
     entries: list[Entry] = []
@@ -356,6 +363,11 @@ class VerifyReport:
 
 def verify_record(record: Record, secret_hex: str) -> VerifyReport:
     """Recompute every step from the secret; report the first difference."""
+    with paused_gc():
+        return _verify_record(record, secret_hex)
+
+
+def _verify_record(record: Record, secret_hex: str) -> VerifyReport:
     try:
         secret = bytes.fromhex(secret_hex.strip())
     except ValueError:

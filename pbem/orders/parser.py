@@ -305,8 +305,11 @@ class _MailReader:
                 mail.check = True
 
 
-def parse_orders(text: str, board: Board, *, max_chars: int = MAX_CHARS) -> ParsedMail:
-    """Read a mail body; raise OrdersError listing every problem in it."""
+def parse_orders(text: str | object, board: Board, *, max_chars: int = MAX_CHARS) -> ParsedMail:
+    """Read a mail body; raise OrdersError listing every problem in it.
+
+    (``text`` is checked here, not by its annotation: compiled, a declared str would
+    refuse bytes with a bare TypeError before the problem is named.)"""
     if not isinstance(text, str):
         raise OrdersError([OrderProblem(0, 0, "", "the orders must be text")])
     if len(text) > max_chars:

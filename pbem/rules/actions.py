@@ -64,7 +64,8 @@ class Until:
     def __init__(self, kind: UntilKind | str = UntilKind.CONQUERED, n: int = 0) -> None:
         # the kind's plain text is taken too (same repr, equality and hash), as the
         # compiled class (mypyc) holds only the enum
-        self.kind = UntilKind(kind)
+        # (the enum's own members skip Enum.__call__: the parser makes one per attack)
+        self.kind = kind if type(kind) is UntilKind else UntilKind(kind)
         self.n = n
 
 
@@ -76,7 +77,8 @@ class Amount:
     n: int = 0
 
     def __init__(self, kind: AmountKind | str = AmountKind.MIN, n: int = 0) -> None:
-        self.kind = AmountKind(kind)  # the plain text too, as Until
+        # the plain text too, as Until
+        self.kind = kind if type(kind) is AmountKind else AmountKind(kind)
         self.n = n
 
     def resolve(self, available: int, minimum: int = 1) -> int:

@@ -273,12 +273,37 @@ def _bool(value: Any) -> str:
     return "false" if value is False else json.dumps(value)
 
 
-def _ints(values: Any) -> str:
+def _ints_repr(values: Any) -> str:
     # lists of territories, seats and cards: the engine keeps only ints in them, and
     # the repr of a list of ints is its JSON with blanks (made in C)
     if type(values) is list:
         return repr(values).replace(" ", "")
     return f"[{','.join(map(str, values))}]"
+
+
+_DECIMAL_LIMIT: Final = 1024
+_DECIMALS: Final[tuple[str, ...]] = tuple(str(i) for i in range(_DECIMAL_LIMIT))
+
+
+# Compiled, this module has no .py __file__: the table loop is then the fast one.
+_COMPILED: Final = not __file__.endswith(".py")
+
+
+def _ints(values: Any) -> str:
+    """The JSON of a list of ints. Compiled, the digits of small ints come from a table
+    (repr converts each int anew: 2.4 us for the 42 armies of the classic map; the loop
+    interpreted is slower than repr). Anything else than a list of ints in 0..1023 goes
+    to ``_ints_repr``: the bytes are the same either way."""
+    if not _COMPILED or type(values) is not list:
+        return _ints_repr(values)
+    items: list[Any] = values
+    out: list[str] = []
+    for v in items:
+        if type(v) is int and 0 <= v < _DECIMAL_LIMIT:
+            out.append(_DECIMALS[v])
+        else:
+            return _ints_repr(values)
+    return "[" + ",".join(out) + "]"
 
 
 def _player_json(p: Player) -> str:
