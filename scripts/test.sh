@@ -16,12 +16,14 @@ python -m pytest -q -n "${PBEM_TEST_WORKERS:-3}" "$@"
 # The rules engine must not depend on hashing: its tests again under two
 # more hash seeds (the suite itself also compares hash chains across seeds).
 # The second pass also runs them on the pure-Python engine (PBEM_NATIVE=0): the
-# compiled engine (scripts/build_native.py) must give the same bytes as its source.
+# compiled modules (scripts/build_native.py: the rules, the order reader, records)
+# must give the same bytes and the same messages as their source.
 for seed in 1 4242; do
   native=1
   [ "$seed" = 4242 ] && native=0
   PBEM_NATIVE=$native PYTHONHASHSEED=$seed python -m pytest -q -p no:cacheprovider \
     -n "${PBEM_TEST_WORKERS:-3}" tests/test_rules_*.py tests/test_rulebook_*.py \
     tests/test_outputs_pinned.py tests/test_service_simulation.py tests/test_dice*.py \
-    tests/test_native_build.py
+    tests/test_native_build.py tests/test_orders_*.py tests/test_validate_fastpath.py \
+    tests/test_records.py tests/test_replay_fourth.py
 done

@@ -3,10 +3,6 @@ the games must be the same as when every roll goes through roll_tuple."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from pbem import native
@@ -14,6 +10,7 @@ from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, make_stream
 from pbem.rules.simulate import play_game
+from tests.native_helpers import run_on_pure_engine
 
 
 @pytest.mark.parametrize("dice", [DICE_V1, DICE_V2])
@@ -35,20 +32,6 @@ def test_games_same_without_the_face_cursor(monkeypatch: pytest.MonkeyPatch, dic
     assert len(calls) > 100  # the patch took effect: every attack rolled without the cursor
     assert [r.hashes for r in fast] == [r.hashes for r in slow]
     assert sum(len(r.hashes) for r in fast) > 100  # whole games, every turn compared
-
-
-def run_on_pure_engine(test_id: str) -> None:
-    """Run one test in a new process with PBEM_NATIVE=0 (the rules from source)."""
-    env = {**os.environ, "PBEM_NATIVE": "0"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", test_id],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 passed" in done.stdout
 
 
 def test_face_cursor_and_skip() -> None:
