@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 
 from pbem.paths import templates_dir
 from pbem.report import subjects, views
+from pbem.report.bytecode import bytecode_cache
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -98,13 +99,14 @@ def _underline(text: str, char: str = "-") -> str:
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
+    escaped = ("html",)
+    compiled_in = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}
     env = Environment(
         loader=FileSystemLoader(str(templates_dir() / "mail")),
-        autoescape=select_autoescape(enabled_extensions=("html",), default_for_string=False),
+        autoescape=select_autoescape(enabled_extensions=escaped, default_for_string=False),
         undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
+        bytecode_cache=bytecode_cache({**compiled_in, "autoescape": escaped}),
+        **compiled_in,  # type: ignore[arg-type]
     )
     env.filters.update(
         wrap=wrap,
