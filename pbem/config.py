@@ -227,7 +227,7 @@ def _imap(t: _Table) -> ImapSettings:
 
 
 def _smtp(t: _Table) -> SmtpSettings:
-    t.known("host", "port", "user", "password", "tls", "timeout")
+    t.known("host", "port", "user", "password", "tls", "timeout", "connections")
     d = SmtpSettings()
     tls = t.choice("tls", TLS_MODES, d.tls)
     return t.built(
@@ -238,6 +238,7 @@ def _smtp(t: _Table) -> SmtpSettings:
         password=t.string("password", d.password),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
+        connections=t.integer("connections", d.connections, minimum=1),
     )
 
 
