@@ -104,7 +104,9 @@ def no_size() -> Iterator[tuple[Taken, SmtpSender]]:
 
 
 def mails(raws: list[bytes]) -> list[OutgoingMail]:
-    return [OutgoingMail(f"k{i}", "pbem@pbem.test", ("p@pbem.test",), r) for i, r in enumerate(raws)]
+    return [
+        OutgoingMail(f"k{i}", "pbem@pbem.test", ("p@pbem.test",), r) for i, r in enumerate(raws)
+    ]
 
 
 RAWS = [
