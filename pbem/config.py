@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.settings import (
     IMAP_PORTS,
+    MAX_SMTP_CONNECTIONS,
     SMTP_PORTS,
     TRANSPORTS,
     ImapSettings,
@@ -238,7 +239,9 @@ def _smtp(t: _Table) -> SmtpSettings:
         password=t.string("password", d.password),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
-        connections=t.integer("connections", d.connections, minimum=1),
+        connections=t.integer(
+            "connections", d.connections, minimum=1, maximum=MAX_SMTP_CONNECTIONS
+        ),
     )
 
 
