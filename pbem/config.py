@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.settings import (
     IMAP_PORTS,
+    MAX_SMTP_CONNECTIONS,
     SMTP_PORTS,
     TRANSPORTS,
     ImapSettings,
@@ -227,7 +228,7 @@ def _imap(t: _Table) -> ImapSettings:
 
 
 def _smtp(t: _Table) -> SmtpSettings:
-    t.known("host", "port", "user", "password", "tls", "timeout")
+    t.known("host", "port", "user", "password", "tls", "timeout", "connections")
     d = SmtpSettings()
     tls = t.choice("tls", TLS_MODES, d.tls)
     return t.built(
@@ -238,6 +239,9 @@ def _smtp(t: _Table) -> SmtpSettings:
         password=t.string("password", d.password),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
+        connections=t.integer(
+            "connections", d.connections, minimum=1, maximum=MAX_SMTP_CONNECTIONS
+        ),
     )
 
 

@@ -3,6 +3,7 @@
     python scripts/bench_mail.py                    # 100 games x 4 players, 10 rounds
     python scripts/bench_mail.py --games 20 --rounds 3
     python scripts/bench_mail.py --profile poll.prof  # also cProfile one round in-process
+    python scripts/bench_mail.py --connections 3      # [mail.smtp] connections = 3
 
 It starts Dovecot (IMAP + LMTP) and the SMTP relay on 127.0.0.1 (as the
 tests do), creates the games (auto placement: setup done) with a mailbox
@@ -17,7 +18,10 @@ turn just adjudicated.
 
 Afterwards the bare mail work is timed with the same transports and nothing
 else: fetching the same mails over IMAP (BODY.PEEK) and sending the same
-number of reports (the very bytes pbem sent) over SMTP. The ratio of the two
+number of reports (the very bytes pbem sent) over SMTP, in the outbox's
+batches and over as many connections as the poll used (``--connections``,
+pbem's ``[mail.smtp] connections``); with more than one, the bare send over
+one connection is printed too. The ratio of the two
 is pbem's own cost above the mail servers. Everything stays on loopback and
 every server is stopped at the end. Exits 1 when a mail was not processed
 as a played turn or a report was not sent.
@@ -63,6 +67,7 @@ from pbem.service.games import (  # noqa: E402
     load,
     players_of,
 )
+from pbem.service.outbox import BATCH as SEND_BATCH  # noqa: E402
 from pbem.service.poll import run_cycle, send_outbox  # noqa: E402
 from pbem.store import Outbox, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
@@ -74,7 +79,6 @@ SUMMARY = re.compile(r"^(\d+) mails; (\d+) sent, (\d+) deferred, (\d+) failed$",
 PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
 PEAK_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 CPU = re.compile(r"(?:User|System) time \(seconds\): ([\d.]+)")
-SEND_BATCH = 200  # as the outbox sender does
 TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
 
 
@@ -96,6 +100,7 @@ class Bench:
     directory: Path
     games: int
     players: int
+    connections: int = 1
     game_address: str = ""
     config_path: Path = Path()
     runs: list[PollRun] = field(default_factory=list)
@@ -129,6 +134,7 @@ processed_folder = "{PROCESSED}"
 host = "{HOST}"
 port = {self.servers.smtp.port}
 tls = "none"
+connections = {self.connections}
 """,
             encoding="utf-8",
         )
@@ -242,8 +248,9 @@ tls = "none"
             mails, _ = inbox.fetch_new(None)
         return time.perf_counter() - started, len(mails)
 
-    def bare_send(self) -> tuple[float, int]:
-        """Send the reports pbem sent (same bytes, same recipients), in the outbox's batches."""
+    def bare_send(self, connections: int) -> tuple[float, int]:
+        """Send the reports pbem sent (same bytes, same recipients), in the outbox's
+        batches, over ``connections`` connections each."""
         with session_scope(self.engine, write=False) as session:
             rows = session.exec(
                 select(Outbox.id, Outbox.recipient, Outbox.raw, Outbox.raw_format)
@@ -254,7 +261,7 @@ tls = "none"
             OutgoingMail(str(i), self.game_address, (to,), unpack(raw, fmt))
             for i, to, raw, fmt in rows
         ]
-        sender = SmtpSender(HOST, self.servers.smtp.port, tls="none")
+        sender = SmtpSender(HOST, self.servers.smtp.port, tls="none", connections=connections)
         started = time.perf_counter()
         sent = 0
         for start in range(0, len(mails), SEND_BATCH):
@@ -294,6 +301,9 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument(
+        "--connections", type=int, default=1, help="SMTP connections per batch (poll and bare)"
+    )
     parser.add_argument("--profile", metavar="FILE", help="also cProfile one round in-process")
     args = parser.parse_args()
 
@@ -303,7 +313,7 @@ def main() -> int:
     servers = MailServers.start()
     try:
         with tempfile.TemporaryDirectory(prefix="pbem-bench-") as tmp:
-            return run(Bench(servers, Path(tmp), args.games, args.players), args)
+            return run(Bench(servers, Path(tmp), args.games, args.players, args.connections), args)
     finally:
         servers.stop()
 
@@ -312,7 +322,8 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     started = time.perf_counter()
     bench.setup()
     print(
-        f"set-up: {args.games} games x {args.players} players, start mails sent "
+        f"set-up: {args.games} games x {args.players} players, "
+        f"{args.connections} SMTP connection(s) per batch, start mails sent "
         f"({time.perf_counter() - started:.1f} s, not counted)"
     )
     empty = bench.poll()
@@ -336,7 +347,8 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     sent = sum(r.sent for r in runs)
     peak = max(r.peak_rss_mb for r in runs)
     fetch_s, fetched = bench.bare_fetch()
-    send_s, resent = bench.bare_send()
+    send_s, resent = bench.bare_send(args.connections)
+    one_s = bench.bare_send(1)[0] if args.connections > 1 else send_s
     bare = fetch_s + send_s
     print()
     print(f"order mails delivered        {bench.delivered}")
@@ -350,7 +362,12 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
         f"failed {sum(r.failed for r in runs)})"
     )
     print(f"bare IMAP fetch              {fetch_s:.1f} s for {fetched} mails (BODY.PEEK)")
-    print(f"bare SMTP send               {send_s:.1f} s for {resent} mails")
+    print(
+        f"bare SMTP send               {send_s:.2f} s for {resent} mails "
+        f"({args.connections} connection(s) per batch of {SEND_BATCH})"
+    )
+    if args.connections > 1:
+        print(f"  over one connection        {one_s:.2f} s")
     print(f"bare mail work               {bare:.1f} s")
     print(f"ratio poll / bare            {total / bare:.1f}x   (goal <= 2x)")
     own = total - len(runs) * empty.seconds

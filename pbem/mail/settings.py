@@ -20,6 +20,7 @@ from pbem.mail.transport import TLS_MODES, Inbox, Sender
 TRANSPORTS = ("maildir", "imap")
 IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
+MAX_SMTP_CONNECTIONS = 16  # a few: a kill can cost one duplicate per connection
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,16 @@ class SmtpSettings:
     password: str = field(default="", repr=False)
     tls: str = "starttls"
     timeout: float = 30.0
+    # Connections a batch is shared over; a kill can cost one duplicate each.
+    connections: int = 1
 
     def __post_init__(self) -> None:
         _check_server("mail.smtp", self.tls, self.port, self.timeout)
+        if not 1 <= self.connections <= MAX_SMTP_CONNECTIONS:
+            raise MailSettingsError(
+                "mail.smtp.connections",
+                f"must be 1..{MAX_SMTP_CONNECTIONS} (got {self.connections})",
+            )
         if not self.port:
             object.__setattr__(self, "port", SMTP_PORTS[self.tls])
 
@@ -167,4 +175,5 @@ def open_sender(settings: MailSettings) -> Sender:
         tls=smtp.tls,
         timeout=smtp.timeout,
         ca_file=settings.tls_ca_file or None,
+        connections=smtp.connections,
     )

@@ -9,7 +9,8 @@ Three promises, each by construction:
   time, over one connection per batch. A worker killed between acceptance
   and that commit leaves one row leased; when the lease runs out it is sent
   again, with the same Message-ID, so mail clients fold the duplicate. At
-  most one duplicate per kill.
+  most one duplicate per kill; N with ``[mail.smtp] connections = N``
+  (the batch shared over N connections, each row committed as above).
 - Storage does not grow without bound: the rendered mail is kept
   compressed, and past the retention period a sent row keeps only its
   headers and the SHA-256 of the whole (``prune_sent``).
@@ -37,7 +38,7 @@ from pbem.vocab import OutboxStatus, RawFormat
 
 log = logging.getLogger("pbem.outbox")
 
-BATCH = 50  # rows leased at a time: one SMTP connection each
+BATCH = 50  # rows leased at a time: one SMTP connection each (or [mail.smtp] connections)
 KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
 _RETRY_CAP_SECONDS = 3600.0
 # UPDATEs of the send path touch no object of the session: nothing to keep in step
