@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from PIL import Image, ImageColor, ImageDraw, ImageFont, UnidentifiedImageError
+from PIL import Image, ImageChops, ImageColor, ImageDraw, ImageFont, UnidentifiedImageError
 
 from pbem.rules.board import Board
 
@@ -145,15 +145,67 @@ def _render(
     changed: tuple[int, ...],
     caption: str,
 ) -> bytes:
+    """The PNG, drawn in palette form on the board's quantized background.
+
+    Quantizing to a fixed palette without dithering maps every pixel on its
+    own, so only what a picture adds (the discs and the legend) is quantized
+    here; the rest comes quantized from ``_quantized_background``. The bytes
+    are those of ``_render_whole`` (tests/test_report_picture_regions.py).
+    """
+    assert board.picture is not None
+    width, height = board.picture
+    legend = _legend_height(width, len(sides))
+    key = _palette_key(board, sides)
+    image = _quantized_background(board, legend, key).copy()
+    if not _paste_discs(image, board, owner, armies, sides, changed, key):
+        _quantize_discs(image, board, owner, armies, sides, changed, key)
+    strip = Image.new("RGB", (width, legend), LEGEND_BG)
+    _legend(ImageDraw.Draw(strip), width, 0, sides, bool(changed), caption)
+    image.paste(_quantize(strip, key), (0, height))
+    return _png(image)
+
+
+def _render_whole(
+    board: Board,
+    owner: tuple[int, ...],
+    armies: tuple[int, ...],
+    sides: tuple[Side, ...],
+    changed: tuple[int, ...],
+    caption: str,
+) -> bytes:
+    """The PNG drawn in full colour and quantized whole: what ``_render`` must equal."""
     assert board.picture is not None
     width, height = board.picture
     image = _background(board, _legend_height(width, len(sides))).copy()
-    draw = ImageDraw.Draw(image)
+    _draw_discs(ImageDraw.Draw(image), board, owner, armies, sides, changed)
+    _legend(ImageDraw.Draw(image), width, height, sides, bool(changed), caption)
+    return _png(_quantize(image, _palette_key(board, sides)))
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG", optimize=OPTIMIZE)
+    return out.getvalue()
+
+
+def _fill(sides: tuple[Side, ...], seat: int) -> RGB:
+    return sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
+
+
+def _draw_discs(
+    draw: ImageDraw.ImageDraw,
+    board: Board,
+    owner: tuple[int, ...],
+    armies: tuple[int, ...],
+    sides: tuple[Side, ...],
+    changed: tuple[int, ...],
+) -> None:
+    """Each territory's disc in its owner's colour with its armies, ringed if it changed hands."""
     number_font = _font(13)
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         seat = owner[t.index]
-        fill = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
+        fill = _fill(sides, seat)
         if t.index in changed:
             draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
         draw.ellipse(_box(x, y, RADIUS), fill=fill, outline=INK)
@@ -161,12 +213,63 @@ def _render(
             draw.text(
                 (x, y), str(armies[t.index]), fill=text_on(fill), font=number_font, anchor="mm"
             )
-    _legend(draw, width, height, sides, bool(changed), caption)
-    out = io.BytesIO()
-    image.quantize(palette=_palette(board, sides), dither=Image.Dither.NONE).save(
-        out, "PNG", optimize=OPTIMIZE
-    )
-    return out.getvalue()
+
+
+def _paste_discs(
+    image: Image.Image,
+    board: Board,
+    owner: tuple[int, ...],
+    armies: tuple[int, ...],
+    sides: tuple[Side, ...],
+    changed: tuple[int, ...],
+    key: PaletteKey,
+) -> bool:
+    """Paste each disc as a ready quantized sprite, in drawing order; False (and
+    ``image`` untouched) when a disc's number reaches past its disc, whose
+    edge pixels then depend on what lies under them."""
+    placed = []
+    for t in board.territories:
+        x, y = t.pos  # type: ignore[misc]
+        seat = owner[t.index]
+        text = str(armies[t.index]) if seat >= 0 else ""
+        sprite = _sprite(_fill(sides, seat), t.index in changed, text, key)
+        if sprite is None or type(x) is not int or type(y) is not int:
+            return False
+        placed.append((sprite, x, y))
+    for (picture, mask, r), x, y in placed:
+        image.paste(picture, (x - r, y - r), mask)
+    return True
+
+
+def _quantize_discs(
+    image: Image.Image,
+    board: Board,
+    owner: tuple[int, ...],
+    armies: tuple[int, ...],
+    sides: tuple[Side, ...],
+    changed: tuple[int, ...],
+    key: PaletteKey,
+) -> None:
+    """Draw the discs in full colour and quantize only the boxes they touch into ``image``."""
+    width, height = board.picture  # type: ignore[misc]
+    canvas = _background(board, image.height - height).copy()
+    draw = ImageDraw.Draw(canvas)
+    _draw_discs(draw, board, owner, armies, sides, changed)
+    number_font = _font(13)
+    for t in board.territories:
+        x, y = t.pos  # type: ignore[misc]
+        r = RING_RADIUS if t.index in changed else RADIUS
+        left, top, right, bottom = draw.textbbox(
+            (x, y), str(armies[t.index]), font=number_font, anchor="mm"
+        )
+        box = (
+            max(0, int(min(x - r, left)) - 2),
+            max(0, int(min(y - r, top)) - 2),
+            min(width, int(max(x + r, right)) + 3),
+            min(height, int(max(y + r, bottom)) + 3),
+        )
+        if box[0] < box[2] and box[1] < box[3]:
+            image.paste(_quantize(canvas.crop(box), key), box[:2])
 
 
 @lru_cache(maxsize=8)
@@ -300,10 +403,18 @@ def _legend(
         draw.text((cx + 24, cy + 2), text, fill=INK, font=font)
 
 
-def _palette(board: Board, sides: tuple[Side, ...]) -> Image.Image:
-    """Every colour drawn, plus the blends anti-aliased text leaves on each fill."""
-    fills = [s.rgb for s in sides] + [NEUTRAL]
-    grounds = [SEA, LEGEND_BG, RING] + list(LAND_TINTS[: len(board.continents)])
+PaletteKey = tuple[int, tuple[RGB, ...]]  # the continents drawn, the owners' fills
+
+
+def _palette_key(board: Board, sides: tuple[Side, ...]) -> PaletteKey:
+    return len(board.continents), tuple(s.rgb for s in sides)
+
+
+@lru_cache(maxsize=16)
+def _palette_image(key: PaletteKey) -> Image.Image:
+    continents, side_fills = key
+    fills = list(side_fills) + [NEUTRAL]
+    grounds = [SEA, LEGEND_BG, RING] + list(LAND_TINTS[:continents])
     colours: list[RGB] = [SEA, EDGE, RING, INK, PAPER, LABEL, LEGEND_BG, NEUTRAL]
     colours += fills + grounds
     pairs = [(f, text_on(f)) for f in fills] + [(g, c) for g in grounds for c in (LABEL, INK)]
@@ -317,6 +428,51 @@ def _palette(board: Board, sides: tuple[Side, ...]) -> Image.Image:
     palette = Image.new("P", (1, 1))
     palette.putpalette(flat)
     return palette
+
+
+def _quantize(image: Image.Image, key: PaletteKey) -> Image.Image:
+    """Each pixel to its nearest palette colour (no dithering: pixel by pixel)."""
+    return image.quantize(palette=_palette_image(key), dither=Image.Dither.NONE)
+
+
+@lru_cache(maxsize=8)
+def _quantized_background(board: Board, legend: int, key: PaletteKey) -> Image.Image:
+    """``_background`` in palette form: what every picture with this palette starts from."""
+    return _quantize(_background(board, legend), key)
+
+
+@lru_cache(maxsize=2048)
+def _sprite(
+    fill: RGB, ringed: bool, text: str, key: PaletteKey
+) -> tuple[Image.Image, Image.Image, int] | None:
+    """A disc (ringed or not) with its number, quantized, its mask and its radius.
+
+    The disc and ring are solid (not anti-aliased), so inside their mask the
+    pixels are the same on any background; the number's anti-aliased edge
+    blends with what is under it, so the sprite holds only while every pixel
+    the number touches is inside the mask (None otherwise).
+    """
+    r = RING_RADIUS if ringed else RADIUS
+    size = 2 * r + 1
+    picture = Image.new("RGB", (size, size), SEA)
+    mask = Image.new("1", (size, size), 0)
+    draw, shape = ImageDraw.Draw(picture), ImageDraw.Draw(mask)
+    if ringed:
+        draw.ellipse(_box(r, r, RING_RADIUS), fill=RING, outline=INK)
+        shape.ellipse(_box(r, r, RING_RADIUS), fill=1, outline=1)
+    draw.ellipse(_box(r, r, RADIUS), fill=fill, outline=INK)
+    shape.ellipse(_box(r, r, RADIUS), fill=1, outline=1)
+    if text:
+        # Where the number leaves ink, on a canvas wide enough for all of it.
+        font, margin = _font(13), 2 * size
+        ink = Image.new("L", (size + 2 * margin, size + 2 * margin), 0)
+        ImageDraw.Draw(ink).text((r + margin, r + margin), text, fill=255, font=font, anchor="mm")
+        inside = Image.new("L", ink.size, 0)
+        inside.paste(mask.convert("L"), (margin, margin))
+        if ImageChops.subtract(ink, inside).getbbox() is not None:
+            return None
+        draw.text((r, r), text, fill=text_on(fill), font=font, anchor="mm")
+    return _quantize(picture, key), mask, r
 
 
 def _blend(a: RGB, b: RGB, share: float) -> RGB:
