@@ -14,6 +14,7 @@ positions has no picture: ``map_picture`` returns None.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -157,11 +158,8 @@ def _render(
     legend = _legend_height(width, len(sides))
     key = _palette_key(board, sides)
     image = _quantized_background(board, legend, key).copy()
-    if not _paste_discs(image, board, owner, armies, sides, changed, key):
-        _quantize_discs(image, board, owner, armies, sides, changed, key)
-    strip = Image.new("RGB", (width, legend), LEGEND_BG)
-    _legend(ImageDraw.Draw(strip), width, 0, sides, bool(changed), caption)
-    image.paste(_quantize(strip, key), (0, height))
+    _paste_discs(image, board, _discs(board, owner, armies, sides, changed), legend, key)
+    image.paste(_legend_strip(width, sides, bool(changed), caption, key), (0, height))
     return _png(image)
 
 
@@ -201,75 +199,104 @@ def _draw_discs(
     changed: tuple[int, ...],
 ) -> None:
     """Each territory's disc in its owner's colour with its armies, ringed if it changed hands."""
-    number_font = _font(13)
-    for t in board.territories:
-        x, y = t.pos  # type: ignore[misc]
-        seat = owner[t.index]
-        fill = _fill(sides, seat)
-        if t.index in changed:
-            draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
-        draw.ellipse(_box(x, y, RADIUS), fill=fill, outline=INK)
-        if seat >= 0:
-            draw.text(
-                (x, y), str(armies[t.index]), fill=text_on(fill), font=number_font, anchor="mm"
-            )
+    for disc in _discs(board, owner, armies, sides, changed):
+        _draw_disc(draw, disc, 0, 0)
 
 
-def _paste_discs(
-    image: Image.Image,
+@dataclass(frozen=True)
+class _Disc:
+    """One territory's disc as drawn: where, in which colour, ringed or not, the number."""
+
+    x: int
+    y: int
+    fill: RGB
+    ringed: bool
+    text: str
+
+
+def _discs(
     board: Board,
     owner: tuple[int, ...],
     armies: tuple[int, ...],
     sides: tuple[Side, ...],
     changed: tuple[int, ...],
-    key: PaletteKey,
-) -> bool:
-    """Paste each disc as a ready quantized sprite, in drawing order; False (and
-    ``image`` untouched) when a disc's number reaches past its disc, whose
-    edge pixels then depend on what lies under them."""
-    placed = []
+) -> list[_Disc]:
+    out = []
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         seat = owner[t.index]
         text = str(armies[t.index]) if seat >= 0 else ""
-        sprite = _sprite(_fill(sides, seat), t.index in changed, text, key)
-        if sprite is None or type(x) is not int or type(y) is not int:
-            return False
-        placed.append((sprite, x, y))
-    for (picture, mask, r), x, y in placed:
-        image.paste(picture, (x - r, y - r), mask)
-    return True
+        out.append(_Disc(x, y, _fill(sides, seat), t.index in changed, text))
+    return out
 
 
-def _quantize_discs(
-    image: Image.Image,
-    board: Board,
-    owner: tuple[int, ...],
-    armies: tuple[int, ...],
-    sides: tuple[Side, ...],
-    changed: tuple[int, ...],
-    key: PaletteKey,
+def _draw_disc(draw: ImageDraw.ImageDraw, disc: _Disc, dx: int, dy: int) -> None:
+    """The disc, moved by (dx, dy): drawn on a canvas that is a piece of the picture."""
+    x, y = disc.x + dx, disc.y + dy
+    if disc.ringed:
+        draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
+    draw.ellipse(_box(x, y, RADIUS), fill=disc.fill, outline=INK)
+    if disc.text:
+        draw.text((x, y), disc.text, fill=text_on(disc.fill), font=_font(13), anchor="mm")
+
+
+def _paste_discs(
+    image: Image.Image, board: Board, discs: list[_Disc], legend: int, key: PaletteKey
 ) -> None:
-    """Draw the discs in full colour and quantize only the boxes they touch into ``image``."""
-    width, height = board.picture  # type: ignore[misc]
-    canvas = _background(board, image.height - height).copy()
-    draw = ImageDraw.Draw(canvas)
-    _draw_discs(draw, board, owner, armies, sides, changed)
-    number_font = _font(13)
-    for t in board.territories:
-        x, y = t.pos  # type: ignore[misc]
-        r = RING_RADIUS if t.index in changed else RADIUS
-        left, top, right, bottom = draw.textbbox(
-            (x, y), str(armies[t.index]), font=number_font, anchor="mm"
-        )
-        box = (
-            max(0, int(min(x - r, left)) - 2),
-            max(0, int(min(y - r, top)) - 2),
-            min(width, int(max(x + r, right)) + 3),
-            min(height, int(max(y + r, bottom)) + 3),
-        )
-        if box[0] < box[2] and box[1] < box[3]:
-            image.paste(_quantize(canvas.crop(box), key), box[:2])
+    """Put the discs, in drawing order, into the quantized picture.
+
+    Most discs are pasted as ready sprites. A number whose anti-aliased edge
+    reaches past its disc blends with what is under it, so that disc's reach
+    is drawn again in full colour (the background and every disc before it
+    that overlaps, then it), quantized and pasted.
+    """
+    for i, disc in enumerate(discs):
+        sprite = None
+        if type(disc.x) is int and type(disc.y) is int:
+            sprite = _sprite(disc.fill, disc.ringed, disc.text, key)
+        if sprite is not None:
+            picture, mask, r = sprite
+            image.paste(picture, (disc.x - r, disc.y - r), mask)
+            continue
+        box = _reach(disc)
+        canvas = _background(board, legend).crop(box)
+        draw = ImageDraw.Draw(canvas)
+        for other in discs[: i + 1]:
+            if _overlap(_reach(other), box):
+                _draw_disc(draw, other, -box[0], -box[1])
+        image.paste(_quantize(canvas, key), box[:2])
+
+
+Box = tuple[int, int, int, int]
+
+
+def _reach(disc: _Disc) -> Box:
+    """Every pixel the disc can change, as (left, top, right, bottom), the end excluded."""
+    r = RING_RADIUS if disc.ringed else RADIUS
+    left, top, right, bottom = -r, -r, r + 1, r + 1
+    if disc.text:
+        ink = _ink(disc.text)
+        if ink is not None:
+            left, top = min(left, ink[0]), min(top, ink[1])
+            right, bottom = max(right, ink[2]), max(bottom, ink[3])
+    x, y = math.floor(disc.x), math.floor(disc.y)
+    return x + left - 1, y + top - 1, x + right + 1, y + bottom + 1
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+@lru_cache(maxsize=1024)
+def _ink(text: str) -> Box | None:
+    """Where an army number leaves ink, around its centre (None: nowhere)."""
+    margin = 16 + 16 * len(text)  # wider than any font-13 line of that many characters
+    ink = Image.new("L", (2 * margin, 2 * margin), 0)
+    ImageDraw.Draw(ink).text((margin, margin), text, fill=255, font=_font(13), anchor="mm")
+    found = ink.getbbox()
+    if found is None:
+        return None
+    return found[0] - margin, found[1] - margin, found[2] - margin, found[3] - margin
 
 
 @lru_cache(maxsize=8)
@@ -374,33 +401,129 @@ def _legend(
 ) -> None:
     draw.rectangle((0, top, width, top + _legend_height(width, len(sides))), fill=LEGEND_BG)
     draw.line([(0, top), (width, top)], fill=EDGE, width=1)
-    font = _font(13)
+    for entry in _legend_entries(width, sides, rings, caption):
+        _draw_entry(draw, entry, 0, top)
+
+
+def _legend_strip(
+    width: int, sides: tuple[Side, ...], rings: bool, caption: str, key: PaletteKey
+) -> Image.Image:
+    """The legend strip, quantized: each entry's ready tile pasted on the bare strip.
+
+    An entry's text is anti-aliased on the legend's ground, so its tile is the
+    same wherever it stands, as long as no other entry's ink (a long name
+    running into the next column) or the strip's top line is under it;
+    otherwise the strip is drawn whole.
+    """
+    height = _legend_height(width, len(sides))
+    entries = _legend_entries(width, sides, rings, caption)
+    pieces: list[tuple[Image.Image, Box]] = []
+    for entry in entries:
+        tile = _entry_tile(entry.key, entry.rgb, entry.text, key)
+        if tile is None:
+            return _legend_whole(width, sides, rings, caption, key)
+        picture, (left, top, right, bottom) = tile
+        if picture is None:
+            continue
+        box = (entry.x + left, entry.y + top, entry.x + right, entry.y + bottom)
+        if box[1] < 1 or any(_overlap(box, other) for _, other in pieces):
+            return _legend_whole(width, sides, rings, caption, key)
+        pieces.append((picture, box))
+    strip = _bare_strip(width, height, key).copy()
+    for picture, box in pieces:
+        strip.paste(picture, box[:2])
+    return strip
+
+
+def _legend_whole(
+    width: int, sides: tuple[Side, ...], rings: bool, caption: str, key: PaletteKey
+) -> Image.Image:
+    strip = Image.new("RGB", (width, _legend_height(width, len(sides))), LEGEND_BG)
+    _legend(ImageDraw.Draw(strip), width, 0, sides, rings, caption)
+    return _quantize(strip, key)
+
+
+@lru_cache(maxsize=8)
+def _bare_strip(width: int, height: int, key: PaletteKey) -> Image.Image:
+    """The legend strip with its ground and top line only, quantized."""
+    strip = Image.new("RGB", (width, height), LEGEND_BG)
+    draw = ImageDraw.Draw(strip)
+    draw.rectangle((0, 0, width, height), fill=LEGEND_BG)
+    draw.line([(0, 0), (width, 0)], fill=EDGE, width=1)
+    return _quantize(strip, key)
+
+
+@lru_cache(maxsize=256)
+def _entry_tile(
+    kind: str, rgb: RGB, text: str, key: PaletteKey
+) -> tuple[Image.Image | None, Box] | None:
+    """The entry drawn alone on the legend's ground, quantized and cut to its ink,
+    with the ink's box from the entry's corner; (None, box) when it leaves no ink,
+    None when its ink may reach past the canvas."""
+    margin = 16
+    size = (48 + int(_font(13).getlength(text)) + 2 * margin, LEGEND_ROW + 2 * margin)
+    canvas = Image.new("RGB", size, LEGEND_BG)
+    _draw_entry(ImageDraw.Draw(canvas), _Entry(margin, margin, kind, rgb, text), 0, 0)
+    ink = ImageChops.difference(canvas, Image.new("RGB", size, LEGEND_BG)).getbbox()
+    if ink is None:
+        return None, (0, 0, 0, 0)
+    if ink[0] == 0 or ink[1] == 0 or ink[2] == size[0] or ink[3] == size[1]:
+        return None
+    box = (ink[0] - margin, ink[1] - margin, ink[2] - margin, ink[3] - margin)
+    return _quantize(canvas.crop(ink), key), box
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One thing the legend writes: the caption, or a key with its line of text."""
+
+    x: int
+    y: int  # from the top of the legend strip
+    key: str  # "caption", "fill", "out" or "ring"
+    rgb: RGB
+    text: str
+
+
+def _legend_entries(
+    width: int, sides: tuple[Side, ...], rings: bool, caption: str
+) -> list[_Entry]:
     columns = _legend_columns(width)
     cell = width // columns
-    y = top + 6
-    draw.text((10, y + 2), caption, fill=INK, font=font)
-    entries: list[tuple[RGB | None, str]] = [
-        (s.rgb, f"{s.name}: {s.territories} terr., {s.armies} armies")
+    y = 6
+    out = [_Entry(10, y, "caption", INK, caption)]
+    entries: list[tuple[str, RGB, str]] = [
+        ("fill", s.rgb, f"{s.name}: {s.territories} terr., {s.armies} armies")
         for s in sides
         if s.territories
     ]
     if any(s.territories for s in sides):  # once the territories are dealt
-        entries += [(None, s.name + ": out") for s in sides if not s.territories]
+        entries += [("out", LEGEND_BG, s.name + ": out") for s in sides if not s.territories]
     else:
-        entries = [(s.rgb, s.name) for s in sides]
+        entries = [("fill", s.rgb, s.name) for s in sides]
     if rings:
-        entries.append((RING, "changed hands this turn"))
-    for i, (rgb, text) in enumerate(entries):
+        entries.append(("ring", RING, "changed hands this turn"))
+    for i, (key, rgb, text) in enumerate(entries):
         cx = 10 + (i % columns) * cell
         cy = y + LEGEND_ROW * (1 + i // columns)
-        if rgb is RING:
-            draw.ellipse((cx, cy + 1, cx + 16, cy + 17), fill=RING, outline=INK)
-            draw.ellipse((cx + 4, cy + 5, cx + 12, cy + 13), fill=LEGEND_BG, outline=INK)
-        elif rgb is not None:
-            draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=rgb, outline=INK)
-        else:
-            draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=LEGEND_BG, outline=EDGE)
-        draw.text((cx + 24, cy + 2), text, fill=INK, font=font)
+        out.append(_Entry(cx, cy, key, rgb, text))
+    return out
+
+
+def _draw_entry(draw: ImageDraw.ImageDraw, entry: _Entry, dx: int, dy: int) -> None:
+    """The entry, moved by (dx, dy) from its place in the legend strip."""
+    cx, cy = entry.x + dx, entry.y + dy
+    font = _font(13)
+    if entry.key == "caption":
+        draw.text((cx, cy + 2), entry.text, fill=INK, font=font)
+        return
+    if entry.key == "ring":
+        draw.ellipse((cx, cy + 1, cx + 16, cy + 17), fill=RING, outline=INK)
+        draw.ellipse((cx + 4, cy + 5, cx + 12, cy + 13), fill=LEGEND_BG, outline=INK)
+    elif entry.key == "fill":
+        draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=entry.rgb, outline=INK)
+    else:
+        draw.rectangle((cx, cy + 2, cx + 16, cy + 16), fill=LEGEND_BG, outline=EDGE)
+    draw.text((cx + 24, cy + 2), entry.text, fill=INK, font=font)
 
 
 PaletteKey = tuple[int, tuple[RGB, ...]]  # the continents drawn, the owners' fills
@@ -464,7 +587,7 @@ def _sprite(
     shape.ellipse(_box(r, r, RADIUS), fill=1, outline=1)
     if text:
         # Where the number leaves ink, on a canvas wide enough for all of it.
-        font, margin = _font(13), 2 * size
+        font, margin = _font(13), 16 + 16 * len(text)
         ink = Image.new("L", (size + 2 * margin, size + 2 * margin), 0)
         ImageDraw.Draw(ink).text((r + margin, r + margin), text, fill=255, font=font, anchor="mm")
         inside = Image.new("L", ink.size, 0)
