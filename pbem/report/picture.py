@@ -484,9 +484,7 @@ class _Entry:
     text: str
 
 
-def _legend_entries(
-    width: int, sides: tuple[Side, ...], rings: bool, caption: str
-) -> list[_Entry]:
+def _legend_entries(width: int, sides: tuple[Side, ...], rings: bool, caption: str) -> list[_Entry]:
     columns = _legend_columns(width)
     cell = width // columns
     y = 6
@@ -575,27 +573,41 @@ def _sprite(
     blends with what is under it, so the sprite holds only while every pixel
     the number touches is inside the mask (None otherwise).
     """
+    if text and not _fits(text, ringed):
+        return None
     r = RING_RADIUS if ringed else RADIUS
-    size = 2 * r + 1
-    picture = Image.new("RGB", (size, size), SEA)
-    mask = Image.new("1", (size, size), 0)
-    draw, shape = ImageDraw.Draw(picture), ImageDraw.Draw(mask)
+    picture = Image.new("RGB", (2 * r + 1, 2 * r + 1), SEA)
+    draw = ImageDraw.Draw(picture)
     if ringed:
         draw.ellipse(_box(r, r, RING_RADIUS), fill=RING, outline=INK)
-        shape.ellipse(_box(r, r, RING_RADIUS), fill=1, outline=1)
     draw.ellipse(_box(r, r, RADIUS), fill=fill, outline=INK)
-    shape.ellipse(_box(r, r, RADIUS), fill=1, outline=1)
     if text:
-        # Where the number leaves ink, on a canvas wide enough for all of it.
-        font, margin = _font(13), 16 + 16 * len(text)
-        ink = Image.new("L", (size + 2 * margin, size + 2 * margin), 0)
-        ImageDraw.Draw(ink).text((r + margin, r + margin), text, fill=255, font=font, anchor="mm")
-        inside = Image.new("L", ink.size, 0)
-        inside.paste(mask.convert("L"), (margin, margin))
-        if ImageChops.subtract(ink, inside).getbbox() is not None:
-            return None
-        draw.text((r, r), text, fill=text_on(fill), font=font, anchor="mm")
-    return _quantize(picture, key), mask, r
+        draw.text((r, r), text, fill=text_on(fill), font=_font(13), anchor="mm")
+    return _quantize(picture, key), _disc_mask(ringed), r
+
+
+@lru_cache(maxsize=2)
+def _disc_mask(ringed: bool) -> Image.Image:
+    """The pixels a disc (and its ring) covers, as drawn around the centre (r, r)."""
+    r = RING_RADIUS if ringed else RADIUS
+    mask = Image.new("1", (2 * r + 1, 2 * r + 1), 0)
+    shape = ImageDraw.Draw(mask)
+    if ringed:
+        shape.ellipse(_box(r, r, RING_RADIUS), fill=1, outline=1)
+    shape.ellipse(_box(r, r, RADIUS), fill=1, outline=1)
+    return mask
+
+
+@lru_cache(maxsize=2048)
+def _fits(text: str, ringed: bool) -> bool:
+    """Whether every pixel the number leaves ink on is inside its disc's mask."""
+    r = RING_RADIUS if ringed else RADIUS
+    margin = 16 + 16 * len(text)  # wider than any font-13 line of that many characters
+    ink = Image.new("L", (2 * (r + margin) + 1, 2 * (r + margin) + 1), 0)
+    ImageDraw.Draw(ink).text((r + margin, r + margin), text, fill=255, font=_font(13), anchor="mm")
+    inside = Image.new("L", ink.size, 0)
+    inside.paste(_disc_mask(ringed).convert("L"), (margin, margin))
+    return ImageChops.subtract(ink, inside).getbbox() is None
 
 
 def _blend(a: RGB, b: RGB, share: float) -> RGB:
