@@ -277,8 +277,9 @@ def _reach(disc: _Disc) -> Box:
     if disc.text:
         ink = _ink(disc.text)
         if ink is not None:
-            left, top = min(left, ink[0]), min(top, ink[1])
-            right, bottom = max(right, ink[2]), max(bottom, ink[3])
+            box = ink[1]
+            left, top = min(left, box[0]), min(top, box[1])
+            right, bottom = max(right, box[2]), max(bottom, box[3])
     x, y = math.floor(disc.x), math.floor(disc.y)
     return x + left - 1, y + top - 1, x + right + 1, y + bottom + 1
 
@@ -287,16 +288,18 @@ def _overlap(a: Box, b: Box) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-@lru_cache(maxsize=1024)
-def _ink(text: str) -> Box | None:
-    """Where an army number leaves ink, around its centre (None: nowhere)."""
+@lru_cache(maxsize=2048)
+def _ink(text: str) -> tuple[Image.Image, Box] | None:
+    """Where an army number leaves ink: the ink (L) and its box around the number's
+    centre (None: nowhere)."""
     margin = 16 + 16 * len(text)  # wider than any font-13 line of that many characters
     ink = Image.new("L", (2 * margin, 2 * margin), 0)
     ImageDraw.Draw(ink).text((margin, margin), text, fill=255, font=_font(13), anchor="mm")
     found = ink.getbbox()
     if found is None:
         return None
-    return found[0] - margin, found[1] - margin, found[2] - margin, found[3] - margin
+    box = (found[0] - margin, found[1] - margin, found[2] - margin, found[3] - margin)
+    return ink.crop(found), box
 
 
 @lru_cache(maxsize=8)
@@ -598,15 +601,16 @@ def _disc_mask(ringed: bool) -> Image.Image:
     return mask
 
 
-@lru_cache(maxsize=2048)
 def _fits(text: str, ringed: bool) -> bool:
     """Whether every pixel the number leaves ink on is inside its disc's mask."""
     r = RING_RADIUS if ringed else RADIUS
-    margin = 16 + 16 * len(text)  # wider than any font-13 line of that many characters
-    ink = Image.new("L", (2 * (r + margin) + 1, 2 * (r + margin) + 1), 0)
-    ImageDraw.Draw(ink).text((r + margin, r + margin), text, fill=255, font=_font(13), anchor="mm")
-    inside = Image.new("L", ink.size, 0)
-    inside.paste(_disc_mask(ringed).convert("L"), (margin, margin))
+    found = _ink(text)
+    if found is None:
+        return True
+    ink, (left, top, right, bottom) = found
+    if left < -r or top < -r or right > r + 1 or bottom > r + 1:
+        return False
+    inside = _disc_mask(ringed).convert("L").crop((left + r, top + r, right + r, bottom + r))
     return ImageChops.subtract(ink, inside).getbbox() is None
 
 
