@@ -2,13 +2,21 @@
 
 Drawn with Pillow on the map's own canvas (``Board.picture``), then a legend
 strip below it.  An imported map with its own image is drawn on that image
-instead (``render_on_image``): with a colour map (Domination's ``map`` image,
-whose pixel value v marks territory v, 255 the sea) every territory is tinted
-in its owner's colour; without one, the owner shows in the armies disc.  Maps
-without an image keep the graph. The PNG is saved with a fixed palette (every colour drawn is in
-it exactly, plus the blends that anti-aliased text needs), so it stays small
+instead (``picture_image.render_on_image``).  Maps without an image keep the
+graph. The PNG is saved with a fixed palette (every colour drawn is in it
+exactly, plus the blends that anti-aliased text needs), so it stays small
 (tens of KiB) and a pixel's colour can be checked exactly. A map without
 positions has no picture: ``map_picture`` returns None.
+
+Every turn draws two pictures (the report's and the next player's notice),
+so they are made of kept pieces (issue 16): quantizing to a fixed palette
+without dithering maps each pixel on its own, so the board's background is
+quantized once, each disc is a quantized sprite per (colour, ring, number),
+each legend entry a quantized tile, and a picture is their pastes. What a
+piece cannot be exact for (a number spilling past its disc, legend entries
+running into each other) is drawn in full colour and quantized in place. The
+bytes are those of the picture drawn whole (``_render_whole``); the PNG's
+zlib deflate, the larger half of the time, is the same work either way.
 """
 
 from __future__ import annotations
@@ -122,6 +130,8 @@ def map_picture(
         return None
     args = (board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption)
     if board.image or board.colour_map:
+        from pbem.report.picture_image import render_on_image  # imported maps only
+
         try:
             return render_on_image(*args)
         except (OSError, UnidentifiedImageError, ValueError):
@@ -616,84 +626,3 @@ def _fits(text: str, ringed: bool) -> bool:
 
 def _blend(a: RGB, b: RGB, share: float) -> RGB:
     return tuple(round(x + (y - x) * share) for x, y in zip(a, b, strict=True))  # type: ignore[return-value]
-
-
-# -- maps with their own image ------------------------------------------------------------
-DISC = 10  # radius of the armies disc: smaller than the graph's, the image is busy
-TINT = 0.65  # how much of the owner's colour covers a territory's own pixels
-
-
-def render_on_image(
-    board: Board,
-    owner: tuple[int, ...],
-    armies: tuple[int, ...],
-    sides: tuple[Side, ...],
-    changed: tuple[int, ...],
-    caption: str,
-) -> bytes:
-    """The PNG: the map's image (tinted by owner), armies discs, the legend."""
-    assert board.picture is not None
-    width, height = board.picture
-    base = _base(board)
-    if board.colour_map:
-        base = _tinted(board, base, owner, sides)
-    image = Image.new("RGB", (width, height + _legend_height(width, len(sides))), SEA)
-    image.paste(base, (0, 0))
-    draw = ImageDraw.Draw(image)
-    font = _font(12)
-    for t in board.territories:
-        x, y = t.pos  # type: ignore[misc]
-        seat = owner[t.index]
-        fill = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
-        if t.index in changed:
-            draw.ellipse(_box(x, y, RING_RADIUS - 3), fill=RING, outline=INK)
-        draw.ellipse(_box(x, y, DISC), fill=fill, outline=INK)
-        if seat >= 0:
-            draw.text((x, y), str(armies[t.index]), fill=text_on(fill), font=font, anchor="mm")
-    _legend(draw, width, height, sides, bool(changed), caption)
-    out = io.BytesIO()
-    image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
-        out, "PNG"
-    )
-    return out.getvalue()
-
-
-@lru_cache(maxsize=4)
-def _base(board: Board) -> Image.Image:
-    """The map's image at the picture's size (white under a colour map alone)."""
-    size = board.picture
-    assert size is not None
-    if not board.image:
-        return Image.new("RGB", size, (250, 250, 246))
-    with Image.open(board.image) as opened:
-        picture = opened.convert("RGB")
-    if picture.size != size:
-        picture = picture.resize(size)
-    return picture
-
-
-@lru_cache(maxsize=4)
-def _territory_values(board: Board) -> Image.Image:
-    """The colour map as one byte per pixel: territory index + 1, 255 for none."""
-    with Image.open(board.colour_map) as opened:
-        values = opened.convert("L")
-    if values.size != board.picture:
-        values = values.resize(board.picture, Image.Resampling.NEAREST)  # type: ignore[arg-type]
-    return values
-
-
-def _tinted(
-    board: Board, base: Image.Image, owner: tuple[int, ...], sides: tuple[Side, ...]
-) -> Image.Image:
-    """Each territory's pixels blended with its owner's colour, one pass per owner."""
-    values = _territory_values(board)
-    out = base.copy()
-    owners = sorted(set(owner))
-    for seat in owners:
-        rgb = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
-        held = {t + 1 for t, o in enumerate(owner) if o == seat}
-        lut = [255 if v in held else 0 for v in range(256)]
-        mask = values.point(lut)
-        tint = Image.blend(base, Image.new("RGB", base.size, rgb), TINT)
-        out.paste(tint, (0, 0), mask)
-    return out
