@@ -35,6 +35,7 @@ from email.headerregistry import HeaderRegistry
 from email.utils import format_datetime
 from io import BytesIO
 from threading import Lock
+from typing import Any
 
 from pbem.report import mime
 from pbem.report.mime import RenderedMail
@@ -139,8 +140,8 @@ def encode_text(text: str, max_line_length: int = 78) -> tuple[str, bytes]:
         )
     if len(lines) <= 10:
         return "quoted-printable", sniff_qp.encode("ascii")
-    body = (b"\n".join(lines) + b"\n").decode("latin-1")
-    return "quoted-printable", qp_encode(body, max_line_length).encode("ascii")
+    whole = (b"\n".join(lines) + b"\n").decode("latin-1")
+    return "quoted-printable", qp_encode(whole, max_line_length).encode("ascii")
 
 
 def folded(name: str, value: str) -> bytes:
@@ -188,7 +189,8 @@ def multipart_header(subtype: str, boundary: str) -> bytes:
 
 def _fold_fresh(name: str, value: str) -> bytes:
     """Fold without keeping the parsed header (a boundary header never comes again)."""
-    header = HeaderRegistry.__call__(mime.POLICY.header_factory, name, value)
+    registry: Any = mime.POLICY.header_factory  # a _KeptHeaders, whose keeping is skipped
+    header = HeaderRegistry.__call__(registry, name, value)
     return mime.POLICY.fold_binary(name, header)
 
 
