@@ -44,6 +44,12 @@ KEPT_FOLDS = 1024  # folded headers kept: a poll's From, To, kinds, games, parts
 _lock = Lock()
 _folds: OrderedDict[tuple[str, str], bytes] = OrderedDict()
 _boundary_folds: dict[tuple[str, int], tuple[bytes, bytes]] = {}
+# Message-IDs as pbem and common mailers make them (no '?', so no encoded word, which
+# the parser would decode; no quotes, comments, brackets or white space but one space)
+_ID = r"<[A-Za-z0-9._+=-]+@[A-Za-z0-9][A-Za-z0-9.-]*>"
+_IDS = re.compile(rf"{_ID}(?: {_ID})*", re.ASCII)
+_ONE_ID = re.compile(_ID, re.ASCII)  # Message-ID: the parser keeps only the first
+_ID_HEADERS = {"Message-ID": _ONE_ID, "In-Reply-To": _IDS, "References": _IDS}
 _BOUNDARY_SHAPE = re.compile(r"={15}[0-9]+==")  # what _make_boundary draws: no ".N" suffix
 
 # the bytes quoted-printable writes as they are (quoprimime's body map, plus the line breaks)
@@ -149,6 +155,10 @@ def folded(name: str, value: str) -> bytes:
 
     A header's folded form depends only on its name, its value and the policy,
     so it is kept (the same From, To, kind and part headers in most mails)."""
+    plain = _ID_HEADERS.get(name)
+    if plain is not None and len(name) + len(value) <= 76 and plain.fullmatch(value):
+        # a new id in nearly every mail: plain ids on one line fold to themselves
+        return f"{name}: {value}\n".encode("ascii")
     key = (name, value)
     with _lock:
         done = _folds.get(key)
