@@ -227,39 +227,49 @@ def _top_headers(
     references: Sequence[str],
     extra_headers: Mapping[str, str] | None,
     date: datetime | None,
-) -> list[tuple[str, str]]:
-    """The headers to_mime sets, in its order, before the MIME ones."""
+) -> list[tuple[str, bytes]]:
+    """The headers to_mime sets, in its order, before the MIME ones: (name, folded).
+
+    Each is parsed when to_mime would set it, also one an extra header then
+    replaces, so a value the parser refuses is refused as before."""
     fields = (sender, recipient, rendered.subject, message_id, in_reply_to or "")
-    if not all(type(v) is str for v in fields):
+    if not all(type(v) is str for v in (*fields, rendered.kind, rendered.game)):
         raise WriterUnsupported("a header value that is not a str")
-    headers = [
-        ("From", sender),
-        ("To", recipient),
-        ("Subject", rendered.subject),
-        ("Date", format_datetime(date or datetime.now(UTC))),
-        ("Message-ID", mime._angle(message_id)),
-    ]
+    if type(rendered.text) is not str or type(rendered.html) is not str:
+        raise WriterUnsupported("a body that is not a str")
+    extras = list((extra_headers or {}).items())
+    for name, value in extras:
+        if type(name) is not str or type(value) is not str:
+            raise WriterUnsupported("an extra header that is not a str")
+        if name.lower().startswith("content-") or name.lower() == "mime-version":
+            raise WriterUnsupported(f"extra header {name}: it would move into a MIME part")
+    headers: list[tuple[str, bytes]] = []
+
+    def add(name: str, value: str) -> None:
+        headers.append((name, folded(name, value)))
+
+    add("From", sender)
+    add("To", recipient)
+    add("Subject", rendered.subject)
+    add("Date", format_datetime(date or datetime.now(UTC)))
+    add("Message-ID", mime._angle(message_id))
     if in_reply_to:
-        headers.append(("In-Reply-To", mime._angle(in_reply_to)))
+        add("In-Reply-To", mime._angle(in_reply_to))
     refs = list(dict.fromkeys(mime._angle(r) for r in references))
     if in_reply_to and mime._angle(in_reply_to) not in refs:
         refs.append(mime._angle(in_reply_to))
     if refs:
-        headers.append(("References", " ".join(refs)))
-    headers.append(("Auto-Submitted", "auto-generated"))
-    headers.append(("X-Auto-Response-Suppress", "All"))
+        add("References", " ".join(refs))
+    add("Auto-Submitted", "auto-generated")
+    add("X-Auto-Response-Suppress", "All")
     if rendered.kind:
-        headers.append(("X-Pbem-Kind", rendered.kind))
+        add("X-Pbem-Kind", rendered.kind)
     if rendered.game:
-        headers.append(("X-Pbem-Game", rendered.game))
-    for name, value in (extra_headers or {}).items():
-        if type(name) is not str or type(value) is not str:
-            raise WriterUnsupported("an extra header that is not a str")
+        add("X-Pbem-Game", rendered.game)
+    for name, value in extras:
         lower = name.lower()
-        if lower.startswith("content-") or lower == "mime-version":
-            raise WriterUnsupported(f"extra header {name}: it would move into a MIME part")
-        headers = [(n, v) for n, v in headers if n.lower() != lower]
-        headers.append((name, value))
+        headers = [(n, f) for n, f in headers if n.lower() != lower]
+        add(name, value)
     return headers
 
 
@@ -301,10 +311,8 @@ def _multipart(subtype: str, parts: list[bytes], head: bytes) -> bytes:
     )
 
 
-def _write(rendered: RenderedMail, top: list[tuple[str, str]]) -> bytes:
-    if type(rendered.text) is not str or type(rendered.html) is not str:
-        raise WriterUnsupported("a body that is not a str")
-    head = b"".join(folded(n, v) for n, v in top) + folded("MIME-Version", "1.0")
+def _write(rendered: RenderedMail, top: list[tuple[str, bytes]]) -> bytes:
+    head = b"".join(f for _, f in top) + folded("MIME-Version", "1.0")
     text = _text_part("plain", rendered.text, mime_version=False)
     # the HTML part has its own MIME-Version (add_alternative builds it as a message);
     # make_related leaves it on the multipart/related part that takes the HTML's place
