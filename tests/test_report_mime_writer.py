@@ -14,6 +14,7 @@ import hashlib
 import json
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from email import contentmanager, quoprimime
 from email.headerregistry import Address
@@ -23,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbem.report import mime, render, wire
+from pbem.report import ics, mime, render, wire
 from pbem.report.context import YourTurn
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
 from pbem.report.wire import encode_text, mail_bytes, qp_encode
@@ -294,15 +295,62 @@ def kwargs(**more: Any) -> dict[str, Any]:
     return dict(sender="pbem@x", recipient="a@x", message_id="<r@x>", date=DATE, **more)
 
 
-@pytest.mark.parametrize("subtype", ["plain", "x-pgn"])
-def test_an_attachment_goes_the_standard_way(subtype: str) -> None:
-    rendered = plain_mail()
-    attachment = ("g1.pgn", "1. PLACE 3 Alaska\n" * 40)
+def deadline_ics() -> str:
+    due = ics.Deadline("g1", 3, "Zoë", datetime(2025, 3, 5, 17, tzinfo=UTC), 2)
+    return ics.calendar([due], "pbem.example", DATE)
+
+
+@pytest.mark.parametrize(
+    ("attachment", "subtype"),
+    [
+        (("g1.pgn", "1. PLACE 3 Alaska\n" * 40), "plain"),  # the game record, game over
+        (("g1.pgn", "1. PLACE 3 Alaska\n" * 40), "x-pgn"),
+        (("g1-turn3.ics", deadline_ics()), "calendar"),  # CRLF lines, the "your turn" notice
+        (("long.txt", "x" * 200 + " \nÿ\n"), "plain"),  # quoted-printable
+        (("empty.txt", ""), "plain"),
+    ],
+)
+@pytest.mark.parametrize("images", [{}, {"map.g1.t3@pbem": PNG}])
+def test_a_text_attachment_is_written_as_add_attachment_adds_it(
+    attachment: tuple[str, str], subtype: str, images: dict[str, bytes], writer_only: None
+) -> None:
+    rendered = replace(plain_mail(), images=images)
     ours = written(rendered, 5, attachment=attachment, attachment_type=subtype, **kwargs())
     theirs = standard(rendered, 5, attachment=attachment, attachment_type=subtype, **kwargs())
     assert ours == theirs
-    assert b'filename="g1.pgn"' in ours
-    assert f"Content-Type: text/{subtype}".encode() in ours
+    assert f'Content-Disposition: attachment; filename="{attachment[0]}"'.encode() in ours
+    assert ours.count(b"boundary=") == (3 if images else 2)
+
+
+@pytest.mark.parametrize(
+    ("attachment", "subtype"),
+    [
+        (("Zoë's record.pgn", "1. PLACE 3 Alaska\n"), "plain"),  # RFC 2231 file name
+        (('a"b.txt', "text"), "plain"),
+        (("g1.pgn", b"bytes"), "plain"),  # not text
+        (("g1.pgn", "text"), "x pgn"),
+    ],
+)
+def test_an_odd_attachment_goes_the_standard_way(
+    attachment: tuple[str, Any], subtype: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return STANDARD(*args, **kw)
+
+    monkeypatch.setattr(mime, "to_mime", counted)
+    rendered = plain_mail()
+    try:
+        theirs = standard(rendered, 6, attachment=attachment, attachment_type=subtype, **kwargs())
+    except Exception as refused:  # noqa: BLE001  # the standard path's own refusal, again
+        with pytest.raises(type(refused)):
+            written(rendered, 6, attachment=attachment, attachment_type=subtype, **kwargs())
+    else:
+        ours = written(rendered, 6, attachment=attachment, attachment_type=subtype, **kwargs())
+        assert ours == theirs
+    assert calls == [1]
 
 
 @pytest.mark.parametrize(

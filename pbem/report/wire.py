@@ -1,14 +1,15 @@
 """A mail's bytes written straight from its parts, without an EmailMessage (issue 16).
 
-``mail_bytes`` gives exactly the bytes of ``bytes(to_mime(...))`` (and of an
-attachment added to it) for the mails pbem makes: the same headers in the
-same order, folded by the same policy (``mime.POLICY``), the bodies in the
-transfer encoding ``set_content(text, charset="utf-8")`` picks, the shared
-picture parts' bytes, and the MIME boundaries drawn the same way and in the
-same order (innermost multipart first, as the generator does). What it
-does not know how to write (an attachment, a value that is not a str, a
-Content-* extra header, a policy that is not the one it was written for)
-goes the EmailMessage way, so no mail is ever lost or changed
+``mail_bytes`` gives exactly the bytes of ``bytes(to_mime(...))`` (with a
+text attachment added by ``add_attachment`` when there is one) for the mails
+pbem makes: the same headers in the same order, folded by the same policy
+(``mime.POLICY``), the bodies in the transfer encoding ``set_content(text,
+charset="utf-8")`` picks, the shared picture parts' bytes, and the MIME
+boundaries drawn the same way and in the same order (innermost multipart
+first, as the generator does). What it does not know how to write (an
+attachment that is not text or has an odd file name, a value that is not a
+str, a Content-* extra header, a policy that is not the one it was written
+for) goes the EmailMessage way, so no mail is ever lost or changed
 (tests/test_report_mime_writer.py compares the two on every kind of mail).
 
 Where the time went (scripts/bench_mime.py): the HTML's quoted-printable
@@ -50,6 +51,7 @@ _ID = r"<[A-Za-z0-9._+=-]+@[A-Za-z0-9][A-Za-z0-9.-]*>"
 _IDS = re.compile(rf"{_ID}(?: {_ID})*", re.ASCII)
 _ONE_ID = re.compile(_ID, re.ASCII)  # Message-ID: the parser keeps only the first
 _ID_HEADERS = {"Message-ID": _ONE_ID, "In-Reply-To": _IDS, "References": _IDS}
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*", re.ASCII)  # quoted as it is
 _BOUNDARY_SHAPE = re.compile(r"={15}[0-9]+==")  # what _make_boundary draws: no ".N" suffix
 
 # the bytes quoted-printable writes as they are (quoprimime's body map, plus the line breaks)
@@ -273,10 +275,13 @@ def _top_headers(
     return headers
 
 
-def _text_part(subtype: str, text: str, mime_version: bool) -> bytes:
+def _text_part(subtype: str, text: str, mime_version: bool, disposition: bytes = b"") -> bytes:
+    """A text part as set_content(text, subtype=..., charset="utf-8") builds it."""
     cte, body = encode_text(text)
-    head = folded("Content-Type", f'text/{subtype}; charset="utf-8"') + folded(
-        "Content-Transfer-Encoding", cte
+    head = (
+        folded("Content-Type", f'text/{subtype}; charset="utf-8"')
+        + folded("Content-Transfer-Encoding", cte)
+        + disposition
     )
     if mime_version:
         head += folded("MIME-Version", "1.0")
@@ -311,7 +316,12 @@ def _multipart(subtype: str, parts: list[bytes], head: bytes) -> bytes:
     )
 
 
-def _write(rendered: RenderedMail, top: list[tuple[str, bytes]]) -> bytes:
+def _write(
+    rendered: RenderedMail,
+    top: list[tuple[str, bytes]],
+    attachment: tuple[str, str] | None = None,
+    attachment_type: str = "plain",
+) -> bytes:
     head = b"".join(f for _, f in top) + folded("MIME-Version", "1.0")
     text = _text_part("plain", rendered.text, mime_version=False)
     # the HTML part has its own MIME-Version (add_alternative builds it as a message);
@@ -320,7 +330,35 @@ def _write(rendered: RenderedMail, top: list[tuple[str, bytes]]) -> bytes:
     if rendered.images:
         pictures = [_picture_bytes(cid, data) for cid, data in sorted(rendered.images.items())]
         html = _multipart("related", [html, *pictures], folded("MIME-Version", "1.0"))
-    return _multipart("alternative", [text, html], head)
+    if attachment is None:
+        return _multipart("alternative", [text, html], head)
+    # add_attachment: the alternative moves into a multipart/mixed (MIME-Version stays
+    # on top), the attachment beside it is a text part built as a message
+    alternative = _multipart("alternative", [text, html], b"")
+    filename, content = attachment
+    attached = _text_part(
+        attachment_type,
+        content,
+        mime_version=True,
+        disposition=folded("Content-Disposition", f'attachment; filename="{filename}"'),
+    )
+    return _multipart("mixed", [alternative, attached], head)
+
+
+def _attachment_ok(attachment: tuple[str, str] | None, attachment_type: str) -> bool:
+    """An attachment the writer writes: a str, an ASCII file name that needs no quoting."""
+    if attachment is None:
+        return True
+    if type(attachment) is not tuple or len(attachment) != 2:
+        return False
+    filename, content = attachment
+    return (
+        type(content) is str
+        and type(filename) is str
+        and type(attachment_type) is str
+        and _PLAIN_NAME.fullmatch(filename) is not None
+        and _PLAIN_NAME.fullmatch(attachment_type) is not None
+    )
 
 
 def mail_bytes(
@@ -338,13 +376,13 @@ def mail_bytes(
 ) -> bytes:
     """The mail's bytes: ``bytes(to_mime(...))``, with ``attachment`` (file name,
     text) added as ``add_attachment`` adds it; written directly when it can be."""
-    if attachment is None and _supported():
+    if _supported() and _attachment_ok(attachment, attachment_type):
         try:
             top = _top_headers(
                 rendered, sender, recipient, message_id, in_reply_to, references,
                 extra_headers, date,
             )  # fmt: skip
-            return _write(rendered, top)
+            return _write(rendered, top, attachment, attachment_type)
         except WriterUnsupported:
             pass
     msg = mime.to_mime(
