@@ -212,6 +212,28 @@ def test_encode_text_chooses_and_writes_as_set_content(lines: list[str], ending:
     assert encode_text(text) == (cte, data.encode("ascii", "surrogateescape"))
 
 
+def test_kept_quoted_printable_lines_give_the_same_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line's encoding is kept and served again; past the bound the kept lines are dropped."""
+    monkeypatch.setattr(wire, "KEPT_QP_LINES", 30)
+    monkeypatch.setattr(wire, "_qp_kept", {})
+
+    def text(turn: int) -> str:
+        cells = [
+            f"<td>turn {turn} cell {i} é " + "abcdefgh=" * (i % 30) + " " * (i % 3)
+            for i in range(40)
+        ]
+        return "\n".join(cells * 2) + "\n"  # each line twice: kept within one mail too
+
+    sizes = []
+    for turn in (1, 1, 2, 1):  # cold; all kept; new lines past the bound: dropped; cold again
+        expected = contentmanager._encode_text(text(turn), "utf-8", None, mime.POLICY)  # type: ignore[attr-defined]
+        assert expected[0] == "quoted-printable"
+        assert encode_text(text(turn)) == (expected[0], expected[1].encode("ascii"))
+        sizes.append(len(wire._qp_kept))
+    assert sizes == [40, 40, 40, 40]
+    assert all(b"turn 1" in line for line in wire._qp_kept)
+
+
 def test_each_transfer_encoding_is_reached() -> None:
     assert encode_text("plain\n")[0] == "7bit"
     assert encode_text("Grüße\n")[0] == "8bit"

@@ -41,9 +41,11 @@ from typing import Any
 from pbem.report import mime
 from pbem.report.mime import RenderedMail
 
+KEPT_QP_LINES = 8192  # quoted-printable lines kept (a 12-turn game's reports: 547)
 KEPT_FOLDS = 1024  # folded headers kept: a poll's From, To, kinds, games, parts' headers
 _lock = Lock()
 _folds: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+_qp_kept: dict[bytes, bytes] = {}  # a line (no line break) -> its quoted-printable
 _boundary_folds: dict[tuple[str, int], tuple[bytes, bytes]] = {}
 # Message-IDs as pbem and common mailers make them (no '?', so no encoded word, which
 # the parser would decode; no quotes, comments, brackets or white space but one space)
@@ -70,62 +72,91 @@ def qp_encode(body: str, maxlinelen: int = 76, eol: str = "\n") -> str:
 
     The escaping is a ``str.replace`` per distinct character to escape (usually
     '=' and the few bytes of an accented letter) instead of a per-character
-    translate; the line splitting looks only at lines that are long or end in
-    white space. ``body`` holds bytes as characters (latin-1), as the content
-    manager gives it; anything else goes to the standard function."""
+    translate; only the lines that are long or end in white space are cut.
+    ``body`` holds bytes as characters (latin-1), as the content manager
+    gives it; anything else goes to the standard function."""
     if maxlinelen < 4 or not body:
         return str(quoprimime.body_encode(body, maxlinelen, eol))
     try:
-        raw = body.encode("latin-1")
+        escaped = _escape(body)
     except UnicodeEncodeError:
         return str(quoprimime.body_encode(body, maxlinelen, eol))
-    escape = set(raw.translate(None, _PASS))
-    if len(escape) > _FEW:
-        body = body.translate(_TABLE)
-    elif escape:
-        if 0x3D in escape:  # first: the other escapes bring in '=' of their own
-            body = body.replace("=", "=3D")
-            escape.discard(0x3D)
-        for c in escape:
-            body = body.replace(chr(c), _QUOTED[c])
+    out = [
+        line if len(line) <= maxlinelen and line[-1:] not in (" ", "\t") else
+        _cut(line, maxlinelen, eol)
+        for line in escaped.splitlines()
+    ]  # fmt: skip
+    if escaped[-1] in "\r\n":
+        out.append("")
+    return eol.join(out)
 
+
+def _escape(body: str) -> str:
+    """Every character quoted-printable does not write as it is, as =XX (latin-1 only)."""
+    escape = set(body.encode("latin-1").translate(None, _PASS))
+    if len(escape) > _FEW:
+        return body.translate(_TABLE)
+    if 0x3D in escape:  # first: the other escapes bring in '=' of their own
+        body = body.replace("=", "=3D")
+        escape.discard(0x3D)
+    for c in escape:
+        body = body.replace(chr(c), _QUOTED[c])
+    return body
+
+
+def _cut(line: str, maxlinelen: int, eol: str) -> str:
+    """One escaped line as quoted-printable lines: soft breaks where it is too long
+    (never inside an escape), white space at its end quoted as room allows."""
+    size = len(line)
+    spaced = line[-1:] in (" ", "\t")
+    if size <= maxlinelen and not spaced:
+        return line
     out: list[str] = []
     add = out.append
-    soft = "=" + eol
+    start = 0
+    last = size - 1 - maxlinelen  # cut while the rest is longer than the line allows
     width = maxlinelen - 1  # room for the soft break's '='
-    for line in body.splitlines():
-        size = len(line)
-        spaced = size > 0 and line[-1] in " \t"
-        if size <= maxlinelen and not spaced:
-            add(line)
-            continue
-        start = 0
-        last = size - 1 - maxlinelen  # cut while this much is left over
-        while start <= last:
-            stop = start + width
-            if line[stop - 2] == "=":  # an escape would be cut: break before it
-                add(line[start : stop - 1])
-                start = stop - 2
-            elif line[stop - 1] == "=":
-                add(line[start:stop])
-                start = stop - 1
-            else:
-                add(line[start:stop] + "=")
-                start = stop
-        if spaced:  # white space at a line's end is quoted, room allowing
-            room = start - last
-            space = line[-1]
-            if room >= 3:
-                add(line[start:-1] + _QUOTED[ord(space)])
-            elif room == 2:
-                add(line[start:-1] + space + soft)
-            else:
-                add(line[start:-1] + soft + _QUOTED[ord(space)])
+    while start <= last:
+        stop = start + width
+        if line[stop - 2] == "=":  # an escape would be cut: break before it
+            add(line[start : stop - 1])
+            start = stop - 2
+        elif line[stop - 1] == "=":
+            add(line[start:stop])
+            start = stop - 1
         else:
-            add(line[start:])
-    if body[-1] in "\r\n":
-        add("")
+            add(line[start:stop] + "=")
+            start = stop
+    if spaced:
+        room = start - last
+        space = line[-1]
+        if room >= 3:
+            add(line[start:-1] + _QUOTED[ord(space)])
+        elif room == 2:
+            add(line[start:-1] + space + "=" + eol)
+        else:
+            add(line[start:-1] + "=" + eol + _QUOTED[ord(space)])
+    else:
+        add(line[start:])
     return eol.join(out)
+
+
+def _qp_lines(lines: list[bytes], maxlinelen: int) -> bytes:
+    """``qp_encode`` of the lines joined by "\\n" with one at the end, line by line.
+
+    Quoted-printable works line by line, and a poll's HTML is mostly the same
+    lines (the board's table, the styles): 98% of the lines of the sample
+    game's reports were seen before, so each line's encoding is kept."""
+    kept = _qp_kept if maxlinelen == 78 else {}
+    out = list(map(kept.get, lines))
+    if None in out:
+        if len(kept) > KEPT_QP_LINES:
+            kept.clear()  # a new game's lines: start again (each line is its own)
+        for i, line in enumerate(lines):
+            if out[i] is None:
+                done = _cut(_escape(line.decode("latin-1")), maxlinelen, "\n").encode("ascii")
+                kept[line] = out[i] = done
+    return b"\n".join(out) + b"\n"  # type: ignore[arg-type]  # no None left
 
 
 def encode_text(text: str, max_line_length: int = 78) -> tuple[str, bytes]:
@@ -148,8 +179,7 @@ def encode_text(text: str, max_line_length: int = 78) -> tuple[str, bytes]:
         )
     if len(lines) <= 10:
         return "quoted-printable", sniff_qp.encode("ascii")
-    whole = (b"\n".join(lines) + b"\n").decode("latin-1")
-    return "quoted-printable", qp_encode(whole, max_line_length).encode("ascii")
+    return "quoted-printable", _qp_lines(lines, max_line_length)
 
 
 def folded(name: str, value: str) -> bytes:
