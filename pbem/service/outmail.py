@@ -13,7 +13,8 @@ from __future__ import annotations
 from sqlmodel import Session
 
 from pbem.report import context as rc
-from pbem.report.mime import RenderedMail, stable_message_id, thread_root_id, to_mime
+from pbem.report.mime import RenderedMail, stable_message_id, thread_root_id
+from pbem.report.wire import mail_bytes
 from pbem.service import outbox
 from pbem.service.context import Context
 from pbem.service.games import definition_of, players_of
@@ -125,7 +126,7 @@ def queue(
         references.append(thread_root_id(game.name, seat, host_of(ctx)))
     sender = ctx.config.mail.game_address
     name = ctx.config.mail.from_name
-    msg = to_mime(
+    raw = mail_bytes(  # bytes(to_mime(...)), written without the EmailMessage
         rendered,
         sender=f"{name} <{sender}>" if name else sender,
         recipient=recipient,
@@ -133,10 +134,9 @@ def queue(
         in_reply_to=in_reply_to,
         references=references,
         date=ctx.clock.now(),
+        attachment=attachment,
+        attachment_type=attachment_type,
     )
-    if attachment is not None:
-        filename, content = attachment
-        msg.add_attachment(content, subtype=attachment_type, filename=filename)
     outbox.enqueue(
         session,
         message_id=message_id,
@@ -144,7 +144,7 @@ def queue(
         kind=rendered.kind or "mail",
         recipient=recipient,
         subject=rendered.subject,
-        raw=bytes(msg),
+        raw=raw,
         in_reply_to=in_reply_to,
         now=ctx.clock.now(),
         checked=True,
