@@ -26,6 +26,8 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from sqlalchemy import bindparam, func, or_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -46,6 +48,16 @@ _PLAIN = {"synchronize_session": False}
 
 # The two statements of every sent mail, built once (bound at each execution).
 _TABLE = Outbox.__table__  # type: ignore[attr-defined]
+# A new row, or nothing when its Message-ID is queued already.
+# (RETURNING says which: a driver's rowcount of such an INSERT may be -1.)
+_INSERT_NEW_SQLITE = (
+    sqlite_insert(_TABLE)
+    .on_conflict_do_nothing(index_elements=["message_id"])
+    .returning(_TABLE.c.id)
+)
+_INSERT_NEW_PG = (
+    pg_insert(_TABLE).on_conflict_do_nothing(index_elements=["message_id"]).returning(_TABLE.c.id)
+)
 _MARK_SENT = (
     update(_TABLE)
     .where(_TABLE.c.id == bindparam("row_id"), _TABLE.c.lease_owner == bindparam("worker"))
@@ -96,32 +108,30 @@ def enqueue(
     raw: bytes,
     in_reply_to: str | None,
     now: datetime,
-    checked: bool = False,
 ) -> bool:
     """Add one mail (False if that Message-ID is already queued: a mail is queued once).
 
-    ``checked``: the caller has just looked for the Message-ID in this
-    transaction (``queued``), so it is not looked for again."""
-    if not checked and queued(session, message_id):
-        return False
+    One INSERT that does nothing on a Message-ID already there (the unique
+    constraint decides, in this transaction), instead of a search and an ORM
+    object flushed: 7 of these per order mail."""
     data, fmt = pack(raw)
-    session.add(
-        Outbox(
-            message_id=message_id,
-            game_id=game_id,
-            kind=kind,
-            recipient=recipient,
-            subject=subject,
-            raw=data,
-            raw_format=fmt,
-            raw_sha256=hashlib.sha256(raw).hexdigest(),
-            in_reply_to=in_reply_to,
-            next_attempt_at=now,
-            created_at=now,
-        )
-    )
-    session.flush()
-    return True
+    row = {
+        "message_id": message_id,
+        "game_id": game_id,
+        "kind": kind,
+        "recipient": recipient,
+        "subject": subject,
+        "raw": data,
+        "raw_format": fmt,
+        "raw_sha256": hashlib.sha256(raw).hexdigest(),
+        "in_reply_to": in_reply_to,
+        "status": OutboxStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+    statement = _INSERT_NEW_PG if is_postgresql(session) else _INSERT_NEW_SQLITE
+    return session.execute(statement, row).first() is not None
 
 
 def queued(session: Session, message_id: str) -> bool:

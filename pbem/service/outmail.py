@@ -119,8 +119,6 @@ def queue(
     """Add one mail to the outbox (once: a stable Message-ID already queued is
     skipped). ``attachment`` is (file name, text), e.g. the game record, of type
     text/``attachment_type``."""
-    if outbox.queued(session, message_id):  # before the rendering, which costs
-        return
     references = []
     if game is not None:
         references.append(thread_root_id(game.name, seat, host_of(ctx)))
@@ -147,5 +145,4 @@ def queue(
         raw=raw,
         in_reply_to=in_reply_to,
         now=ctx.clock.now(),
-        checked=True,
     )
