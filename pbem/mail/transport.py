@@ -2,8 +2,9 @@
 
 An ``Inbox`` hands out new raw messages without marking them read and moves a
 message away only when the caller says so (after its database commit). A
-``Sender`` delivers a batch of outgoing messages over one connection and says,
-per message, whether a failure is worth retrying.
+``Sender`` delivers a batch of outgoing messages (over one connection, or a
+few: ``[mail.smtp] connections``) and says, per message, as soon as its
+server answered, whether a failure is worth retrying.
 """
 
 from __future__ import annotations
