@@ -21,8 +21,8 @@ from pbem.report.picture import (
     SEA,
     Side,
     colour_rgb,
-    picture_size,
 )
+from pbem.report.pictures import picture_size
 from pbem.report.render import NO_PICTURE
 from pbem.testing.sample import play_sample
 

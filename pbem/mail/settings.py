@@ -15,12 +15,11 @@ from pathlib import Path
 from pbem.mail.decode import MAX_MAIL_BYTES
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
-from pbem.mail.transport import TLS_MODES, Inbox, Sender
+from pbem.mail.transport import MAX_SMTP_CONNECTIONS, TLS_MODES, Inbox, Sender
 
 TRANSPORTS = ("maildir", "imap")
 IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
-MAX_SMTP_CONNECTIONS = 16  # a few: a kill can cost one duplicate per connection
 
 
 @dataclass(frozen=True)

@@ -44,8 +44,13 @@ from aiosmtplib.email import quote_address
 
 from pbem.mail.errors import TlsUnavailable, TransportError
 from pbem.mail.retry import is_permanent
-from pbem.mail.settings import MAX_SMTP_CONNECTIONS
-from pbem.mail.transport import OutgoingMail, SendResult, check_tls, combine_recipient_failures
+from pbem.mail.transport import (
+    MAX_SMTP_CONNECTIONS,
+    OutgoingMail,
+    SendResult,
+    check_tls,
+    combine_recipient_failures,
+)
 
 _CONNECTION_ERRORS = (SMTPException, OSError, asyncio.TimeoutError)
 _START_INPUT = 354

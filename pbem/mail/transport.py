@@ -40,6 +40,7 @@ REJECTED = "rejected"
 HELD = "held"  # failed too often: waits for the GM
 
 TLS_MODES = ("implicit", "starttls", "none")
+MAX_SMTP_CONNECTIONS = 16  # a few: a kill can cost one duplicate per connection
 
 
 def check_tls(tls: str) -> str:

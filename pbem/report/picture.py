@@ -2,11 +2,12 @@
 
 Drawn with Pillow on the map's own canvas (``Board.picture``), then a legend
 strip below it.  An imported map with its own image is drawn on that image
-instead (``picture_image.render_on_image``).  Maps without an image keep the
-graph. The PNG is saved with a fixed palette (every colour drawn is in it
-exactly, plus the blends that anti-aliased text needs), so it stays small
-(tens of KiB) and a pixel's colour can be checked exactly. A map without
-positions has no picture: ``map_picture`` returns None.
+instead (``picture_image.render_on_image``; ``pictures.map_picture`` chooses).
+Maps without an image keep the graph. The PNG is saved with a fixed palette
+(every colour drawn is in it exactly, plus the blends that anti-aliased
+text needs), so it stays small (tens of KiB) and a pixel's colour can be
+checked exactly. A map without
+positions has no picture: ``pictures.map_picture`` returns None.
 
 Every turn draws two pictures (the report's and the next player's notice),
 so they are made of kept pieces (issue 16): quantizing to a fixed palette
@@ -23,11 +24,10 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from PIL import Image, ImageChops, ImageColor, ImageDraw, ImageFont, UnidentifiedImageError
+from PIL import Image, ImageChops, ImageColor, ImageDraw, ImageFont
 
 from pbem.rules.board import Board
 
@@ -111,40 +111,6 @@ class Side:
     rgb: RGB
     territories: int
     armies: int
-
-
-def map_picture(
-    board: Board,
-    owner: Sequence[int],
-    armies: Sequence[int],
-    sides: Sequence[Side],
-    changed: Iterable[int] = (),
-    caption: str = "",
-) -> bytes | None:
-    """The PNG of the board, or None when the map has no positions.
-
-    ``sides`` is indexed by seat (the owner numbers); ``changed`` are the
-    territories that changed hands (ringed).
-    """
-    if board.picture is None:
-        return None
-    args = (board, tuple(owner), tuple(armies), tuple(sides), tuple(sorted(set(changed))), caption)
-    if board.image or board.colour_map:
-        from pbem.report.picture_image import render_on_image  # imported maps only
-
-        try:
-            return render_on_image(*args)
-        except (OSError, UnidentifiedImageError, ValueError):
-            pass  # the image has gone or is broken since the game began: draw the graph
-    return _render(*args)
-
-
-def picture_size(board: Board, sides: int) -> tuple[int, int] | None:
-    """Width and height of the picture for ``sides`` owners (None without positions)."""
-    if board.picture is None:
-        return None
-    width, height = board.picture
-    return width, height + _legend_height(width, sides)
 
 
 @lru_cache(maxsize=16)
