@@ -88,7 +88,8 @@ def test_sending_writes_the_small_row_never_the_body(tmp_path: Path) -> None:
         assert (report.sent, len(delivered)) == (MAILS, MAILS)
         written = _frames(wal)
         sent_bytes = wal.stat().st_size
-        assert sent_bytes == _WAL_HEADER + len(written) * (_FRAME_HEADER + 4096)
+        page_size = struct.unpack(">I", wal.read_bytes()[8:12])[0]
+        assert sent_bytes == _WAL_HEADER + len(written) * (_FRAME_HEADER + page_size)
         # Every page written is the outbox table's or one of its indexes' (or the
         # database header, page 1), before the send or after it (a leaf split).
         after = _pages_of(db)
