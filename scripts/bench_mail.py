@@ -69,7 +69,7 @@ from pbem.service.games import (  # noqa: E402
 )
 from pbem.service.outbox import BATCH as SEND_BATCH  # noqa: E402
 from pbem.service.poll import run_cycle, send_outbox  # noqa: E402
-from pbem.store import Outbox, init_db, session_scope  # noqa: E402
+from pbem.store import Outbox, OutboxBody, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
 from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
 
@@ -253,7 +253,8 @@ connections = {self.connections}
         batches, over ``connections`` connections each."""
         with session_scope(self.engine, write=False) as session:
             rows = session.exec(
-                select(Outbox.id, Outbox.recipient, Outbox.raw, Outbox.raw_format)
+                select(Outbox.id, Outbox.recipient, OutboxBody.raw, OutboxBody.raw_format)
+                .join(OutboxBody, col(OutboxBody.outbox_id) == col(Outbox.id))
                 .where(Outbox.status == "sent", Outbox.id > self.start_mails)  # not the start mails
                 .order_by(col(Outbox.id))
             ).all()

@@ -40,7 +40,7 @@ def plain_bytes(db: Path) -> int:
     """What the mail columns would hold uncompressed (the layout before issue 12)."""
     total = 0
     with sqlite3.connect(db) as con:
-        for table in ("outbox", "inbound_message"):
+        for table in ("outbox_body", "inbound_message"):
             for raw, fmt in con.execute(f"SELECT raw, raw_format FROM {table}"):
                 total += len(zlib.decompress(raw)) if fmt == "zlib" else len(raw)
     return total

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from sqlmodel import col, select
 
 from pbem.service import outbox
-from pbem.store import Outbox, init_db, session_scope
+from pbem.store import Outbox, OutboxBody, init_db, session_scope
 from pbem.vocab import OutboxStatus
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -44,7 +44,9 @@ def test_a_message_id_is_queued_once_with_its_first_content(db_url: str) -> None
         rows = session.exec(select(Outbox).order_by(col(Outbox.id))).all()
         assert [r.message_id for r in rows] == ["<a@pbem.test>", "<b@pbem.test>"]
         first = rows[0]
-        assert outbox.raw_of(first) == b"Subject: x\n\nfirst\n"
+        assert outbox.raw_of(session, first) == b"Subject: x\n\nfirst\n"
+        assert outbox.raw_of(session, rows[1].id or 0) == b"Subject: x\n\nother\n"
+        assert len(session.exec(select(OutboxBody)).all()) == 2  # a repeat adds no body
         assert (first.subject, first.kind, first.recipient) == ("first", "gm_alert", "gm@pbem.test")
         assert (first.status, first.attempts, first.lease_owner) == (OutboxStatus.PENDING, 0, None)
         assert first.next_attempt_at == NOW and first.created_at == NOW

@@ -14,6 +14,10 @@ Three promises, each by construction:
 - Storage does not grow without bound: the rendered mail is kept
   compressed, and past the retention period a sent row keeps only its
   headers and the SHA-256 of the whole (``prune_sent``).
+
+The mail itself is in ``outbox_body`` (OutboxBody), written at enqueue and
+at pruning only: the leases and marks of the send path change the small
+``outbox`` row, and SQLite does not rewrite the body's pages with it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 
-from sqlalchemy import bindparam, func, or_, update
+from sqlalchemy import bindparam, func, insert, or_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
@@ -33,7 +37,7 @@ from sqlmodel import Session, col, select
 
 from pbem.mail.retry import backoff_delay
 from pbem.mail.transport import OutgoingMail, Sender, SendResult
-from pbem.store import Outbox, session_scope
+from pbem.store import Outbox, OutboxBody, session_scope
 from pbem.store.db import connection_scope, is_postgresql
 from pbem.store.rawmail import header_block, pack, unpack
 from pbem.vocab import OutboxStatus, RawFormat
@@ -58,6 +62,7 @@ _INSERT_NEW_SQLITE = (
 _INSERT_NEW_PG = (
     pg_insert(_TABLE).on_conflict_do_nothing(index_elements=["message_id"]).returning(_TABLE.c.id)
 )
+_INSERT_BODY = insert(OutboxBody.__table__)  # type: ignore[attr-defined]
 _MARK_SENT = (
     update(_TABLE)
     .where(_TABLE.c.id == bindparam("row_id"), _TABLE.c.lease_owner == bindparam("worker"))
@@ -114,15 +119,12 @@ def enqueue(
     One INSERT that does nothing on a Message-ID already there (the unique
     constraint decides, in this transaction), instead of a search and an ORM
     object flushed: 7 of these per order mail."""
-    data, fmt = pack(raw)
     row = {
         "message_id": message_id,
         "game_id": game_id,
         "kind": kind,
         "recipient": recipient,
         "subject": subject,
-        "raw": data,
-        "raw_format": fmt,
         "raw_sha256": hashlib.sha256(raw).hexdigest(),
         "in_reply_to": in_reply_to,
         "status": OutboxStatus.PENDING,
@@ -131,7 +133,12 @@ def enqueue(
         "created_at": now,
     }
     statement = _INSERT_NEW_PG if is_postgresql(session) else _INSERT_NEW_SQLITE
-    return session.execute(statement, row).first() is not None
+    new = session.execute(statement, row).first()
+    if new is None:
+        return False
+    data, fmt = pack(raw)  # only for a mail queued now: a repeat costs no compression
+    session.execute(_INSERT_BODY, {"outbox_id": new[0], "raw": data, "raw_format": fmt})
+    return True
 
 
 def queued(session: Session, message_id: str) -> bool:
@@ -140,9 +147,13 @@ def queued(session: Session, message_id: str) -> bool:
     return found is not None
 
 
-def raw_of(row: Outbox) -> bytes:
-    """The mail as queued (headers only once pruned)."""
-    return unpack(row.raw, row.raw_format)
+def raw_of(session: Session, row: Outbox | int) -> bytes:
+    """The mail as queued (headers only once pruned), of a row or a row id."""
+    row_id = row if isinstance(row, int) else row.id
+    body = session.get(OutboxBody, row_id)
+    if body is None:
+        raise LookupError(f"outbox row {row_id} has no body (outbox_body)")
+    return unpack(body.raw, body.raw_format)
 
 
 def send_due(
@@ -210,7 +221,8 @@ def _lease(
             .values(lease_owner=lease.worker, lease_until=until)
         )
         rows = session.exec(
-            select(Outbox.id, Outbox.recipient, Outbox.raw, Outbox.raw_format)
+            select(Outbox.id, Outbox.recipient, OutboxBody.raw, OutboxBody.raw_format)
+            .join(OutboxBody, col(OutboxBody.outbox_id) == col(Outbox.id))
             .where(col(Outbox.id).in_(ids))
             .order_by(col(Outbox.id))
         )
@@ -337,23 +349,25 @@ def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int 
     it is small, and the game site shows public press for the whole game."""
     cutoff = now - timedelta(days=retention_days)
     with session_scope(engine) as session:
-        rows = list(
+        bodies = list(
             session.exec(
-                select(Outbox)
+                select(OutboxBody)
+                .join(Outbox, col(Outbox.id) == col(OutboxBody.outbox_id))
                 .where(
                     Outbox.status == OutboxStatus.SENT,
                     col(Outbox.sent_at) < cutoff,
-                    Outbox.raw_format != RawFormat.PRUNED,
+                    OutboxBody.raw_format != RawFormat.PRUNED,
                     Outbox.kind != KEPT_KIND,
                 )
+                .order_by(col(OutboxBody.outbox_id))
                 .limit(limit)
             )
         )
-        for row in rows:
-            row.raw = header_block(unpack(row.raw, row.raw_format))
-            row.raw_format = RawFormat.PRUNED
-            session.add(row)
-        return len(rows)
+        for body in bodies:
+            body.raw = header_block(unpack(body.raw, body.raw_format))
+            body.raw_format = RawFormat.PRUNED
+            session.add(body)
+        return len(bodies)
 
 
 def unsent(session: Session) -> list[dict[str, object]]:

@@ -32,9 +32,9 @@ from pbem.service import outmail
 from pbem.service.archive import export_record
 from pbem.service.context import Context
 from pbem.service.games import definition_of
-from pbem.service.outbox import raw_of
 from pbem.service.stats import ResponseStats, duration, response_stats
-from pbem.store import Game, Outbox, TurnResult
+from pbem.store import Game, Outbox, OutboxBody, TurnResult
+from pbem.store.rawmail import unpack
 from pbem.vocab import GameStatus
 
 PRESS_KIND = "press"
@@ -263,13 +263,14 @@ def _public_press(session: Session, game: Game) -> list[PressItem]:
     seen: set[tuple[str, str]] = set()
     items: list[PressItem] = []
     query = (
-        select(Outbox)
+        select(OutboxBody.raw, OutboxBody.raw_format)
+        .join(Outbox, col(Outbox.id) == col(OutboxBody.outbox_id))
         .where(Outbox.game_id == game.id, Outbox.kind == PRESS_KIND)
         .order_by(col(Outbox.id))
     )
     parser = BytesParser(policy=policy.default)
-    for row in session.exec(query):
-        msg = parser.parsebytes(raw_of(row))
+    for data, fmt in session.exec(query):
+        msg = parser.parsebytes(unpack(data, fmt))
         part = msg.get_body(preferencelist=("plain",))
         text = part.get_content() if part is not None else ""  # type: ignore[union-attr]
         found = _TO_ALL.search(text)

@@ -1,0 +1,152 @@
+"""Migration 0003: outbox bodies move to outbox_body and back, every byte intact.
+
+A database at 0002 with a pending, a sent and a pruned mail (the three kinds
+of body: whole, whole, header block) is upgraded, read through the service,
+and downgraded again; on SQLite and PostgreSQL (``db_url``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy.engine import Engine
+from sqlmodel import SQLModel, col, select
+
+from pbem.service import outbox
+from pbem.store import Outbox, current_revision, make_engine, migrate, session_scope, upgrade
+from pbem.store.rawmail import header_block
+
+NOW = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
+
+
+def _mail(n: int) -> bytes:
+    """A mail of ~40 KB that does not compress to nothing (bytes of a hash chain)."""
+    chunks, seed = [], f"mail {n}".encode()
+    for _ in range(1250):
+        seed = hashlib.sha256(seed).digest()
+        chunks.append(seed)
+    body = b"".join(chunks)
+    return (
+        f"Subject: mail {n}\r\nMessage-ID: <m{n}@pbem.test>\r\n\r\n".encode() + body + b"\x00\r\n"
+    )
+
+
+# (message_id, status, stored raw, raw_format, the mail as the service reads it)
+_PENDING, _SENT, _PRUNED = _mail(1), _mail(2), _mail(3)
+ROWS = [
+    ("<m1@pbem.test>", "pending", zlib.compress(_PENDING, 1), "zlib", _PENDING),
+    ("<m2@pbem.test>", "sent", zlib.compress(_SENT, 1), "zlib", _SENT),
+    ("<m3@pbem.test>", "sent", header_block(_PRUNED), "pruned", header_block(_PRUNED)),
+    ("<m4@pbem.test>", "failed", b"Subject: old\n\nplain\n", "plain", b"Subject: old\n\nplain\n"),
+]
+
+
+def _downgrade(engine: Engine, revision: str) -> None:
+    """What ``upgrade`` does, downwards (foreign keys off on SQLite while tables are rebuilt)."""
+    sqlite = engine.dialect.name == "sqlite"
+    with engine.connect() as connection:
+        if sqlite:
+            migrate._sqlite_pragma(connection, "PRAGMA foreign_keys = OFF")
+        try:
+            with connection.begin():
+                command.downgrade(migrate._config(connection), revision)
+                if sqlite:
+                    assert connection.exec_driver_sql("PRAGMA foreign_key_check").all() == []
+        finally:
+            if sqlite:
+                migrate._sqlite_pragma(connection, "PRAGMA foreign_keys = ON")
+
+
+def _table(engine: Engine, name: str) -> sa.Table:
+    return sa.Table(name, sa.MetaData(), autoload_with=engine)
+
+
+def _fill_0002(engine: Engine) -> list[int]:
+    table = _table(engine, "outbox")
+    ids = []
+    with engine.begin() as connection:
+        for message_id, status, data, fmt, mail in ROWS:
+            inserted = connection.execute(
+                table.insert().values(
+                    message_id=message_id,
+                    kind="report",
+                    recipient="ann@players.test",
+                    subject=message_id,
+                    raw=data,
+                    raw_format=fmt,
+                    raw_sha256=hashlib.sha256(mail).hexdigest(),
+                    status=status,
+                    attempts=1 if status != "pending" else 0,
+                    next_attempt_at=NOW,
+                    created_at=NOW,
+                    sent_at=NOW if status == "sent" else None,
+                )
+            )
+            ids.append(inserted.inserted_primary_key[0])
+    return ids
+
+
+def _outbox_0002(engine: Engine) -> list[tuple[object, ...]]:
+    table = _table(engine, "outbox")
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.select(table.c.id, table.c.message_id, table.c.raw, table.c.raw_format).order_by(
+                table.c.id
+            )
+        )
+        return [(i, m, bytes(raw), fmt) for i, m, raw, fmt in rows]
+
+
+def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: str) -> None:
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0002")
+        ids = _fill_0002(engine)
+        before = _outbox_0002(engine)
+        assert [(m, fmt) for _, m, _, fmt in before] == [(r[0], r[3]) for r in ROWS]
+
+        upgrade(engine)
+        assert current_revision(engine) == "0003"
+        columns = {c["name"] for c in sa.inspect(engine).get_columns("outbox")}
+        assert "raw" not in columns and "raw_format" not in columns
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            assert compare_metadata(context, SQLModel.metadata) == []
+        body = _table(engine, "outbox_body")
+        with engine.connect() as connection:
+            moved = connection.execute(
+                sa.select(body.c.outbox_id, body.c.raw, body.c.raw_format).order_by(
+                    body.c.outbox_id
+                )
+            ).all()
+        assert [(i, bytes(raw), fmt) for i, raw, fmt in moved] == [
+            (i, raw, fmt) for i, _, raw, fmt in before
+        ]
+        with session_scope(engine, write=False) as session:
+            assert [outbox.raw_of(session, i) for i in ids] == [r[4] for r in ROWS]
+            statuses = session.exec(select(Outbox.status).order_by(col(Outbox.id))).all()
+            assert statuses == ["pending", "sent", "sent", "failed"]
+        # The service prunes the sent body (not the pruned one again) in the new table.
+        assert outbox.prune_sent(engine, datetime(2026, 12, 30, tzinfo=UTC), 14) == 1
+        with session_scope(engine, write=False) as session:
+            assert outbox.raw_of(session, ids[1]) == header_block(_SENT)
+            assert outbox.raw_of(session, ids[0]) == _PENDING
+
+        _downgrade(engine, "0002")
+        assert current_revision(engine) == "0002"
+        assert "outbox_body" not in sa.inspect(engine).get_table_names()
+        after = _outbox_0002(engine)
+        assert after == [
+            before[0],
+            (ids[1], "<m2@pbem.test>", header_block(_SENT), "pruned"),
+            before[2],
+            before[3],
+        ]
+    finally:
+        engine.dispose()
