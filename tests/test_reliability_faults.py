@@ -128,6 +128,36 @@ def test_sigkill_at_random_moments_loses_nothing_and_duplicates_at_most_one_per_
     check_exactly_once(world, games, kills=kills)
 
 
+def test_sigkill_with_three_smtp_connections_duplicates_at_most_three_per_kill(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """``[mail.smtp] connections = 3``: each connection commits its row sent
+    before it sends another, so a kill finds at most one accepted, unmarked
+    row per connection (docs/RELIABILITY.md, section 3)."""
+    world = make_world(mail_servers, tmp_path, smtp_connections=3)
+    assert world.config.mail.smtp.connections == 3
+    games = new_games(world, 4)
+    chance = random.Random(2611)
+    kills = 0
+    for _ in range(6):
+        answer_all(world, games)
+        daemon = start_daemon(world)
+        time.sleep(chance.uniform(0.3, 1.5))  # somewhere in a poll or a send
+        stop(daemon, signal.SIGKILL)
+        kills += 1
+    time.sleep(2.1)  # the last claims and leases expire
+    daemon = start_daemon(world)
+    try:
+        for _ in range(3):
+            wait_answered(world, games)
+            answer_all(world, games)
+        wait_answered(world, games)
+    finally:
+        stop(daemon)
+    figures = check_exactly_once(world, games, kills=kills, per_kill=3)
+    assert figures.rows > 0 and figures.answers == figures.mails
+
+
 # ------------------------------------------------------------------ PostgreSQL
 def run_workers(world: MailWorld, games: Games, workers: int, rounds: int) -> None:
     """``workers`` daemons, each with its own state folder, play ``rounds`` rounds."""
