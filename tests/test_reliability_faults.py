@@ -103,12 +103,10 @@ app(sys.argv[1:], prog_name="pbem")
 
 
 # ------------------------------------------------------------------ kills
-def test_sigkill_at_random_moments_loses_nothing_and_duplicates_at_most_one_per_kill(
-    mail_servers: MailServers, tmp_path: Path
-) -> None:
-    world = make_world(mail_servers, tmp_path)
-    games = new_games(world, 4)
-    chance = random.Random(1204)
+def kill_at_random_then_finish(world: MailWorld, games: Games, seed: int) -> int:
+    """Six rounds, each polled by a daemon SIGKILLed somewhere in a poll or a
+    send; then one daemon plays three more rounds to the end. The kills."""
+    chance = random.Random(seed)
     kills = 0
     for _ in range(6):
         answer_all(world, games)
@@ -125,6 +123,15 @@ def test_sigkill_at_random_moments_loses_nothing_and_duplicates_at_most_one_per_
         wait_answered(world, games)
     finally:
         stop(daemon)
+    return kills
+
+
+def test_sigkill_at_random_moments_loses_nothing_and_duplicates_at_most_one_per_kill(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    world = make_world(mail_servers, tmp_path)
+    games = new_games(world, 4)
+    kills = kill_at_random_then_finish(world, games, seed=1204)
     check_exactly_once(world, games, kills=kills)
 
 
@@ -137,23 +144,7 @@ def test_sigkill_with_three_smtp_connections_duplicates_at_most_three_per_kill(
     world = make_world(mail_servers, tmp_path, smtp_connections=3)
     assert world.config.mail.smtp.connections == 3
     games = new_games(world, 4)
-    chance = random.Random(2611)
-    kills = 0
-    for _ in range(6):
-        answer_all(world, games)
-        daemon = start_daemon(world)
-        time.sleep(chance.uniform(0.3, 1.5))  # somewhere in a poll or a send
-        stop(daemon, signal.SIGKILL)
-        kills += 1
-    time.sleep(2.1)  # the last claims and leases expire
-    daemon = start_daemon(world)
-    try:
-        for _ in range(3):
-            wait_answered(world, games)
-            answer_all(world, games)
-        wait_answered(world, games)
-    finally:
-        stop(daemon)
+    kills = kill_at_random_then_finish(world, games, seed=2611)
     figures = check_exactly_once(world, games, kills=kills, per_kill=3)
     assert figures.rows > 0 and figures.answers == figures.mails
 
