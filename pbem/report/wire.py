@@ -417,7 +417,7 @@ def mail_bytes(
             )  # fmt: skip
             return _write(rendered, top, attachment, attachment_type)
         except WriterUnsupported:
-            pass
+            pass  # a value the writer does not copy exactly: the standard library writes it
     msg = mime.to_mime(
         rendered,
         sender=sender,
