@@ -141,12 +141,6 @@ def enqueue(
     return True
 
 
-def queued(session: Session, message_id: str) -> bool:
-    """Is a mail with this Message-ID in the outbox already (sent or not)?"""
-    found = session.exec(select(Outbox.id).where(Outbox.message_id == message_id)).first()
-    return found is not None
-
-
 def raw_of(session: Session, row: Outbox | int) -> bytes:
     """The mail as queued (headers only once pruned), of a row or a row id."""
     row_id = row if isinstance(row, int) else row.id
