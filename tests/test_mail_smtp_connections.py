@@ -28,6 +28,7 @@ from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.service import outbox
 from pbem.store import Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, MailServers, _Handler, free_port
+from tests.sendlog_helpers import holder, sent_ids, take_over
 
 pytestmark = pytest.mark.integration
 
@@ -158,6 +159,14 @@ def statuses(database: Path) -> dict[str, tuple[str, str | None, int]]:
         return {mid.strip("<>"): (status, owner, attempts) for mid, status, owner, attempts in rows}
 
 
+def sent_keys(database: Path) -> set[str]:
+    """The Message-IDs committed as sent (in the outbox table or its send log)."""
+    done = sent_ids(database)
+    with sqlite3.connect(database) as db:
+        rows = db.execute("SELECT id, message_id FROM outbox")
+        return {mid.strip("<>") for row_id, mid in rows if row_id in done}
+
+
 def test_the_outbox_over_three_connections_commits_each_mail_after_its_acceptance(
     tmp_path: Path, mail_servers: MailServers, mail_user: str, relay: tuple[Noted, int]
 ) -> None:
@@ -168,9 +177,9 @@ def test_the_outbox_over_three_connections_commits_each_mail_after_its_acceptanc
     unsent_before: list[list[str]] = []  # per mail: earlier mails of its connection not sent
 
     def check(client: int, key: str) -> None:
-        sent = statuses(database)
+        sent = sent_keys(database)
         earlier = [k for p, k in noted.accepted if p == client]
-        unsent_before.append([k for k in earlier if sent[k][0] != "sent"])
+        unsent_before.append([k for k in earlier if k not in sent])
 
     noted.on_data = check
     sender = SmtpSender(HOST, port, tls="none", timeout=10, connections=3)
@@ -220,13 +229,12 @@ def test_a_lease_that_ran_out_stops_every_connection_and_the_rest_goes_next_batc
     queue(engine, mail_user, 12)
     seen: list[str] = []
 
-    def take_over(_client: int, key: str) -> None:
+    def b_takes_the_last(_client: int, key: str) -> None:
         seen.append(key)
         if len(seen) == 4:  # worker B takes the last row while A sends its 4th mail
-            with sqlite3.connect(database) as db:
-                db.execute("UPDATE outbox SET lease_owner = 'B' WHERE id = 12")
+            take_over(database, 12, "B")
 
-    noted.on_data = take_over
+    noted.on_data = b_takes_the_last
     sender = Batches(HOST, port, tls="none", timeout=10, connections=3)
     report = outbox.send_due(engine, sender, NOW, "pbem@pbem.test", outbox.Lease("A"))
     (first, raised), (second, _) = sender.batches
@@ -238,9 +246,10 @@ def test_a_lease_that_ran_out_stops_every_connection_and_the_rest_goes_next_batc
     assert (report.sent, report.deferred, report.failed) == (11, 0, 0)
     delivered = sorted(key for _, key in noted.accepted)
     assert delivered == [f"m{n:02}@pbem.test" for n in range(11)]
-    rows = statuses(database)
-    assert rows.pop("m11@pbem.test") == ("pending", "B", 0)
+    rows = statuses(database)  # the table, the run's marks folded into it
+    assert rows.pop("m11@pbem.test") == ("pending", None, 0)
     assert set(rows.values()) == {("sent", None, 1)}
+    assert holder(database, 12) == "B"  # its lease, in the send log
     assert len(mail_servers.read_mailbox(mail_user)) == 11
 
 

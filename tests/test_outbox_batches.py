@@ -8,7 +8,6 @@ holds as sent at that moment (read over its own connection).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,9 +18,10 @@ import pytest
 from sqlmodel import select
 
 from pbem.mail.smtp import SmtpSender
-from pbem.service import outbox
+from pbem.service import outbox, sending
 from pbem.store import Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, free_port
+from tests.sendlog_helpers import sent_ids
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -33,8 +33,7 @@ class Recorder:
     seen: list[tuple[tuple[str, int], int, bytes]] = field(default_factory=list)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        with sqlite3.connect(self.database) as db:
-            (sent,) = db.execute("SELECT count(*) FROM outbox WHERE status = 'sent'").fetchone()
+        sent = len(sent_ids(self.database))  # in the table or in the send log
         self.seen.append((tuple(session.peer), sent, envelope.content))
         return "250 OK"
 
@@ -91,7 +90,7 @@ def test_one_connection_per_lease_of_batch_rows(
     world: tuple[Any, Recorder, SmtpSender], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine, recorder, sender = world
-    monkeypatch.setattr(outbox, "BATCH", 3)
+    monkeypatch.setattr(sending, "BATCH", 3)
     queue_mails(engine, 7)
     report = outbox.send_due(engine, sender, NOW, "pbem@example.org", outbox.Lease("w1"))
     assert report.sent == 7

@@ -21,7 +21,9 @@ from sqlalchemy.engine import Engine
 
 from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.service import outbox
+from pbem.service.sending import TableLedger
 from pbem.store import ServiceState, init_db, session_scope
+from pbem.store.sendlog import SUFFIX, SendLog
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 FULL, NORMAL = 2, 1
@@ -81,10 +83,7 @@ class Accepting:
         return results
 
 
-def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
-    engine: Engine,
-) -> None:
-    rows = outbox.BATCH + 3  # two batches: two leases
+def queue(engine: Engine, rows: int) -> None:
     with session_scope(engine) as session:
         for n in range(rows):
             outbox.enqueue(
@@ -92,15 +91,68 @@ def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
                 recipient="gm@pbem.test", subject=f"m{n}", raw=b"Subject: x\n\nx\n",
                 in_reply_to=None, now=NOW,
             )  # fmt: skip
+
+
+def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
+    engine: Engine,
+) -> None:
+    """The outbox table as the ledger (PostgreSQL's way, here on SQLite)."""
+    rows = outbox.BATCH + 3  # two batches: two leases
+    queue(engine, rows)
     levels = levels_of_commits(engine)
     marks: list[int] = []  # how many commits had happened when each mail went out
 
     sent = outbox.send_due(
         engine, Accepting(lambda: marks.append(len(levels))), NOW, "game@pbem.test",
-        outbox.Lease("A", seconds=60, retry_base_seconds=0),
+        outbox.Lease("A", seconds=60, retry_base_seconds=0), ledger=TableLedger(engine),
     )  # fmt: skip
     assert sent.sent == rows
     # lease (FULL), 50 results (NORMAL), lease (FULL), 3 results (NORMAL), empty lease
     assert levels == [FULL] + [NORMAL] * 50 + [FULL] + [NORMAL] * 3 + [FULL]
     # every mail went out after a durable lease and the results before it
     assert marks[0] == 1 and marks[outbox.BATCH] == 52
+
+
+def levels_of_writes(engine: Engine) -> list[int]:
+    """The synchronous level of every commit that changed a row, from now on."""
+    levels: list[int] = []
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        changes = connection.exec_driver_sql("SELECT total_changes()").scalar()
+        connection.info["changes_at_begin"] = changes
+
+    @event.listens_for(engine, "commit")
+    def _on_commit(connection: Any) -> None:
+        changes = connection.exec_driver_sql("SELECT total_changes()").scalar()
+        if changes != connection.info.pop("changes_at_begin"):
+            levels.append(connection.exec_driver_sql("PRAGMA synchronous").scalar())
+
+    return levels
+
+
+def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """A SQLite file's sender commits its leases and marks in the send log, not
+    synced (a mark lost in a power loss sends that mail again, same
+    Message-ID); the database itself gets one write per run, the marks folded
+    in, synced. Every mail it sends was queued by a synced commit."""
+    rows = outbox.BATCH + 3
+    queue(engine, rows)
+    writes = levels_of_writes(engine)
+    log_writes: list[int] = []  # database writes so far, when each mail went out
+
+    sent = outbox.send_due(
+        engine, Accepting(lambda: log_writes.append(len(writes))), NOW, "game@pbem.test",
+        outbox.Lease("A", seconds=60, retry_base_seconds=0),
+    )  # fmt: skip
+    assert sent.sent == rows
+    assert log_writes == [0] * rows  # nothing written to the database while sending
+    assert writes == [FULL]  # the fold, at the end
+    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX))
+    assert sendlog.marks() == []  # folded, then forgotten
+    assert sendlog._db.execute("PRAGMA synchronous").fetchone()[0] == NORMAL
+    with session_scope(engine, write=False) as session:
+        done = session.exec(text("SELECT count(*) FROM outbox WHERE status = 'sent'")).one()  # type: ignore[call-overload]
+    assert done[0] == rows

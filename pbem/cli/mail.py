@@ -124,7 +124,7 @@ def outbox(
             )
             typer.echo(f"{report.sent} sent, {report.deferred} deferred, {report.failed} failed")
         with session_scope(engine, write=False) as session:
-            data = unsent(session)
+            data = unsent(session, clock_from(None).now())
     emit(
         data,
         as_json,
