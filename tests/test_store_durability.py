@@ -152,7 +152,26 @@ def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
     assert writes == [FULL]  # the fold, at the end
     sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX))
     assert sendlog.marks() == []  # folded, then forgotten
-    assert sendlog._db.execute("PRAGMA synchronous").fetchone()[0] == NORMAL
     with session_scope(engine, write=False) as session:
         done = session.exec(text("SELECT count(*) FROM outbox WHERE status = 'sent'")).one()  # type: ignore[call-overload]
     assert done[0] == rows
+
+
+def test_in_the_send_log_a_lease_is_synced_and_a_mark_is_not(tmp_path: Path) -> None:
+    """The lease syncs the log's earlier marks with it: a power loss can undo
+    the marks of one batch at most."""
+    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX))
+    commits: list[int] = []  # the synchronous level at each commit
+
+    def note(statement: str) -> None:
+        if statement == "COMMIT":
+            commits.append(sendlog._db.execute("PRAGMA synchronous").fetchone()[0])
+
+    sendlog._db.set_trace_callback(note)
+    until = NOW.replace(hour=10)
+    assert sendlog.claim([1, 2], "A", until, NOW, limit=2) == [1, 2]
+    sendlog.mark_sent(1, "A", NOW, rest=[2], until=until)
+    sendlog.mark_sent(2, "A", NOW, rest=[], until=until)
+    assert sendlog.claim([3], "A", until, NOW, limit=1) == [3]
+    sendlog._db.set_trace_callback(None)
+    assert commits == [FULL, NORMAL, NORMAL, FULL]

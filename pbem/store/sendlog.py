@@ -14,10 +14,12 @@ whatever a killed worker left is folded by the next run of any worker. So a
 row counts as sent when the outbox says so *or* a mark here does, and as
 leased while a claim here has not run out.
 
-Plain ``sqlite3`` (no ORM): five small statements on one table. Commits are
-not synced to disk (``synchronous = NORMAL``): as with the outbox's own marks
-before, a commit lost in a power loss or OS crash (never in a killed process)
-can only send a mail again, with its Message-ID.
+Plain ``sqlite3`` (no ORM): a few small statements on one table. A mark's
+commit is not synced to disk (``synchronous = NORMAL``): lost in a power loss
+or OS crash (never in a killed process), it can only send that mail again,
+with its Message-ID. A lease's commit is synced (``FULL``), and with it every
+mark before it: a power loss can undo the marks of one batch at most, as
+when the marks were the outbox table's (docs/RELIABILITY.md §8).
 """
 
 from __future__ import annotations
@@ -85,8 +87,8 @@ class SendLog:
         try:
             self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute(_SCHEMA)
+            self._synced: bool | None = None  # the connection's synchronous level
         except sqlite3.Error as exc:
             raise DatabaseError(f"cannot open the send log {path}: {exc}") from exc
 
@@ -94,10 +96,14 @@ class SendLog:
         self._db.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE: the check and the change
-        see the same log), committed at the end, rolled back if it raises."""
+        see the same log), committed at the end, rolled back if it raises;
+        synced to disk when ``durable``."""
         try:
+            if self._synced is not durable:  # set outside a transaction, where it applies
+                self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+                self._synced = durable
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -118,7 +124,7 @@ class SendLog:
         if not wanted:
             return []
         now_us = _us(now)
-        with self._write() as db:
+        with self._write(durable=True) as db:
             held = {
                 row_id
                 for row_id, until_us, sent_us in _select_in(
