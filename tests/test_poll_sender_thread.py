@@ -10,8 +10,11 @@ through the real relay.
 
 from __future__ import annotations
 
+import random
+import signal
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,11 +27,32 @@ from pbem.service.sender_thread import may_overlap
 from pbem.service.sending import BATCH
 from pbem.store import init_db
 from pbem.testing.mailservers import MailServers
-from tests.fault_helpers import answer_all, check_exactly_once, make_world, new_games
+from tests.fault_helpers import (
+    all_answered,
+    answer_all,
+    check_exactly_once,
+    make_world,
+    new_games,
+    outbox_sent,
+    poll_ok,
+    start_command,
+    stop,
+)
+from tests.mailloop_helpers import wait_until
 
 pytestmark = pytest.mark.integration
 
 GAMES = 24  # an order mail each, and 5-6 mails to send for each
+LEASE = 2.1  # FAST_POLL's claim_lease_seconds (claims and leases), and a little more
+
+
+def processed(database: Path) -> int:
+    """Inbound mails the database holds as processed, read on a connection of its own."""
+    with sqlite3.connect(database) as db:
+        (done,) = db.execute(
+            "SELECT count(*) FROM inbound_message WHERE status = 'processed'"
+        ).fetchone()
+    return int(done)
 
 
 class Observing:
@@ -42,10 +66,7 @@ class Observing:
     def send(
         self, messages: list[OutgoingMail], on_result: Callable[[SendResult], None] | None = None
     ) -> list[SendResult]:
-        with sqlite3.connect(self.database) as db:
-            (done,) = db.execute(
-                "SELECT count(*) FROM inbound_message WHERE status = 'processed'"
-            ).fetchone()
+        done = processed(self.database)
         self.batches.append((len(messages), done, threading.current_thread().name))
         return self.inner.send(messages, on_result)
 
@@ -56,10 +77,7 @@ def test_full_batches_go_out_while_the_inbox_is_read_and_each_mail_once(
     world = make_world(mail_servers, tmp_path)
     games = new_games(world, GAMES)
     database = tmp_path / "pbem.db"
-    with sqlite3.connect(database) as db:
-        (before,) = db.execute(
-            "SELECT count(*) FROM inbound_message WHERE status = 'processed'"
-        ).fetchone()
+    before = processed(database)
     assert answer_all(world, games) == GAMES
     opened: list[Observing] = []
     real_open = poll.open_sender
@@ -87,3 +105,32 @@ def test_no_thread_for_a_database_in_memory(tmp_path: Path) -> None:
     """One connection shared by the whole process: the stages run one after the other."""
     assert not may_overlap(init_db("sqlite://"))
     assert may_overlap(init_db(f"sqlite:///{tmp_path / 'pbem.db'}"))
+
+
+def test_a_poll_killed_while_its_thread_sends_loses_nothing_and_duplicates_at_most_one(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """`pbem poll` SIGKILLed once its sender thread has marked a mail sent (in
+    the send log, the inbox still being read), three times; then a poll
+    finishes. Every order mail applied and answered once, every row sent, at
+    most one duplicate per kill; the killed polls' marks folded by the last."""
+    world = make_world(mail_servers, tmp_path)
+    games = new_games(world, GAMES)
+    database = tmp_path / "pbem.db"
+    total = processed(database) + answer_all(world, games)
+    chance = random.Random(2611)
+    kills = during_inbox = 0
+    while kills < 3 and not all_answered(world, games):
+        before = outbox_sent(world)
+        run = start_command(world, "poll")
+        wait_until(lambda b=before, r=run: outbox_sent(world) > b or r.poll() is not None, 60)
+        time.sleep(chance.uniform(0.0, 0.2))
+        if run.poll() is None:
+            during_inbox += processed(database) < total
+            stop(run, signal.SIGKILL)
+            kills += 1
+        time.sleep(LEASE)  # the dead run's claims and leases run out
+    poll_ok(world)
+    assert kills == 3 and during_inbox >= 1, (kills, during_inbox)
+    figures = check_exactly_once(world, games, kills=kills)
+    assert figures.answers == figures.mails == GAMES

@@ -149,6 +149,19 @@ def test_sigkill_with_three_smtp_connections_duplicates_at_most_three_per_kill(
     assert figures.rows > 0 and figures.answers == figures.mails
 
 
+def test_sigkill_on_postgresql_with_three_smtp_connections_duplicates_at_most_three_per_kill(
+    mail_servers: MailServers, tmp_path: Path, own_postgresql: _Server
+) -> None:
+    """The same on PostgreSQL, where the leases and marks are the outbox
+    table's own (pbem/service/sending.py, TableLedger)."""
+    url = own_postgresql.url("faults")
+    world = make_world(mail_servers, tmp_path, database_url=url, smtp_connections=3)
+    games = new_games(world, 4)
+    kills = kill_at_random_then_finish(world, games, seed=2612)
+    figures = check_exactly_once(world, games, kills=kills, per_kill=3)
+    assert figures.rows > 0 and figures.answers == figures.mails
+
+
 # ------------------------------------------------------------------ PostgreSQL
 def run_workers(world: MailWorld, games: Games, workers: int, rounds: int) -> None:
     """``workers`` daemons, each with its own state folder, play ``rounds`` rounds."""
