@@ -18,7 +18,6 @@ file. An in-memory SQLite database (one connection, shared) gets no thread.
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,10 +32,6 @@ from pbem.store.sendlog import path_for
 log = logging.getLogger("pbem.poll")
 
 PAUSE_S = 0.2  # how often the thread looks for a batch's worth of new mail
-# While the thread works, the inbox's thread is told to let it run at least
-# this often (Python's default is 5 ms, which the sender would wait at each of
-# an SMTP transaction's four replies).
-SWITCH_INTERVAL_S = 0.0005
 
 
 def may_overlap(engine: Engine) -> bool:
@@ -101,6 +96,7 @@ class SenderThread:
                     at_least=sending.BATCH,
                 )
                 if self.report.errors:  # a server failing: the poll's outbox stage tries again
+                    log.info("sending beside the inbox stopped: %s", self.report.errors[0])
                     return
                 if self._done() == done:  # less than a batch waits
                     self._stop.wait(PAUSE_S)
@@ -127,12 +123,12 @@ def beside(
     if not may_overlap(engine):
         yield None
         return
+    # Python's switch interval is left at its 5 ms: the inbox's thread lets go
+    # of the interpreter at each SQLite call and picture deflate anyway (0.5 ms
+    # measured no faster: docs/PERFORMANCE.md, "The poll, sixth pass").
     thread = SenderThread(engine, sender, clock, envelope_from, lease)
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
     thread.start()
     try:
         yield thread
     finally:
         thread.halt()
-        sys.setswitchinterval(interval)
