@@ -166,8 +166,7 @@ def test_an_edited_source_loads_every_module_from_source(copied_package: Path) -
     engine.write_text(engine.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     files = where_modules_load(copied_package, {"PBEM_NATIVE": "1"})
     assert files.pop("state") == (
-        "rules engine: pure Python "
-        "(engine.py changed since the build; run scripts/build_native.py)"
+        "rules engine: pure Python (engine.py changed since the build; run scripts/build_native.py)"
     )
     # all of them: compiled modules call each other inside one library
     assert all(path.endswith(".py") for path in files.values()), files

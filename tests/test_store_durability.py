@@ -23,7 +23,7 @@ from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.service import outbox
 from pbem.service.sending import TableLedger
 from pbem.store import ServiceState, init_db, session_scope
-from pbem.store.sendlog import SUFFIX, SendLog
+from pbem.store.sendlog import SUFFIX, SendLog, database_key, open_for
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 FULL, NORMAL = 2, 1
@@ -140,6 +140,7 @@ def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
     in, synced. Every mail it sends was queued by a synced commit."""
     rows = outbox.BATCH + 3
     queue(engine, rows)
+    database_key(engine)  # named at the first send ever (one write, durable)
     writes = levels_of_writes(engine)
     log_writes: list[int] = []  # database writes so far, when each mail went out
 
@@ -150,8 +151,8 @@ def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
     assert sent.sent == rows
     assert log_writes == [0] * rows  # nothing written to the database while sending
     assert writes == [FULL]  # the fold, at the end
-    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX))
-    assert sendlog.marks() == []  # folded, then forgotten
+    sendlog = open_for(engine)
+    assert sendlog is not None and sendlog.marks() == []  # folded, then forgotten
     with session_scope(engine, write=False) as session:
         done = session.exec(text("SELECT count(*) FROM outbox WHERE status = 'sent'")).one()  # type: ignore[call-overload]
     assert done[0] == rows
@@ -160,7 +161,7 @@ def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
 def test_in_the_send_log_a_lease_is_synced_and_a_mark_is_not(tmp_path: Path) -> None:
     """The lease syncs the log's earlier marks with it: a power loss can undo
     the marks of one batch at most."""
-    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX))
+    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX), "a database")
     commits: list[int] = []  # the synchronous level at each commit
 
     def note(statement: str) -> None:

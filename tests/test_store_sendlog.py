@@ -21,7 +21,7 @@ from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.service import outbox
 from pbem.service.sending import BATCH, Lease, LogLedger, TableLedger, ledger_for
 from pbem.store import init_db, session_scope
-from pbem.store.sendlog import SUFFIX, Mark, SendLog, in_flight_for, path_for
+from pbem.store.sendlog import SUFFIX, Mark, SendLog, database_key, in_flight_for, path_for
 
 NOW = datetime(2026, 11, 26, 2, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=61)
@@ -30,7 +30,7 @@ UNTIL = NOW + timedelta(seconds=60)
 
 @pytest.fixture
 def log(tmp_path: Path) -> SendLog:
-    return SendLog(tmp_path / "pbem.db-sendlog")
+    return SendLog(tmp_path / "pbem.db-sendlog", "a database")
 
 
 def test_where_the_log_lives() -> None:
@@ -144,16 +144,17 @@ def test_a_row_sent_and_folded_by_another_worker_while_we_looked_is_not_sent_aga
     engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
     queue(engine, 3)
     path = tmp_path / ("pbem.db" + SUFFIX)
+    key = str(database_key(engine))
 
     class RacedLog(SendLog):
         def claim(self, candidates, owner, until, now, limit):  # type: ignore[no-untyped-def]
-            w = LogLedger(engine, SendLog(path))
+            w = LogLedger(engine, SendLog(path, key))
             w.sendlog.claim([1], "W", until, now, limit=1)
             w.sendlog.mark_sent(1, "W", now, rest=[], until=until)
             assert w.fold() == 1
             return super().claim(candidates, owner, until, now, limit)
 
-    ours = LogLedger(engine, RacedLog(path))
+    ours = LogLedger(engine, RacedLog(path, key))
     leased = ours.lease(Lease("A"), NOW, "game@pbem.test", retry_all=False, at_least=1)
     assert [m.key for m in leased] == ["2", "3"]
     assert ours.sendlog.in_flight(NOW) == (set(), {2: "A", 3: "A"})
@@ -190,3 +191,25 @@ def test_a_sender_beside_the_inbox_folds_once_and_each_row_goes_once(tmp_path: P
     with session_scope(engine, write=False) as session:
         assert outbox.counts(session, NOW).pending == 0
     ledger.close()
+
+
+def test_a_log_left_by_another_database_at_the_same_path_is_dropped(tmp_path: Path) -> None:
+    """A worker killed with a mark in the log; the database is then deleted and
+    made again. Its row 1 is another mail: sent, not taken for the old one."""
+    first = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
+    queue(first, 1)
+    ledger = ledger_for(first)
+    assert isinstance(ledger, LogLedger)
+    (mail,) = ledger.lease(Lease("A"), NOW, "g@pbem.test", retry_all=False, at_least=1)
+    assert ledger.sent(Lease("A"), int(mail.key), NOW, [], UNTIL) == (True, 0)
+    ledger.close()  # killed before the fold: the mark stays in the log
+    first.dispose()
+    for leftover in tmp_path.glob("pbem.db*"):
+        if SUFFIX not in leftover.name:
+            leftover.unlink()
+    second = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
+    assert in_flight_for(second, NOW) == (set(), {})  # not this database's log
+    queue(second, 1)
+    server = Accepting()
+    assert outbox.send_due(second, server, NOW, "g@pbem.test", Lease("B")).sent == 1
+    assert server.sent == ["1"]

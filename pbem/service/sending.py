@@ -34,7 +34,7 @@ from pbem.mail.transport import OutgoingMail, Sender, SendResult
 from pbem.store import Outbox, OutboxBody, session_scope
 from pbem.store.db import connection_scope, is_postgresql
 from pbem.store.rawmail import unpack
-from pbem.store.sendlog import SendLog, path_for
+from pbem.store.sendlog import SendLog, open_for
 from pbem.vocab import OutboxStatus
 
 log = logging.getLogger("pbem.outbox")
@@ -135,8 +135,8 @@ class Ledger(Protocol):
 
 def ledger_for(engine: Engine) -> Ledger:
     """The send log on a SQLite file, the outbox table otherwise."""
-    path = path_for(engine)
-    return TableLedger(engine) if path is None else LogLedger(engine, SendLog(path))
+    sendlog = open_for(engine)
+    return TableLedger(engine) if sendlog is None else LogLedger(engine, sendlog)
 
 
 def send_due(

@@ -24,7 +24,9 @@ when the marks were the outbox table's (docs/RELIABILITY.md §8).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,14 +34,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy.engine import URL, Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import select
 
+from pbem.store.db import session_scope
 from pbem.store.errors import DatabaseError
+from pbem.store.models import ServiceState
+
+log = logging.getLogger("pbem.store")
 
 SUFFIX = "-sendlog"
+KEY = "sendlog_key"  # service_state: the random name of the database a log belongs to
 BUSY_TIMEOUT_S = 30.0  # only senders write here, each for well under a millisecond
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _US = timedelta(microseconds=1)
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS send_claim (
     outbox_id INTEGER PRIMARY KEY,  -- outbox.id
     owner     TEXT    NOT NULL,     -- the worker holding the lease
@@ -79,18 +89,47 @@ class Mark:
     sent_at: datetime
 
 
-class SendLog:
-    """One worker's connection to the send log (use it from one thread)."""
+def database_key(engine: Engine, *, create: bool = True) -> str | None:
+    """The random name of this database (service_state ``sendlog_key``), made
+    at its first send. A log whose name differs was left by another database
+    at this path (deleted and made again): its marks would name rows of that
+    one, and are dropped."""
+    with session_scope(engine, write=False) as session:
+        row = session.exec(select(ServiceState).where(ServiceState.key == KEY)).first()
+        if row is not None or not create:
+            return row.value if row is not None else None
+    try:
+        with session_scope(engine) as session:
+            session.add(ServiceState(key=KEY, value=uuid.uuid4().hex))
+    except IntegrityError:
+        pass  # another worker named it at the same moment: theirs stands
+    return database_key(engine, create=False)
 
-    def __init__(self, path: Path) -> None:
+
+class SendLog:
+    """One worker's connection to the send log of the database named ``key``
+    (see ``database_key``); use it from one thread."""
+
+    def __init__(self, path: Path, key: str) -> None:
         self.path = path
         try:
             self._db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
             self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute(_SCHEMA)
-            self._synced: bool | None = None  # the connection's synchronous level
+            self._db.executescript(_SCHEMA)
         except sqlite3.Error as exc:
             raise DatabaseError(f"cannot open the send log {path}: {exc}") from exc
+        self._synced: bool | None = None  # the connection's synchronous level
+        self._belong_to(key)
+
+    def _belong_to(self, key: str) -> None:
+        with self._write() as db:
+            row = db.execute("SELECT value FROM meta WHERE name = 'database'").fetchone()
+            if row is not None and row[0] == key:
+                return
+            if row is not None:
+                stale = db.execute("DELETE FROM send_claim").rowcount
+                log.warning("%s was another database's: %d rows dropped", self.path, stale)
+            db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('database', ?)", (key,))
 
     def close(self) -> None:
         self._db.close()
@@ -245,17 +284,18 @@ def _select_in(
 def open_for(engine: Engine) -> SendLog | None:
     """This database's send log, opened (created if missing); None without one."""
     path = path_for(engine)
-    return SendLog(path) if path is not None else None
+    return SendLog(path, str(database_key(engine))) if path is not None else None
 
 
 def in_flight_for(engine: Engine, now: datetime) -> tuple[set[int], dict[int, str]]:
     """``SendLog.in_flight`` of this database's log; nothing when it has none
     or none was made yet (nothing was ever sent through one)."""
     path = path_for(engine)
-    if path is None or not path.exists():
+    key = database_key(engine, create=False) if path is not None else None
+    if path is None or key is None or not path.exists():
         return set(), {}
-    log = SendLog(path)
+    sendlog = SendLog(path, key)
     try:
-        return log.in_flight(now)
+        return sendlog.in_flight(now)
     finally:
-        log.close()
+        sendlog.close()
