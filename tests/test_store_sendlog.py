@@ -213,3 +213,26 @@ def test_a_log_left_by_another_database_at_the_same_path_is_dropped(tmp_path: Pa
     server = Accepting()
     assert outbox.send_due(second, server, NOW, "g@pbem.test", Lease("B")).sent == 1
     assert server.sent == ["1"]
+
+
+def test_status_counts_read_the_log_a_mark_not_folded_is_sent_a_claim_is_sending(
+    tmp_path: Path,
+) -> None:
+    """`pbem status` and `pbem outbox` while a sender works (its marks not yet
+    folded): what the log holds is shown, not the table's stale "pending"."""
+    engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
+    queue(engine, 4)
+    ledger = ledger_for(engine)
+    assert isinstance(ledger, LogLedger)
+    leased = ledger.lease(Lease("A"), NOW, "g@pbem.test", retry_all=False, at_least=1)
+    assert [m.key for m in leased] == ["1", "2", "3", "4"]
+    ledger.sent(Lease("A"), 1, NOW, [2, 3, 4], UNTIL)
+    ledger.release(Lease("A"), [4])
+    with session_scope(engine, write=False) as session:
+        counts = outbox.counts(session, NOW)
+        waiting = outbox.unsent(session, NOW)
+    assert (counts.pending, counts.sending, counts.failed) == (1, 2, 0)
+    assert [(w["id"], w["leased_by"]) for w in waiting] == [(2, "A"), (3, "A"), (4, None)]
+    with session_scope(engine, write=False) as session:  # the leases run out: waiting again
+        assert outbox.counts(session, LATER).pending == 3
+    ledger.close()
