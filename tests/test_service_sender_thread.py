@@ -15,25 +15,15 @@ import pytest
 
 from pbem.mail.errors import TransportError
 from pbem.mail.transport import OutgoingMail, SendResult
-from pbem.service import outbox
 from pbem.service.clock import ManualClock
 from pbem.service.sender_thread import PAUSE_S, SenderThread, beside
 from pbem.service.sending import BATCH, Lease
-from pbem.store import init_db, session_scope
+from pbem.store import init_db
 from pbem.store.sendlog import in_flight_for
 from tests.mailloop_helpers import wait_until
+from tests.sendlog_helpers import queue_alerts
 
 NOW = datetime(2026, 11, 26, 3, 0, tzinfo=UTC)
-
-
-def queue(engine: object, count: int) -> None:
-    with session_scope(engine) as session:  # type: ignore[arg-type]
-        for n in range(count):
-            outbox.enqueue(
-                session, message_id=f"<m{n}@pbem.test>", game_id=None, kind="gm_alert",
-                recipient="gm@pbem.test", subject=f"m{n}", raw=b"Subject: x\n\nx\n",
-                in_reply_to=None, now=NOW,
-            )  # fmt: skip
 
 
 class Server:
@@ -58,7 +48,7 @@ class Server:
 
 def started(tmp_path: Path, rows: int, server: Server) -> tuple[object, SenderThread]:
     engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
-    queue(engine, rows)
+    queue_alerts(engine, rows, NOW)
     thread = SenderThread(engine, server, ManualClock(NOW), "g@pbem.test", Lease("A"))
     thread.start()
     return engine, thread

@@ -24,6 +24,7 @@ from pbem.service import outbox
 from pbem.service.sending import TableLedger
 from pbem.store import ServiceState, init_db, session_scope
 from pbem.store.sendlog import SUFFIX, SendLog, database_key, open_for
+from tests.sendlog_helpers import queue_alerts
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 FULL, NORMAL = 2, 1
@@ -83,22 +84,12 @@ class Accepting:
         return results
 
 
-def queue(engine: Engine, rows: int) -> None:
-    with session_scope(engine) as session:
-        for n in range(rows):
-            outbox.enqueue(
-                session, message_id=f"<m{n}@pbem.test>", game_id=None, kind="gm_alert",
-                recipient="gm@pbem.test", subject=f"m{n}", raw=b"Subject: x\n\nx\n",
-                in_reply_to=None, now=NOW,
-            )  # fmt: skip
-
-
 def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
     engine: Engine,
 ) -> None:
     """The outbox table as the ledger (PostgreSQL's way, here on SQLite)."""
     rows = outbox.BATCH + 3  # two batches: two leases
-    queue(engine, rows)
+    queue_alerts(engine, rows, NOW)
     levels = levels_of_commits(engine)
     marks: list[int] = []  # how many commits had happened when each mail went out
 
@@ -139,7 +130,7 @@ def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
     Message-ID); the database itself gets one write per run, the marks folded
     in, synced. Every mail it sends was queued by a synced commit."""
     rows = outbox.BATCH + 3
-    queue(engine, rows)
+    queue_alerts(engine, rows, NOW)
     database_key(engine)  # named at the first send ever (one write, durable)
     writes = levels_of_writes(engine)
     log_writes: list[int] = []  # database writes so far, when each mail went out

@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy.engine import Engine
 from sqlalchemy.engine.url import make_url
 
 from pbem.mail.transport import OutgoingMail, SendResult
@@ -22,6 +21,7 @@ from pbem.service import outbox
 from pbem.service.sending import BATCH, Lease, LogLedger, TableLedger, ledger_for
 from pbem.store import init_db, session_scope
 from pbem.store.sendlog import SUFFIX, Mark, SendLog, database_key, in_flight_for, path_for
+from tests.sendlog_helpers import queue_alerts
 
 NOW = datetime(2026, 11, 26, 2, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=61)
@@ -96,16 +96,6 @@ def test_claims_of_more_rows_than_sqlite_binds_at_once(log: SendLog) -> None:
 # --- the ledger over a real database --------------------------------------------------
 
 
-def queue(engine: Engine, count: int) -> None:
-    with session_scope(engine) as session:
-        for n in range(count):
-            outbox.enqueue(
-                session, message_id=f"<m{n}@pbem.test>", game_id=None, kind="gm_alert",
-                recipient="gm@pbem.test", subject=f"m{n}", raw=b"Subject: x\n\nx\n",
-                in_reply_to=None, now=NOW,
-            )  # fmt: skip
-
-
 class Accepting:
     """A server that takes every mail; ``before`` runs before each."""
 
@@ -142,7 +132,7 @@ def test_a_row_sent_and_folded_by_another_worker_while_we_looked_is_not_sent_aga
     our claim: the claim succeeds (W's mark is gone from the log), and the
     read after it, which sees row 1 sent in the table, gives it back unsent."""
     engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
-    queue(engine, 3)
+    queue_alerts(engine, 3, NOW)
     path = tmp_path / ("pbem.db" + SUFFIX)
     key = str(database_key(engine))
 
@@ -167,7 +157,7 @@ def test_a_sender_beside_the_inbox_folds_once_and_each_row_goes_once(tmp_path: P
     server = Accepting()
     ledger = ledger_for(engine)
     lease = Lease("A")
-    queue(engine, BATCH - 1)
+    queue_alerts(engine, BATCH - 1, NOW)
     report = outbox.send_due(
         engine, server, NOW, "g@pbem.test", lease, ledger=ledger, at_least=BATCH
     )
@@ -197,7 +187,7 @@ def test_a_log_left_by_another_database_at_the_same_path_is_dropped(tmp_path: Pa
     """A worker killed with a mark in the log; the database is then deleted and
     made again. Its row 1 is another mail: sent, not taken for the old one."""
     first = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
-    queue(first, 1)
+    queue_alerts(first, 1, NOW)
     ledger = ledger_for(first)
     assert isinstance(ledger, LogLedger)
     (mail,) = ledger.lease(Lease("A"), NOW, "g@pbem.test", retry_all=False, at_least=1)
@@ -209,7 +199,7 @@ def test_a_log_left_by_another_database_at_the_same_path_is_dropped(tmp_path: Pa
             leftover.unlink()
     second = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
     assert in_flight_for(second, NOW) == (set(), {})  # not this database's log
-    queue(second, 1)
+    queue_alerts(second, 1, NOW)
     server = Accepting()
     assert outbox.send_due(second, server, NOW, "g@pbem.test", Lease("B")).sent == 1
     assert server.sent == ["1"]
@@ -221,7 +211,7 @@ def test_status_counts_read_the_log_a_mark_not_folded_is_sent_a_claim_is_sending
     """`pbem status` and `pbem outbox` while a sender works (its marks not yet
     folded): what the log holds is shown, not the table's stale "pending"."""
     engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")
-    queue(engine, 4)
+    queue_alerts(engine, 4, NOW)
     ledger = ledger_for(engine)
     assert isinstance(ledger, LogLedger)
     leased = ledger.lease(Lease("A"), NOW, "g@pbem.test", retry_all=False, at_least=1)
