@@ -1,4 +1,5 @@
-"""Migration 0003: outbox bodies move to outbox_body and back, every byte intact.
+"""Migration 0003: outbox bodies move to outbox_body and back, every byte intact;
+migration 0004: the database named for its send log.
 
 A database at 0002 with a pending, a sent and a pruned mail (the three kinds
 of body: whole, whole, header block) is upgraded, read through the service,
@@ -21,6 +22,7 @@ from sqlmodel import SQLModel, col, select
 from pbem.service import outbox
 from pbem.store import Outbox, current_revision, make_engine, migrate, session_scope, upgrade
 from pbem.store.rawmail import header_block
+from pbem.store.sendlog import database_key
 
 NOW = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)
 
@@ -111,7 +113,7 @@ def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: st
         before = _outbox_0002(engine)
         assert [(m, fmt) for _, m, _, fmt in before] == [(r[0], r[3]) for r in ROWS]
 
-        upgrade(engine)
+        upgrade(engine, "0003")
         assert current_revision(engine) == "0003"
         columns = {c["name"] for c in sa.inspect(engine).get_columns("outbox")}
         assert "raw" not in columns and "raw_format" not in columns
@@ -148,5 +150,35 @@ def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: st
             before[2],
             before[3],
         ]
+    finally:
+        engine.dispose()
+
+
+def _keys(engine: Engine) -> list[str]:
+    with engine.connect() as connection:
+        rows = connection.execute(
+            sa.text("SELECT value FROM service_state WHERE key = 'sendlog_key'")
+        ).all()
+    return [value for (value,) in rows]
+
+
+def test_0004_names_the_database_once_and_its_downgrade_forgets_the_name(db_url: str) -> None:
+    """Migration 0004 (the send log's database name): one random name, kept by
+    a second upgrade path; gone when downgraded; a new one when upgraded again.
+    The name is what ``sendlog.database_key`` reads."""
+    engine = make_engine(db_url)
+    try:
+        upgrade(engine, "0003")
+        assert _keys(engine) == []
+        upgrade(engine)
+        assert current_revision(engine) == "0004"
+        (first,) = _keys(engine)
+        assert len(first) == 32 and int(first, 16) >= 0
+        assert database_key(engine, create=False) == first
+        _downgrade(engine, "0003")
+        assert _keys(engine) == []
+        upgrade(engine)
+        (second,) = _keys(engine)
+        assert second != first
     finally:
         engine.dispose()

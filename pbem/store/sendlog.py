@@ -90,10 +90,10 @@ class Mark:
 
 
 def database_key(engine: Engine, *, create: bool = True) -> str | None:
-    """The random name of this database (service_state ``sendlog_key``), made
-    at its first send. A log whose name differs was left by another database
-    at this path (deleted and made again): its marks would name rows of that
-    one, and are dropped."""
+    """The random name of this database (service_state ``sendlog_key``, written
+    by migration 0004; made here if the row is missing). A log whose name
+    differs was left by another database at this path (deleted and made
+    again): its marks would name rows of that one, and are dropped."""
     with session_scope(engine, write=False) as session:
         row = session.exec(select(ServiceState).where(ServiceState.key == KEY)).first()
         if row is not None or not create:
