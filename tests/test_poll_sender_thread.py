@@ -1,10 +1,11 @@
 """A poll sends full batches while its inbox is still being read
 (pbem/service/sender_thread.py), and every promise of the outbox holds.
 
-Real Dovecot and SMTP relay, a SQLite file (the sender commits in its send
-log beside it). The sender the poll opens is wrapped to note, at each batch,
-how many order mails the database held as processed at that moment (read
-over its own connection) and which thread sent it; the mail still goes
+Real Dovecot and SMTP relay; a SQLite file (the sender commits in its send
+log beside it) and PostgreSQL (in the outbox table, under row locks). The
+sender the poll opens is wrapped to note, at each batch, how many order
+mails the database held as processed at that moment (read over a
+connection of its own) and which thread sent it; the mail still goes
 through the real relay.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import random
 import signal
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -27,6 +27,7 @@ from pbem.service.sender_thread import may_overlap
 from pbem.service.sending import BATCH
 from pbem.store import init_db
 from pbem.testing.mailservers import MailServers
+from pbem.vocab import InboundStatus
 from tests.fault_helpers import (
     all_answered,
     answer_all,
@@ -38,7 +39,7 @@ from tests.fault_helpers import (
     start_command,
     stop,
 )
-from tests.mailloop_helpers import wait_until
+from tests.mailloop_helpers import MailWorld, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -46,44 +47,48 @@ GAMES = 24  # an order mail each, and 5-6 mails to send for each
 LEASE = 2.1  # FAST_POLL's claim_lease_seconds (claims and leases), and a little more
 
 
-def processed(database: Path) -> int:
+def processed(world: MailWorld) -> int:
     """Inbound mails the database holds as processed, read on a connection of its own."""
-    with sqlite3.connect(database) as db:
-        (done,) = db.execute(
-            "SELECT count(*) FROM inbound_message WHERE status = 'processed'"
-        ).fetchone()
-    return int(done)
+    return sum(1 for row in world.inbound() if row.status == InboundStatus.PROCESSED)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest) -> str | None:
+    """The world's database: SQLite beside it (the send log) or PostgreSQL (the table)."""
+    return None if request.param == "sqlite" else str(request.getfixturevalue("pg_db_url"))
 
 
 class Observing:
     """The real sender, noting (batch size, order mails processed, thread) per batch."""
 
-    def __init__(self, inner: Sender, database: Path) -> None:
+    def __init__(self, inner: Sender, world: MailWorld) -> None:
         self.inner = inner
-        self.database = database
+        self.world = world
         self.batches: list[tuple[int, int, str]] = []
 
     def send(
         self, messages: list[OutgoingMail], on_result: Callable[[SendResult], None] | None = None
     ) -> list[SendResult]:
-        done = processed(self.database)
+        done = processed(self.world)
         self.batches.append((len(messages), done, threading.current_thread().name))
         return self.inner.send(messages, on_result)
 
 
 def test_full_batches_go_out_while_the_inbox_is_read_and_each_mail_once(
-    mail_servers: MailServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    mail_servers: MailServers,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    database_url: str | None,
 ) -> None:
-    world = make_world(mail_servers, tmp_path)
+    world = make_world(mail_servers, tmp_path, database_url=database_url)
     games = new_games(world, GAMES)
-    database = tmp_path / "pbem.db"
-    before = processed(database)
+    before = processed(world)
     assert answer_all(world, games) == GAMES
     opened: list[Observing] = []
     real_open = poll.open_sender
 
     def observed(settings: MailSettings) -> Sender:
-        opened.append(Observing(real_open(settings), database))
+        opened.append(Observing(real_open(settings), world))
         return opened[-1]
 
     monkeypatch.setattr(poll, "open_sender", observed)
@@ -116,8 +121,7 @@ def test_a_poll_killed_while_its_thread_sends_loses_nothing_and_duplicates_at_mo
     most one duplicate per kill; the killed polls' marks folded by the last."""
     world = make_world(mail_servers, tmp_path)
     games = new_games(world, GAMES)
-    database = tmp_path / "pbem.db"
-    total = processed(database) + answer_all(world, games)
+    total = processed(world) + answer_all(world, games)
     chance = random.Random(2611)
     kills = during_inbox = 0
     while kills < 3 and not all_answered(world, games):
@@ -126,7 +130,7 @@ def test_a_poll_killed_while_its_thread_sends_loses_nothing_and_duplicates_at_mo
         wait_until(lambda b=before, r=run: outbox_sent(world) > b or r.poll() is not None, 60)
         time.sleep(chance.uniform(0.0, 0.2))
         if run.poll() is None:
-            during_inbox += processed(database) < total
+            during_inbox += processed(world) < total
             stop(run, signal.SIGKILL)
             kills += 1
         time.sleep(LEASE)  # the dead run's claims and leases run out
