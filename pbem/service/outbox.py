@@ -37,9 +37,7 @@ from sqlmodel import Session, col, select
 from pbem.service.sending import (  # noqa: F401 - the send path, reachable as outbox.*
     BATCH,
     Lease,
-    LeaseRanOut,
     SendReport,
-    ledger_for,
     send_due,
 )
 from pbem.store import Outbox, OutboxBody, session_scope
