@@ -15,15 +15,26 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.utils import getaddresses
-from html.parser import HTMLParser
+from email.policy import EmailPolicy
+from html import unescape
+from itertools import islice
+from typing import Any
 
-from pbem.mail.errors import MailTooDeep, MailTooLarge, UndecodableMail
+from pbem.mail import bounds, sandbox
+from pbem.mail.bounds import scrub_line, scrub_text
+from pbem.mail.errors import (
+    MailHeadersTooLarge,
+    MailTooComplex,
+    MailTooCostly,
+    MailTooDeep,
+    MailTooLarge,
+    UndecodableMail,
+)
 from pbem.mail.guard import header_reason
-from pbem.mail.identity import stand_in_message_id
+from pbem.mail.identity import clean_message_id, plain_addresses, stand_in_message_id
+from pbem.mail.sandbox import DecodeBudget
 
 # the one size limit of incoming mail ([mail] max_mail_bytes changes it)
 MAX_MAIL_BYTES = 1_048_576
@@ -69,30 +80,85 @@ class DecodedMail:
         return self.key or self.message_id
 
 
-def decode_mail(raw: bytes, *, max_bytes: int = MAX_MAIL_BYTES) -> DecodedMail:
-    """Decode one raw mail; MailTooLarge above ``max_bytes``, UndecodableMail if it is no mail."""
+def decode_mail(
+    raw: bytes, *, max_bytes: int = MAX_MAIL_BYTES, budget: DecodeBudget | None = None
+) -> DecodedMail:
+    """Decode one raw mail; a MailError (never anything else) for a mail that
+    cannot be read within the limits.
+
+    MailTooLarge above ``max_bytes``, MailHeadersTooLarge past the header
+    limits of pbem.mail.bounds (both checked on the raw bytes, before any
+    parser), UndecodableMail (MailTooDeep, MailTooComplex) if it is no mail
+    or too intricate, MailTooCostly past the ``budget`` of a mail decoded in
+    a child process (see pbem.mail.sandbox)."""
     if len(raw) > max_bytes:
         raise MailTooLarge(len(raw), max_bytes)
     if not raw.strip():
         raise UndecodableMail("The mail is empty.")
+    problem = bounds.header_section_problem(raw)
+    if problem is not None:
+        raise MailHeadersTooLarge(problem)
+    if bounds.content_type_lines(raw) > bounds.MAX_MIME_PARTS:  # refused before parsing
+        if bounds.opened_multiparts(raw, MAX_DEPTH + 1) > MAX_DEPTH:
+            raise MailTooDeep(MAX_DEPTH)
+        raise MailTooComplex(bounds.MAX_MIME_PARTS)
+    budget = budget or DecodeBudget()
+    if budget.wants_child(len(raw)) and sandbox.can_fork():
+        return sandbox.run(decode_in_process, raw, budget)
     try:
-        msg = BytesParser(policy=policy.default).parsebytes(raw)
+        return decode_in_process(raw)
+    except MemoryError:
+        raise MailTooCostly("the memory this machine can give") from None
+
+
+def decode_in_process(raw: bytes) -> DecodedMail:
+    """Every step of decode_mail after the raw checks, in this process;
+    linear in the size of ``raw``. A MemoryError is left to the caller."""
+    try:
+        msg = BytesParser(policy=BOUNDED_POLICY).parsebytes(raw)
     except RecursionError:  # the parser recurses once per level of nesting
         raise MailTooDeep(MAX_DEPTH) from None
+    except MemoryError:
+        raise
     except Exception as exc:  # the parser is lenient; anything it raises means "not a mail"
-        raise UndecodableMail(f"The mail cannot be read: {exc}") from exc
+        raise UndecodableMail(f"The mail cannot be read: {_short(exc)}") from exc
     if not msg.keys():
         raise UndecodableMail("The mail has no header lines (From, Subject, ...).")
-    if nesting_depth(msg) > MAX_DEPTH:
+    depth, parts = _shape(msg)
+    if depth > MAX_DEPTH:
         raise MailTooDeep(MAX_DEPTH)
+    if parts > bounds.MAX_MIME_PARTS:
+        raise MailTooComplex(bounds.MAX_MIME_PARTS)
     try:
+        assert isinstance(msg, EmailMessage)
         return _decode_message(msg, raw)
     except UndecodableMail:
         raise
     except RecursionError:
         raise MailTooDeep(MAX_DEPTH) from None
+    except MemoryError:
+        raise
     except Exception as exc:  # a hostile mail must never stop the daemon
-        raise UndecodableMail(f"The mail cannot be read: {type(exc).__name__}: {exc}") from exc
+        raise UndecodableMail(f"The mail cannot be read: {_short(exc)}") from exc
+
+
+def _short(exc: Exception) -> str:
+    return scrub_line(f"{type(exc).__name__}: {exc}", 300)
+
+
+class _BoundedPolicy(EmailPolicy):
+    """policy.default, except that a header parser sees at most
+    bounds.parse_chars(name) characters of a value: the standard library's
+    structured parsers grow faster than the value (see pbem.mail.bounds)."""
+
+    def header_fetch_parse(self, name: str, value: Any) -> Any:
+        if not hasattr(value, "name"):
+            value = "".join(_LINE_BREAKS.split(value))[: bounds.parse_chars(name)]
+        return super().header_fetch_parse(name, value)
+
+
+_LINE_BREAKS = re.compile(r"\n|\r")
+BOUNDED_POLICY = _BoundedPolicy()
 
 
 # Real mail programs nest a handful of levels (a forward of a reply with an
@@ -103,17 +169,25 @@ MAX_DEPTH = 30
 def nesting_depth(msg: Message) -> int:
     """How many parts sit inside one another (1 for a plain mail); iterative,
     so a hostile mail cannot exhaust the stack here."""
+    return _shape(msg)[0]
+
+
+def _shape(msg: Message) -> tuple[int, int]:
+    """(nesting depth, number of parts), walking at most MAX_MIME_PARTS + 1
+    parts no deeper than MAX_DEPTH + 1: enough to tell a mail past either."""
     deepest = 0
+    parts = 0
     stack: list[tuple[Message, int]] = [(msg, 1)]
     while stack:
         part, depth = stack.pop()
+        parts += 1
         deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            return depth
+        if depth > MAX_DEPTH or parts > bounds.MAX_MIME_PARTS:
+            break
         payload = part.get_payload() if part.is_multipart() else None
         if isinstance(payload, list):
             stack.extend((child, depth + 1) for child in payload if isinstance(child, Message))
-    return deepest
+    return deepest, parts
 
 
 def synthetic_message_id(raw: bytes) -> str:
@@ -123,7 +197,9 @@ def synthetic_message_id(raw: bytes) -> str:
 
 
 def _decode_message(msg: EmailMessage, raw: bytes) -> DecodedMail:
-    message_id = " ".join(header(msg, "Message-ID").split()) or synthetic_message_id(raw)
+    """Every string scrubbed and bounded (pbem.mail.bounds): valid for both
+    databases, whatever the mail held."""
+    message_id = clean_message_id(header(msg, "Message-ID")) or synthetic_message_id(raw)
     sender_name, sender = _sender(msg)
     body = msg.get_body(preferencelist=("plain", "html"))
     if body is None:
@@ -131,22 +207,34 @@ def _decode_message(msg: EmailMessage, raw: bytes) -> DecodedMail:
     else:
         source = "html" if body.get_content_subtype() == "html" else "plain"
         text = _body_text(body, source)
+    attachments = (_describe(part) for part in _leaves(msg) if _is_attachment(part, body))
     return DecodedMail(
         message_id=message_id,
         sender=sender,
         sender_name=sender_name,
-        subject=" ".join(header(msg, "Subject").split()),
-        in_reply_to=header(msg, "In-Reply-To").strip(),
-        references=re.findall(r"<[^<>\s]+>", header(msg, "References")),
+        subject=_one_line(header(msg, "Subject"), bounds.SUBJECT_CHARS),
+        in_reply_to=clean_message_id(header(msg, "In-Reply-To").strip()),
+        references=_references(msg),
         recipients=_recipients(msg),
         date=_date(msg),
         auto_submitted=header_reason(msg),
-        text=strip_reply(text),
+        text=bounded_text(strip_reply(text[: 4 * bounds.MAX_TEXT_CHARS])),
         source=source,
-        attachments=[_describe(part) for part in _leaves(msg) if _is_attachment(part, body)],
+        attachments=list(islice(attachments, bounds.MAX_ATTACHMENTS)),
         checksum=hashlib.sha256(raw).hexdigest(),
         size=len(raw),
     )
+
+
+def _one_line(value: str, limit: int) -> str:
+    return " ".join(scrub_line(value, 2 * limit + 100).split())[:limit]
+
+
+def bounded_text(text: str) -> str:
+    """At most MAX_TEXT_LINES lines and MAX_TEXT_CHARS characters, without
+    NUL and the other control characters but TAB and LF."""
+    lines = text.split("\n", bounds.MAX_TEXT_LINES)[: bounds.MAX_TEXT_LINES]
+    return scrub_text("\n".join(lines), bounds.MAX_TEXT_CHARS)
 
 
 # --- headers ---------------------------------------------------------------
@@ -158,22 +246,47 @@ def header(msg: Message, name: str) -> str:
         value = msg.get(name)
         return "" if value is None else str(value)
     except Exception:  # policy.default parses lazily and can trip over broken headers
-        for key, value in msg.raw_items():
-            if key.lower() == name.lower():
-                return " ".join(str(value).split())
-        return ""
+        raw = _raw(msg, name)
+        return " ".join(raw[: bounds.parse_chars(name)].split())
+
+
+def _raw(msg: Message, name: str) -> str:
+    """The first raw value of a header, unfolded, or ""."""
+    wanted = name.lower()
+    for key, value in msg.raw_items():
+        if key.lower() == wanted:
+            return "".join(_LINE_BREAKS.split(str(value)))
+    return ""
+
+
+def _references(msg: Message) -> list[str]:
+    """The Message-IDs of References, read from the raw value (Message-IDs
+    are never encoded), the first and the latest MAX_REFERENCES - 1."""
+    found = re.findall(r"<[^<>\s]+>", _raw(msg, "References"))
+    if len(found) > bounds.MAX_REFERENCES:
+        found = found[:1] + found[len(found) - bounds.MAX_REFERENCES + 1 :]
+    return [clean_message_id(ref) for ref in found]
 
 
 def _addresses(msg: EmailMessage, name: str) -> list[tuple[str, str]]:
-    """(display name, lowercased addr-spec) pairs of an address header."""
+    """(display name, lowercased addr-spec) pairs of an address header, at
+    most MAX_RECIPIENTS; a value the parser cannot take (nested comments
+    deeper than its recursion) is read by the plain scan of pbem.mail.identity."""
     try:
         value = msg.get(name)
         if value is None:
             return []
         pairs = [(a.display_name, a.addr_spec) for a in getattr(value, "addresses", ())]
     except Exception:
-        pairs = getaddresses([header(msg, name)])
-    return [(n.strip(), a.strip().lower()) for n, a in pairs if a.strip() and a != "<>"]
+        pairs = [("", a) for a in plain_addresses(_raw(msg, name)[: bounds.parse_chars(name)])]
+    return [
+        (
+            scrub_line(n, bounds.NAME_CHARS).strip(),
+            scrub_line(a, bounds.ADDRESS_CHARS).strip().lower(),
+        )
+        for n, a in pairs[: bounds.MAX_RECIPIENTS]
+        if a.strip() and a != "<>"
+    ]
 
 
 def _sender(msg: EmailMessage) -> tuple[str, str]:
@@ -198,13 +311,16 @@ def _date(msg: EmailMessage) -> datetime | None:
 
 
 def _leaves(part: Message) -> Iterator[Message]:
-    """Every non-multipart part; a forwarded message counts as one part."""
-    if part.get_content_maintype() == "multipart" and part.is_multipart():
-        for sub in part.get_payload():
-            if isinstance(sub, Message):
-                yield from _leaves(sub)
-    else:
-        yield part
+    """Every non-multipart part, in order; a forwarded message counts as one
+    part. Iterative: the depth is checked before, this never recurses."""
+    stack = [part]
+    while stack:
+        part = stack.pop()
+        if part.get_content_maintype() == "multipart" and part.is_multipart():
+            subs = [sub for sub in part.get_payload() if isinstance(sub, Message)]
+            stack.extend(reversed(subs))
+        else:
+            yield part
 
 
 def _is_attachment(part: Message, body: Message | None) -> bool:
@@ -221,7 +337,10 @@ def _describe(part: Message) -> Attachment:
         filename = part.get_filename() or ""
     except Exception:
         filename = ""
-    return Attachment(filename=filename, content_type=part.get_content_type())
+    return Attachment(
+        filename=scrub_line(filename, bounds.FILENAME_CHARS),
+        content_type=scrub_line(part.get_content_type(), bounds.CONTENT_TYPE_CHARS),
+    )
 
 
 def _body_text(part: Message, source: str) -> str:
@@ -257,7 +376,7 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
 def unflow(text: str, *, delsp: bool) -> str:
     """Join soft-broken lines again; quote depth is kept as a ">" prefix."""
     out: list[str] = []
-    para: str | None = None
+    para: list[str] = []  # joined once at its end: linear however long
     para_depth = 0
     for raw_line in text.split("\n"):
         depth = len(raw_line) - len(raw_line.lstrip(">"))
@@ -267,16 +386,16 @@ def unflow(text: str, *, delsp: bool) -> str:
         flowed = line.endswith(" ") and line != "-- "
         if flowed and delsp:
             line = line[:-1]
-        if para is not None and depth != para_depth:
-            out.append(_quoted(para_depth, para))
-            para = None
-        para = line if para is None else para + line
+        if para and depth != para_depth:
+            out.append(_quoted(para_depth, "".join(para)))
+            para = []
+        para.append(line)
         para_depth = depth
         if not flowed:
-            out.append(_quoted(depth, para))
-            para = None
-    if para is not None:
-        out.append(_quoted(para_depth, para))
+            out.append(_quoted(depth, "".join(para)))
+            para = []
+    if para:
+        out.append(_quoted(para_depth, "".join(para)))
     return "\n".join(out)
 
 
@@ -294,18 +413,26 @@ _BLOCK_TAGS = frozenset(
 _SKIP_TAGS = frozenset({"head", "script", "style", "template", "title"})
 
 
-class _HtmlText(HTMLParser):
-    """HTML to plain lines: block elements break lines, blockquote becomes "> " quoting."""
+class _HtmlText:
+    """HTML to plain lines: block elements break lines, blockquote becomes "> " quoting.
+
+    Bounded output: at most MAX_QUOTE_DEPTH ">" however deep the quoting,
+    and no more lines once MAX_TEXT_LINES lines or MAX_TEXT_CHARS characters
+    are written (``full``)."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.lines: list[str] = []
         self._buffer: list[str] = []
         self._quote = 0
         self._skip = 0
         self._pre = 0
+        self._chars = 0
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+    @property
+    def full(self) -> bool:
+        return len(self.lines) >= bounds.MAX_TEXT_LINES or self._chars >= bounds.MAX_TEXT_CHARS
+
+    def handle_starttag(self, tag: str) -> None:
         if tag in _SKIP_TAGS:
             self._skip += 1
         elif tag == "br":
@@ -340,23 +467,84 @@ class _HtmlText(HTMLParser):
             self._buffer.append(re.sub(r"\s+", " ", data))
 
     def close(self) -> None:
-        super().close()
         self._break()
 
     def _break(self, force: bool = False) -> None:
         text = "".join(self._buffer)
         if not self._pre:
             text = text.strip()
-        if text or force:
-            self.lines.append(_quoted(self._quote, text))
+        if (text or force) and not self.full:
+            line = _quoted(min(self._quote, bounds.MAX_QUOTE_DEPTH), text)
+            self.lines.append(line)
+            self._chars += len(line) + 1
         self._buffer = []
 
 
+# The tokens of HTML, as html.parser reads them, but each found by a scan
+# that stops at the next "<": a construct without its end is text, so no
+# input makes the work grow faster than its length (html.parser's own
+# retries are quadratic on "<a<a<a...": 160 KB took 50 s).
+_TAG = re.compile(r"<(/?)([a-zA-Z][^\t\n\r\f />\x00<]*)((?:\"[^\"<]*\"|'[^'<]*'|[^'\"<>])*)>")
+_DECLARATION = re.compile(r"<[!?][^<>]*>")
+_COMMENT_END = re.compile(r"--\s*>")
+_CDATA_ELEMENTS = frozenset({"script", "style"})
+
+
 def html_to_text(html: str) -> str:
-    parser = _HtmlText()
-    parser.feed(html)
-    parser.close()
-    return "\n".join(parser.lines)
+    """The text of an HTML body, one line per block; linear in its length."""
+    out = _HtmlText()
+    position = 0
+    no_comment_end_after: int | None = None  # a search for "-->" failed from here
+    text: list[str] = []
+    size = len(html)
+    while position < size and not out.full:
+        lt = html.find("<", position)
+        if lt < 0:
+            text.append(html[position:])
+            break
+        text.append(html[position:lt])
+        end = -1
+        if html.startswith("<!--", lt):
+            closing = (
+                None if no_comment_end_after is not None else _COMMENT_END.search(html, lt + 4)
+            )
+            if closing is None:
+                no_comment_end_after = lt
+            else:
+                _flush(out, text)
+                end = closing.end()
+        elif tag := _TAG.match(html, lt):
+            _flush(out, text)
+            end = tag.end()
+            name = tag.group(2).lower()
+            if tag.group(1):
+                out.handle_endtag(name)
+            else:
+                out.handle_starttag(name)
+                if tag.group(3).rstrip().endswith("/"):
+                    out.handle_endtag(name)
+                elif name in _CDATA_ELEMENTS:  # raw text up to its end tag, not read
+                    closing = re.compile(rf"</\s*{name}\s*>", re.IGNORECASE).search(html, end)
+                    end = size if closing is None else closing.end()
+                    out.handle_endtag(name)
+        elif declaration := _DECLARATION.match(html, lt):
+            _flush(out, text)
+            end = declaration.end()
+        if end < 0:  # a "<" that starts nothing: text
+            text.append("<")
+            end = lt + 1
+        position = end
+    _flush(out, text)
+    out.close()
+    return "\n".join(out.lines)
+
+
+def _flush(out: _HtmlText, text: list[str]) -> None:
+    if text:
+        data = "".join(text)
+        text.clear()
+        if data:
+            out.handle_data(unescape(data))
 
 
 # --- quoted replies, signatures, footers -------------------------------------
@@ -385,6 +573,7 @@ def strip_reply(text: str) -> str:
     signature and phone footers; lines right-trimmed, runs of blank lines
     squeezed to one, no blank lines at either end."""
     lines = text.replace("\xa0", " ").translate(_INVISIBLE).split("\n")
+    following = _next_non_blank(lines)
     kept: list[str] = []
     i = 0
     while i < len(lines):
@@ -392,7 +581,7 @@ def strip_reply(text: str) -> str:
         stripped = line.strip()
         if stripped == "--" or _starts_earlier_mail(lines, i):
             break
-        attribution_end = _attribution_end(lines, i)
+        attribution_end = _attribution_end(lines, i, following)
         if attribution_end is not None:
             i = attribution_end + 1
             continue
@@ -412,7 +601,16 @@ def _starts_earlier_mail(lines: list[str], i: int) -> bool:
     return False
 
 
-def _attribution_end(lines: list[str], i: int) -> int | None:
+def _next_non_blank(lines: list[str]) -> list[int]:
+    """For each line, the index of the first non-blank line at or after it
+    (len(lines) when none): one pass, so strip_reply stays linear."""
+    found = [len(lines)] * (len(lines) + 1)
+    for i in range(len(lines) - 1, -1, -1):
+        found[i] = i if lines[i].strip() else found[i + 1]
+    return found
+
+
+def _attribution_end(lines: list[str], i: int, following: list[int]) -> int | None:
     """Index of the last line of an "On <date>, X wrote:" attribution starting at
     line i, when a quoted block (or the end of the text) follows it."""
     first = lines[i].strip()
@@ -432,8 +630,8 @@ def _attribution_end(lines: list[str], i: int) -> int | None:
                 break
     if end is None:
         return None
-    following = next((line.strip() for line in lines[end + 1 :] if line.strip()), None)
-    return end if following is None or following.startswith(">") else None
+    after = following[end + 1]
+    return end if after == len(lines) or lines[after].strip().startswith(">") else None
 
 
 def _squeeze_blank_lines(lines: list[str]) -> str:

@@ -7,6 +7,8 @@ servers and the settings: their message is for the operator.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class MailError(Exception):
     """Base class of every error the mail layer raises on purpose."""
@@ -14,6 +16,18 @@ class MailError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take other arguments than the message: rebuild from the
+        # message and the attributes (the decoding child sends errors pickled).
+        return (_rebuild, (type(self), self.message, dict(self.__dict__)))
+
+
+def _rebuild(cls: type[MailError], message: str, state: dict[str, Any]) -> MailError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
 
 
 class MailTooLarge(MailError):
@@ -42,6 +56,41 @@ class MailTooDeep(UndecodableMail):
             "to be read. Please send your orders as plain text in a new mail."
         )
         self.limit = limit
+
+
+class MailHeadersTooLarge(UndecodableMail):
+    """A header section past the limits of pbem.mail.bounds, found before parsing."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(
+            f"This mail cannot be read: {problem}. Real mail programs stay far below "
+            "that; please send your orders as plain text in a new mail."
+        )
+        self.problem = problem
+
+
+class MailTooComplex(UndecodableMail):
+    """More MIME parts than any real mail has (a hostile or broken mail)."""
+
+    def __init__(self, parts: int) -> None:
+        super().__init__(
+            f"This mail has more than {parts:,} parts (attachments, alternatives, "
+            "forwarded mails) and cannot be read. Please send your orders as plain "
+            "text in a new mail."
+        )
+        self.parts = parts
+
+
+class MailTooCostly(UndecodableMail):
+    """Reading the mail needed more memory or time than its budget
+    (pbem.mail.sandbox), or the reading process died."""
+
+    def __init__(self, needs: str) -> None:
+        super().__init__(
+            f"This mail needs more than {needs} to read, and was not read. Please send "
+            "your orders as plain text, without attachments or quoted mails, in a new mail."
+        )
+        self.needs = needs
 
 
 class MailSettingsError(MailError, ValueError):

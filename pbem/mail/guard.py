@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from email.message import Message
-from email.utils import parseaddr
 from typing import TYPE_CHECKING
+
+from pbem.mail.bounds import parse_chars, scrub_line
+from pbem.mail.identity import address_of
 
 if TYPE_CHECKING:
     from pbem.mail.decode import DecodedMail
@@ -28,10 +30,10 @@ def header_reason(msg: Message) -> str | None:
     if auto_submitted is not None:
         token = auto_submitted.split(";")[0].strip().lower()
         if token and token != "no":
-            return f"an automatic mail (Auto-Submitted: {token})"
+            return f"an automatic mail (Auto-Submitted: {scrub_line(token, 60)})"
     precedence = (_get(msg, "Precedence") or "").strip().lower()
     if precedence in _BULK_PRECEDENCE:
-        return f"a bulk or list mail (Precedence: {precedence})"
+        return f"a bulk or list mail (Precedence: {scrub_line(precedence, 60)})"
     if _get(msg, "List-Id") is not None:
         return "a mailing list mail (List-Id)"
     return_path = _get(msg, "Return-Path")
@@ -45,7 +47,7 @@ def header_reason(msg: Message) -> str | None:
     for name in ("X-Autoreply", "X-Autorespond"):
         if _get(msg, name) is not None:
             return f"an auto-reply ({name})"
-    return sender_reason(parseaddr(_get(msg, "From") or "")[1])
+    return sender_reason(address_of(_get(msg, "From") or ""))
 
 
 def sender_reason(sender: str) -> str | None:
@@ -54,7 +56,7 @@ def sender_reason(sender: str) -> str | None:
     if not address:
         return "no sender address"
     if address.split("@")[0] in _NO_REPLY_LOCAL_PARTS:
-        return f"sent by a mail system ({address})"
+        return f"sent by a mail system ({scrub_line(address, 320)})"
     return None
 
 
@@ -67,14 +69,14 @@ def no_reply_reason(mail: DecodedMail | Message, own_addresses: set[str]) -> str
     """
     if isinstance(mail, Message):
         reason = header_reason(mail)
-        sender = parseaddr(_get(mail, "From") or "")[1].lower()
+        sender = address_of(_get(mail, "From") or "")
     else:
         reason = mail.auto_submitted or sender_reason(mail.sender)
         sender = mail.sender.lower()
     if reason is not None:
         return reason
     if sender in {address.strip().lower() for address in own_addresses}:
-        return f"our own address ({sender})"
+        return f"our own address ({scrub_line(sender, 320)})"
     return None
 
 
@@ -138,9 +140,11 @@ def _report_part(msg: Message, limit: int = 200) -> str | None:
 
 
 def _get(msg: Message, name: str) -> str | None:
-    """A header as text, or None when missing; a malformed header counts as its raw text."""
+    """A header as text, or None when missing; a malformed header counts as
+    its raw text, cut to what a parser may see (pbem.mail.bounds)."""
     try:
         value = msg.get(name)
     except Exception:
         value = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), None)
+        value = None if value is None else str(value)[: parse_chars(name)]
     return None if value is None else str(value)
