@@ -33,6 +33,7 @@ from pbem.mail.errors import (
 )
 from pbem.mail.identity import identify
 from pbem.mail.sandbox import IN_PROCESS, DecodeBudget
+from pbem.mail.settings import MailSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAD = "From: Alice <alice@x.example>\nTo: game@pbem.example\nMessage-ID: <m1@x.example>\n"
@@ -395,3 +396,23 @@ def test_decode_mail_past_its_budget_gives_mail_too_costly(
             decode_mail(big, budget=budget)
     assert caught.value.needs == "64 MiB of memory"
     assert decode_mail(big, budget=budget).text.startswith("PLACE 3 Alaska\n")
+
+
+# --- the budget in [mail] ------------------------------------------------------------
+
+
+def test_the_budget_is_read_from_the_mail_table(tmp_path: Path) -> None:
+    from pbem.config import ConfigError, load_config
+
+    file = tmp_path / "pbem.toml"
+    file.write_text(
+        "[mail]\ndecode_child_above_bytes = 0\ndecode_memory_mib = 256\n"
+        "decode_cpu_seconds = 2\ndecode_timeout_seconds = 4.5\n"
+    )
+    assert load_config(file, env={}).mail.decode_budget() == DecodeBudget(
+        child_above_bytes=0, memory_mib=256, cpu_seconds=2.0, timeout_seconds=4.5
+    )
+    assert MailSettings().decode_budget() == DecodeBudget()
+    file.write_text("[mail]\ndecode_cpu_seconds = 20\n")
+    with pytest.raises(ConfigError, match="decode_timeout_seconds"):
+        load_config(file, env={})

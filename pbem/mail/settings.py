@@ -15,6 +15,7 @@ from pathlib import Path
 from pbem.mail.decode import MAX_MAIL_BYTES
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
+from pbem.mail.sandbox import DecodeBudget
 from pbem.mail.transport import MAX_SMTP_CONNECTIONS, TLS_MODES, Inbox, Sender
 
 TRANSPORTS = ("maildir", "imap")
@@ -81,6 +82,12 @@ class MailSettings:
     alert_budget_per_hour: int = 5
     reply_to_unknown: bool = False
     tls_ca_file: str = ""  # a CA bundle to trust for IMAP and SMTP TLS (else the system's)
+    # The per-mail budget (pbem/mail/sandbox.py): mails above the size are
+    # decoded in a child process with this much memory and time; -1: never.
+    decode_child_above_bytes: int = DecodeBudget.child_above_bytes
+    decode_memory_mib: int = DecodeBudget.memory_mib
+    decode_cpu_seconds: float = DecodeBudget.cpu_seconds
+    decode_timeout_seconds: float = DecodeBudget.timeout_seconds
     imap: ImapSettings = field(default_factory=ImapSettings)
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
 
@@ -102,6 +109,7 @@ class MailSettings:
                     raise MailSettingsError(f"mail.{key}", 'required when transport = "imap"')
             if not self.smtp.host:
                 raise MailSettingsError("mail.smtp.host", 'required when transport = "imap"')
+        self._check_decode_budget()
         if self.tls_ca_file and not Path(self.tls_ca_file).is_file():
             raise MailSettingsError("mail.tls_ca_file", f"no such file {self.tls_ca_file!r}")
 
@@ -117,6 +125,30 @@ class MailSettings:
 
     def reply_budget(self) -> ReplyBudget:
         return ReplyBudget(per_hour=self.reply_budget_per_hour)
+
+    def decode_budget(self) -> DecodeBudget:
+        """What one incoming mail may cost to read (pass it to decode_mail)."""
+        return DecodeBudget(
+            child_above_bytes=self.decode_child_above_bytes,
+            memory_mib=self.decode_memory_mib,
+            cpu_seconds=self.decode_cpu_seconds,
+            timeout_seconds=self.decode_timeout_seconds,
+        )
+
+    def _check_decode_budget(self) -> None:
+        if self.decode_child_above_bytes < -1:
+            raise MailSettingsError(
+                "mail.decode_child_above_bytes", "must be -1 (never), 0 (always) or a size"
+            )
+        if self.decode_memory_mib < 16:
+            raise MailSettingsError("mail.decode_memory_mib", "must be at least 16 (MiB)")
+        if self.decode_cpu_seconds <= 0:
+            raise MailSettingsError("mail.decode_cpu_seconds", "must be above 0 seconds")
+        if self.decode_timeout_seconds < self.decode_cpu_seconds:
+            raise MailSettingsError(
+                "mail.decode_timeout_seconds",
+                f"must be at least decode_cpu_seconds ({self.decode_cpu_seconds:g})",
+            )
 
 
 def _check_server(table: str, tls: str, port: int, timeout: float) -> None:
