@@ -176,6 +176,10 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         "alert_budget_per_hour",
         "reply_to_unknown",
         "tls_ca_file",
+        "decode_child_above_bytes",
+        "decode_memory_mib",
+        "decode_cpu_seconds",
+        "decode_timeout_seconds",
         "imap",
         "smtp",
     )
@@ -192,6 +196,14 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         alert_budget_per_hour=t.integer("alert_budget_per_hour", d.alert_budget_per_hour),
         reply_to_unknown=t.boolean("reply_to_unknown", d.reply_to_unknown),
         tls_ca_file=t.string("tls_ca_file", d.tls_ca_file),
+        decode_child_above_bytes=t.integer(
+            "decode_child_above_bytes", d.decode_child_above_bytes, minimum=-1
+        ),
+        decode_memory_mib=t.integer("decode_memory_mib", d.decode_memory_mib, minimum=16),
+        decode_cpu_seconds=t.number("decode_cpu_seconds", d.decode_cpu_seconds, positive=True),
+        decode_timeout_seconds=t.number(
+            "decode_timeout_seconds", d.decode_timeout_seconds, positive=True
+        ),
         imap=_imap(t.table("imap")),
         smtp=_smtp(t.table("smtp")),
     )
