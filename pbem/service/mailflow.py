@@ -117,7 +117,7 @@ def _handle(
 ) -> MailOutcome:
     limit = ctx.config.mail.max_mail_bytes
     try:
-        mail = decode_mail(raw, max_bytes=limit)
+        mail = decode_mail(raw, max_bytes=limit, budget=ctx.config.mail.decode_budget())
     except MailError as exc:
         player_games = _games_of_sender(session, row.sender)
         if player_games and not no_reply_reason_raw(row, ctx):
