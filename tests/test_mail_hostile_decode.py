@@ -416,3 +416,16 @@ def test_the_budget_is_read_from_the_mail_table(tmp_path: Path) -> None:
     file.write_text("[mail]\ndecode_cpu_seconds = 20\n")
     with pytest.raises(ConfigError, match="decode_timeout_seconds"):
         load_config(file, env={})
+
+
+def test_bench_decode_runs() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PBEM_NATIVE="0")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_decode.py"), "--runs", "3"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "decode, 200 KB, in a child" in done.stdout

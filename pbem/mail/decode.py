@@ -152,12 +152,24 @@ class _BoundedPolicy(EmailPolicy):
     structured parsers grow faster than the value (see pbem.mail.bounds)."""
 
     def header_fetch_parse(self, name: str, value: Any) -> Any:
-        if not hasattr(value, "name"):
-            value = "".join(_LINE_BREAKS.split(value))[: bounds.parse_chars(name)]
-        return super().header_fetch_parse(name, value)
+        if hasattr(value, "name"):
+            return value
+        value = "".join(_LINE_BREAKS.split(value))[: bounds.parse_chars(name)]
+        # The email package parses a header again at every access (a part's
+        # Content-Type about ten times); header objects are immutable, so
+        # the last few are kept.
+        key = (name.lower(), value)
+        parsed = _PARSED.get(key)
+        if parsed is None:
+            if len(_PARSED) >= _PARSED_KEPT:
+                _PARSED.clear()
+            parsed = _PARSED[key] = super().header_fetch_parse(name, value)
+        return parsed
 
 
 _LINE_BREAKS = re.compile(r"\n|\r")
+_PARSED: dict[tuple[str, str], Any] = {}
+_PARSED_KEPT = 256
 BOUNDED_POLICY = _BoundedPolicy()
 
 
