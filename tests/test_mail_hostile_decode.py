@@ -355,7 +355,7 @@ def _refuse(raw: bytes) -> bytes:
     ("work", "budget", "needs"),
     [
         (_allocate, TINY, "64 MiB of memory"),
-        (_spin, TINY, "1 seconds of processor time"),
+        (_spin, TINY, "1 second of processor time"),
         (_sleep, DecodeBudget(timeout_seconds=0.5), "0.5 seconds"),
         (_crash, TINY, "what a reader may use (it stopped on signal 11)"),
     ],

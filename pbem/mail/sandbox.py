@@ -25,7 +25,7 @@ import gc
 import io
 import os
 import pickle
-import select
+import selectors
 import signal
 import time
 from collections.abc import Callable
@@ -87,7 +87,7 @@ def run(work: Callable[[bytes], T], raw: bytes, budget: DecodeBudget) -> T:
         os.close(read_end)
         status = _reap(pid, grace=0.0 if timed_out else 2.0)
     if timed_out:
-        raise MailTooCostly(f"{budget.timeout_seconds:g} seconds")
+        raise MailTooCostly(_seconds(budget.timeout_seconds))
     return _outcome(data, status, budget)
 
 
@@ -96,6 +96,8 @@ def _child(work: Callable[[bytes], Any], raw: bytes, budget: DecodeBudget, out: 
     try:
         gc.disable()  # collect nothing the parent still owns (sockets, connections)
         faulthandler.disable()  # a crash is told by the exit status, not on stderr
+        for number in (signal.SIGINT, signal.SIGTERM):  # the poll decides when to stop
+            signal.signal(number, signal.SIG_IGN)
         _limit(budget)
         try:
             payload = pickle.dumps(("ok", work(raw)), protocol=pickle.HIGHEST_PROTOCOL)
@@ -146,19 +148,20 @@ def _read_all(fd: int, timeout: float) -> tuple[bytes, bool]:
     """Everything the child writes until it closes the pipe; (data, timed out)."""
     chunks = io.BytesIO()
     deadline = time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return chunks.getvalue(), True
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            continue
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return chunks.getvalue(), False
-        if chunks.tell() + len(chunk) > _MAX_RESULT_BYTES:
-            return b"", False
-        chunks.write(chunk)
+    with selectors.DefaultSelector() as selector:  # not select(): any fd number
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return chunks.getvalue(), True
+            if not selector.select(left):
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return chunks.getvalue(), False
+            if chunks.tell() + len(chunk) > _MAX_RESULT_BYTES:
+                return b"", False
+            chunks.write(chunk)
 
 
 def _reap(pid: int, grace: float) -> int:
@@ -178,10 +181,14 @@ def _reap(pid: int, grace: float) -> int:
     return status
 
 
+def _seconds(value: float) -> str:
+    return f"{value:g} second" if value == 1 else f"{value:g} seconds"
+
+
 def _outcome(data: bytes, status: int, budget: DecodeBudget) -> Any:
     if os.WIFSIGNALED(status):
-        if os.WTERMSIG(status) in (signal.SIGXCPU, signal.SIGKILL):
-            raise MailTooCostly(f"{budget.cpu_seconds:g} seconds of processor time")
+        if os.WTERMSIG(status) == signal.SIGXCPU:
+            raise MailTooCostly(f"{_seconds(budget.cpu_seconds)} of processor time")
         raise MailTooCostly(f"what a reader may use (it stopped on signal {os.WTERMSIG(status)})")
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else _EXIT_CRASH
     if code == _EXIT_MEMORY:
