@@ -429,3 +429,36 @@ def test_bench_decode_runs() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "decode, 200 KB, in a child" in done.stdout
+
+
+def test_the_child_runs_no_atexit_handler_and_needs_no_lock_of_another_thread(
+    tmp_path: Path,
+) -> None:
+    import atexit
+    import threading
+
+    marker = tmp_path / "atexit-ran"
+    held = threading.Event()
+    release = threading.Event()
+    pool = threading.Lock()  # say, a connection pool's: the fork copies it held
+
+    def sender_thread() -> None:  # like the poll's, busy while the mail is read
+        with pool:
+            held.set()
+            release.wait(30)
+
+    def leave_a_mark() -> None:
+        marker.write_text("ran")
+
+    atexit.register(leave_a_mark)
+    thread = threading.Thread(target=sender_thread)
+    thread.start()
+    try:
+        held.wait(30)
+        raw = mail("Subject: s\n", "PLACE 3 Alaska\n" + "> q\n" * 20_000)
+        assert decode_mail(raw, budget=TINY).text == "PLACE 3 Alaska"
+    finally:
+        release.set()
+        thread.join()
+        atexit.unregister(leave_a_mark)
+    assert not marker.exists()

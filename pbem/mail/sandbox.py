@@ -15,7 +15,9 @@ The poll runs a sender thread meanwhile (pbem/service/sender_thread.py); a
 forked child holds a copy of that thread's locks and connections, so it
 only decodes and leaves with os._exit: no logging, no database, no atexit
 handlers, no garbage collection of objects it shares with its parent.
-Where os.fork is missing, decoding happens in process.
+(The logging module takes its own lock around a fork, so a fork waits for
+a log line being written, never longer.) Where os.fork is missing,
+decoding happens in process.
 """
 
 from __future__ import annotations
