@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 
 from pbem.mail import bounds, sandbox
-from pbem.mail.decode import DecodedMail, decode_in_process, decode_mail, html_to_text, strip_reply
+from pbem.mail.decode import (
+    Attachment,
+    DecodedMail,
+    decode_in_process,
+    decode_mail,
+    html_to_text,
+    strip_reply,
+)
 from pbem.mail.errors import (
     MailError,
     MailHeadersTooLarge,
@@ -379,10 +386,24 @@ def test_a_mail_error_comes_back_from_the_child_whole() -> None:
 
 
 def test_a_big_mail_decodes_in_a_child_exactly_as_in_process() -> None:
-    raw = mail("Subject: [world-1] orders\n", "PLACE 3 Alaska\n" + "> quoted line\n" * 14_000)
+    headers = (
+        "Subject: [world-1] orders\nDate: Tue, 1 Dec 2026 10:00:00 +0100\nMIME-Version: 1.0\n"
+        'Content-Type: multipart/mixed; boundary="b"\n'
+    )
+    body = (
+        "--b\nContent-Type: text/plain\n\nPLACE 3 Alaska\n"
+        + "> quoted line\n" * 5000
+        + '--b\nContent-Type: application/pdf; name="map.pdf"\n\n'
+        + "QUFB" * 5000
+        + "\n--b--\n"
+    )
+    raw = mail(headers, body)
     assert len(raw) > DecodeBudget().child_above_bytes
-    assert decode_mail(raw) == decode_in_process(raw)
-    assert decode_mail(raw).text == "PLACE 3 Alaska"
+    decoded = decode_mail(raw)
+    assert decoded == decode_in_process(raw)
+    assert decoded.text == "PLACE 3 Alaska"
+    assert decoded.date is not None and decoded.date.isoformat() == "2026-12-01T10:00:00+01:00"
+    assert decoded.attachments == [Attachment("map.pdf", "application/pdf")]
 
 
 def test_decode_mail_past_its_budget_gives_mail_too_costly(
