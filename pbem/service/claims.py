@@ -209,12 +209,13 @@ def _claim(
         )
         if not free:
             return ClaimResult(ClaimState.BUSY, why=f"claimed by {known.lease_owner}")
-        spent = max_attempts is not None and known.attempts >= max_attempts
+        before = known.attempts  # the update below refreshes ``known``
+        spent = max_attempts is not None and before >= max_attempts
         taken = session.execute(
             update(InboundMessage)
             .where(col(InboundMessage.id) == known.id)
             .where(col(InboundMessage.status) == InboundStatus.CLAIMED)
-            .where(col(InboundMessage.attempts) == known.attempts)
+            .where(col(InboundMessage.attempts) == before)
             .where(
                 or_(
                     col(InboundMessage.lease_owner).is_(None),
@@ -225,17 +226,17 @@ def _claim(
             .values(
                 lease_owner=worker,
                 lease_until=lease_until,
-                attempts=known.attempts + (0 if spent else 1),
+                attempts=before + (0 if spent else 1),
             )
         )
         if taken.rowcount != 1:  # type: ignore[attr-defined]
             return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
         assert known.id is not None
         if spent:
-            spent_claim = Claim(known.id, worker, known.attempts)
-            why = f"its {known.attempts} attempts are spent"
+            spent_claim = Claim(known.id, worker, before)
+            why = f"its {before} attempts are spent"
             return ClaimResult(ClaimState.EXHAUSTED, spent_claim, why=why)
-        return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, known.attempts + 1))
+        return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, before + 1))
 
 
 def _moved_back(row: InboundMessage, mail: FetchedMail) -> bool:
@@ -360,9 +361,7 @@ def release(engine: Engine, held: Claim) -> None:
             .where(col(InboundMessage.id) == held.row_id)
             .where(col(InboundMessage.lease_owner) == held.owner)
             .where(col(InboundMessage.attempts) > 0)
-            .values(
-                lease_owner=None, lease_until=None, attempts=col(InboundMessage.attempts) - 1
-            )
+            .values(lease_owner=None, lease_until=None, attempts=col(InboundMessage.attempts) - 1)
         )
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from pbem.config import Config
 from pbem.mail.errors import MessageGone
@@ -51,17 +51,25 @@ from pbem.service.health import Health
 from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.service.sender_thread import beside
 from pbem.store import (
+    Game,
     InboundMessage,
     MailboxCheckpoint,
+    Player,
     ServiceState,
     make_engine,
     session_scope,
 )
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
 from pbem.store.rawmail import blank_passwords
-from pbem.vocab import Component, InboundStatus
+from pbem.vocab import Component, GameStatus, InboundStatus, SeatStatus
 
 log = logging.getLogger("pbem.poll")
+
+HELD_FOR_PLAYER = (
+    "Your mail could not be read: pbem failed on it several times, so nothing of it "
+    "was applied. The GM has been told and has the mail. Please send your orders again "
+    "as plain text."
+)
 
 
 class PollBusy(Exception):
@@ -342,9 +350,25 @@ def _said(exc: BaseException) -> str:
     return claims.clean(f"{type(exc).__name__}: {exc}", 300)
 
 
-def _tell_gm_held(session: object, ctx: Context, row: InboundMessage) -> None:
+def _tell_gm_held(session: Session, ctx: Context, row: InboundMessage) -> None:
+    """The GM is told of a held mail, once (in the transaction that holds it);
+    so is its sender when a seated player of a running game (only the
+    registered address is ever written to)."""
     why = row.last_error or row.outcome
-    notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)  # type: ignore[arg-type]
+    notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)
+    if not row.sender:
+        return
+    seated = session.exec(
+        select(Game, Player).where(
+            Player.game_id == Game.id,
+            Player.address == row.sender,
+            Player.status == SeatStatus.ACTIVE,
+            Game.status == GameStatus.RUNNING,
+        )
+    ).first()
+    if seated is not None:
+        game, player = seated
+        notify.error_reply(session, ctx, game, player, row.message_id, HELD_FOR_PLAYER, [])
 
 
 def _checkpoint_after(

@@ -98,7 +98,6 @@ def _blank_encoded_parts(message: EmailMessage) -> bool:
     """Blank PASSWORD lines inside encoded text parts; True if any changed."""
     changed = False
     for part in message.walk():  # the top level first
-
         if part.is_multipart() or part.get_content_maintype() != "text":
             continue
         cte = str(part.get("Content-Transfer-Encoding", "")).strip().strip('"').lower()
