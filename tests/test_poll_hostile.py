@@ -422,3 +422,20 @@ def test_outbox_has_nothing_for_a_stranger(tmp_path: Path) -> None:
     with world.session(write=False) as session:
         sent_to = {r.recipient for r in session.exec(select(Outbox))}
     assert EVIL not in sent_to
+
+
+def test_a_mail_is_held_even_when_the_mails_about_it_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = make_world(tmp_path, max_attempts=1)
+    world.send(EVIL, "hello")
+
+    def buggy(*args: object) -> object:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(mailflow, "_handle", buggy)
+    monkeypatch.setattr(poll, "_tell_gm_held", buggy)  # telling spoils the transaction
+    report = world.poll()
+    assert [m.status for m in report.mails] == [InboundStatus.HELD] and report.errors == []
+    (row,) = rows(world)
+    assert (row.status, row.attempts) == (InboundStatus.HELD, 1)

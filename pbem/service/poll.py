@@ -29,7 +29,7 @@ import gc
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -262,11 +262,10 @@ def _take_one(
     elif taken.state is ClaimState.EXHAUSTED:
         assert taken.claim is not None
         log.error("%s: %s; held without processing it", mid, taken.why)
-        failure = claims.hold_exhausted(
-            engine,
-            taken.claim,
-            ctx.clock.now(),
-            on_held=lambda session, row: _tell_gm_held(session, ctx, row),
+        exhausted = taken.claim
+        failure = _telling(
+            ctx,
+            lambda tell: claims.hold_exhausted(engine, exhausted, ctx.clock.now(), on_held=tell),
         )
         if failure is None:
             return False
@@ -311,14 +310,18 @@ def _process(
         raise  # the database is out: the whole cycle stops, the mail stays
     except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
         log.exception("mail %s could not be processed", mid)
-        failure = claims.record_failure(
-            engine,
-            held,
-            exc,
-            ctx.clock.now(),
-            max_attempts=poll.max_attempts,
-            retry_base_seconds=poll.retry_base_seconds,
-            on_held=lambda session, row: _tell_gm_held(session, ctx, row),
+        error = exc
+        failure = _telling(
+            ctx,
+            lambda tell: claims.record_failure(
+                engine,
+                held,
+                error,
+                ctx.clock.now(),
+                max_attempts=poll.max_attempts,
+                retry_base_seconds=poll.retry_base_seconds,
+                on_held=tell,
+            ),
         )
         if failure is None or not failure.held:
             report.retrying += 1
@@ -350,12 +353,35 @@ def _said(exc: BaseException) -> str:
     return claims.clean(f"{type(exc).__name__}: {exc}", 300)
 
 
+OnHeld = Callable[[Session, InboundMessage], None]
+
+
+def _telling(
+    ctx: Context, record: Callable[[OnHeld], claims.Failure | None]
+) -> claims.Failure | None:
+    """``record`` (a failure, or a hold) telling the GM and the player when the
+    mail is held; if telling them fails in a way that spoils the transaction,
+    the mail is still counted and held, without the mails (said in the log)."""
+    try:
+        return record(lambda session, row: _tell_gm_held(session, ctx, row))
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 - the failure must be recorded, told or not
+        log.exception("the mails about a held mail could not be queued")
+        return record(lambda session, row: None)
+
+
 def _tell_gm_held(session: Session, ctx: Context, row: InboundMessage) -> None:
     """The GM is told of a held mail, once (in the transaction that holds it);
     so is its sender when a seated player of a running game (only the
     registered address is ever written to)."""
     why = row.last_error or row.outcome
-    notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)
+    try:
+        notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 - a mail that cannot be rendered: the log says it
+        log.exception("the GM's mail about held mail %s could not be made", row.message_id)
     if not row.sender:
         return
     seated = session.exec(
