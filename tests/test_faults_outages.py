@@ -78,7 +78,7 @@ def test_a_held_mail_the_gm_moves_back_is_tried_afresh_and_answered_once(
     (row,) = [r for r in world.inbound() if r.message_id == mid]
     assert (row.status, row.attempts, row.last_error) == (
         InboundStatus.PROCESSED,
-        0,
+        1,  # counted afresh: the attempt that succeeded
         "RuntimeError: a bug",
     )
     assert row.outcome.endswith(

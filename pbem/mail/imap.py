@@ -218,8 +218,13 @@ class ImapInbox:
         self._high_uid = max(self._high_uid or 0, last_uid)
         return mails, Checkpoint(self.source, uidvalidity, last_uid)
 
-    def move(self, key: str, folder: str) -> None:
-        """Move one message (MOVE, else COPY + \\Deleted + (UID) EXPUNGE)."""
+    def move(self, key: str, folder: str, replacement: bytes | None = None) -> None:
+        """Move one message (MOVE, else COPY + \\Deleted + (UID) EXPUNGE).
+
+        With ``replacement``, the target gets those bytes instead (APPEND,
+        with the original's flags and INTERNALDATE), then the original is
+        removed (\\Deleted + UID EXPUNGE): a crash in between leaves a
+        second copy, never none."""
         target = self.folders[check_folder_role(folder)]
         uidvalidity, uid = _parse_key(key)
         with self._errors("move"):
@@ -228,7 +233,9 @@ class ImapInbox:
                 raise MessageGone(f"{self.inbox} was recreated since message {key} was fetched")
             if not client.search(["UID", str(uid)]):
                 raise MessageGone(f"message {key} is no longer in {self.inbox}")
-            if self.use_move and b"MOVE" in self._capabilities:
+            if replacement is not None:
+                self._append_copy(client, key, uid, target, replacement)
+            elif self.use_move and b"MOVE" in self._capabilities:
                 try:
                     client.move([uid], target)
                 except imaplib.IMAP4.error as exc:
@@ -236,17 +243,28 @@ class ImapInbox:
                         raise MessageGone(f"message {key} is no longer in {self.inbox}") from exc
                     raise
                 return
-            try:
-                client.copy([uid], target)
-            except imaplib.IMAP4.error as exc:
-                if _expunged_meanwhile(exc):
-                    raise MessageGone(f"message {key} is no longer in {self.inbox}") from exc
-                raise
+            else:
+                try:
+                    client.copy([uid], target)
+                except imaplib.IMAP4.error as exc:
+                    if _expunged_meanwhile(exc):
+                        raise MessageGone(f"message {key} is no longer in {self.inbox}") from exc
+                    raise
             client.add_flags([uid], [DELETED], silent=True)
             if b"UIDPLUS" in self._capabilities:
                 client.uid_expunge([uid])
             else:
                 client.expunge()  # also removes others' \Deleted messages: RFC 3501 has no better
+
+    def _append_copy(
+        self, client: IMAPClient, key: str, uid: int, target: str, replacement: bytes
+    ) -> None:
+        """APPEND ``replacement`` to ``target`` as the copy of message ``uid``."""
+        found = client.fetch([uid], ["FLAGS", "INTERNALDATE"]).get(uid)
+        if not found or b"INTERNALDATE" not in found:
+            raise MessageGone(f"message {key} is no longer in {self.inbox}")
+        flags = [f for f in found.get(b"FLAGS", ()) if f.lower() != b"\\recent"]
+        client.append(target, replacement, flags=flags, msg_time=found[b"INTERNALDATE"])
 
     def wait_for_mail(self, timeout: float) -> bool:
         """Wait in IDLE until the server reports new mail (True) or ``timeout`` passes.

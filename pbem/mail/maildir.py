@@ -103,8 +103,9 @@ class MaildirInbox:
             self._fetched.add(key)
         return mails, None
 
-    def move(self, key: str, folder: str) -> None:
-        """Copy the exact bytes into the sub-folder, then remove the original.
+    def move(self, key: str, folder: str, replacement: bytes | None = None) -> None:
+        """Copy the exact bytes (or ``replacement``) into the sub-folder, then
+        remove the original.
 
         A crash in between leaves the message in both places; the caller's
         Message-ID check makes the second sight a no-op, so nothing is lost.
@@ -114,7 +115,7 @@ class MaildirInbox:
             raw = self._box.get_bytes(key)
         except (KeyError, FileNotFoundError) as exc:
             raise MessageGone(f"message {key} is no longer in {self.path}") from exc
-        self._folder(folder).add(raw)
+        self._folder(folder).add(raw if replacement is None else replacement)
         try:
             self._box.remove(key)
         except (KeyError, FileNotFoundError):

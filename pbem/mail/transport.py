@@ -124,8 +124,13 @@ class Inbox(Protocol):
         and the checkpoint to store once they are recorded."""
         ...
 
-    def move(self, key: str, folder: str) -> None:
-        """Move one fetched message to ``PROCESSED``, ``REJECTED`` or ``HELD``."""
+    def move(self, key: str, folder: str, replacement: bytes | None = None) -> None:
+        """Move one fetched message to ``PROCESSED``, ``REJECTED`` or ``HELD``.
+
+        ``replacement``: the bytes the target folder gets instead of the
+        message's own (its PASSWORD lines blanked): written into the folder
+        first, the original removed after, so a crash in between leaves a
+        second copy, never no copy."""
         ...
 
     def wait_for_mail(self, timeout: float) -> bool:

@@ -73,8 +73,8 @@ def mail_held(
     """For the GM: a mail failed again and again and is held, nothing of it applied."""
     text = (
         f"pbem could not process a mail after {attempts} attempts; "
-        "nothing of it was applied and nobody was answered. The raw mail is kept in the "
-        "database and in the held folder of the game's mailbox. Once the cause is fixed, "
+        "nothing of it was applied. Its headers are kept in the database and the whole "
+        "mail in the held folder of the game's mailbox. Once the cause is fixed, "
         "move it back to the inbox and the next poll takes it again.\n\n"
         f"From: {sender}\nSubject: {subject}\nMessage-ID: {message_id}\n\n"
         f"The last error:\n{why}"

@@ -73,10 +73,12 @@ def process_mail(
     """Everything one mail causes, committed at once with its outcome (or not at all).
 
     ``held`` is the poll's claim on the mail (see pbem.service.claims); without
-    one (a GM feeding a mail by hand, tests) the mail is claimed here.
+    one (a GM feeding a mail by hand, tests) the mail is claimed here. The
+    whole mail goes to ``claims.finish``, which keeps it only when it was
+    processed for a game.
     """
-    identity = identify(mail.raw)
     if held is None:
+        identity = identify(mail.raw)
         taken = claims.claim(engine, mail, identity, "local", ctx.clock.now(), 600.0)
         if taken.claim is None:
             folder = taken.folder or PROCESSED
@@ -89,7 +91,14 @@ def process_mail(
     with session_scope(engine) as session:
         row = claims.hold_for_processing(session, held)
         outcome = _handle(session, ctx, row, mail.raw, _reply_key(session, row))
-        claims.finish(row, InboundStatus(outcome.status), outcome.outcome, ctx.clock.now())
+        claims.finish(
+            row,
+            InboundStatus(outcome.status),
+            outcome.outcome,
+            ctx.clock.now(),
+            raw=mail.raw,
+            max_bytes=ctx.config.mail.max_mail_bytes,
+        )
         session.add(row)
         return outcome
 

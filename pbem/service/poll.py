@@ -9,10 +9,13 @@
     4. health    outages noticed, the GM told once (pbem.service.health).
 
 Each stage runs whatever happened to the one before: an unreachable inbox
-never holds back the outbox or the deadlines. A mail whose processing
-fails stays in the inbox and is tried again with backoff; after
-``poll.max_attempts`` it goes to the held folder and the GM is told (see
-pbem.service.claims). Several workers (cron runs, daemons, on one
+never holds back the outbox or the deadlines. Whatever a mail holds,
+every step that reads it runs under the per-mail error handling
+(``_take_one``): a mail whose processing fails stays in the inbox and is
+tried again with backoff; after ``poll.max_attempts`` attempts (counted
+when claimed, so a poll killed on a mail counts too) it goes to the held
+folder and the GM is told (see pbem.service.claims). Only a database
+outage stops the cycle. Several workers (cron runs, daemons, on one
 PostgreSQL or SQLite) divide the mail by their claims.
 
 ``pbem poll`` runs one cycle under an exclusive file lock, so overlapping
@@ -26,20 +29,20 @@ import gc
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import select
+from sqlmodel import Session, select
 
 from pbem.config import Config
 from pbem.mail.errors import MessageGone
 from pbem.mail.identity import identify
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
-from pbem.mail.transport import HELD, Checkpoint, FetchedMail, Inbox, Sender
+from pbem.mail.transport import HELD, PROCESSED, Checkpoint, FetchedMail, Inbox, Sender
 from pbem.service import claims, deadlines, digest, notify, outbox
 from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
@@ -48,16 +51,25 @@ from pbem.service.health import Health
 from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.service.sender_thread import beside
 from pbem.store import (
+    Game,
     InboundMessage,
     MailboxCheckpoint,
+    Player,
     ServiceState,
     make_engine,
     session_scope,
 )
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
-from pbem.vocab import Component, InboundStatus
+from pbem.store.rawmail import blank_passwords
+from pbem.vocab import Component, GameStatus, InboundStatus, SeatStatus
 
 log = logging.getLogger("pbem.poll")
+
+HELD_FOR_PLAYER = (
+    "Your mail could not be read: pbem failed on it several times, so nothing of it "
+    "was applied. The GM has been told and has the mail. Please send your orders again "
+    "as plain text."
+)
 
 
 class PollBusy(Exception):
@@ -210,62 +222,179 @@ def _take_mail(
 def _take_one(
     engine: Engine, ctx: Context, inbox: Inbox, mail: FetchedMail, report: PollReport
 ) -> bool:
-    """Claim, process, move one mail; True when it has left the inbox."""
+    """Claim, process, move one mail; True when it has left the inbox.
+
+    Whatever the mail holds, every step that reads it runs in here under the
+    same rule: an exception marks this mail (an attempt, counted when it was
+    claimed; held after the last) and the poll goes on with the next one.
+    Only a database outage (DatabaseError) or an unreachable inbox (OSError,
+    from the move) leaves this function."""
     poll = ctx.config.poll
-    identity = identify(mail.raw)
-    taken = claims.claim(
-        engine, mail, identity, worker_id(ctx.config), ctx.clock.now(), poll.claim_lease_seconds
-    )
+    unreadable: Exception | None = None
+    try:
+        identity = identify(mail.raw)
+    except Exception as exc:  # noqa: BLE001 - any input: claimed under its hash
+        log.warning("mail %s: its headers cannot be read: %s", mail.key, _said(exc))
+        identity, unreadable = claims.stand_in_identity(mail.raw), exc
+    mid = claims.clean(identity.message_id, 200)
+    try:
+        taken = claims.claim(
+            engine,
+            mail,
+            identity,
+            worker_id(ctx.config),
+            ctx.clock.now(),
+            poll.claim_lease_seconds,
+            max_attempts=poll.max_attempts,
+        )
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 - not even a stand-in row could be written
+        log.exception("mail %s could not be claimed; it stays in the inbox", mail.key)
+        report.retrying += 1
+        return False
     if taken.state is ClaimState.BUSY:
-        log.info("%s: left for now (%s)", identity.message_id, taken.why)
+        log.info("%s: left for now (%s)", mid, taken.why)
         return False
     if taken.state is ClaimState.DONE:
         assert taken.folder is not None
-        duplicate = InboundStatus.DUPLICATE
-        outcome = MailOutcome(identity.message_id, None, duplicate, taken.why, taken.folder)
+        outcome = MailOutcome(mid, None, InboundStatus.DUPLICATE, taken.why, taken.folder)
+    elif taken.state is ClaimState.EXHAUSTED:
+        assert taken.claim is not None
+        log.error("%s: %s; held without processing it", mid, taken.why)
+        exhausted = taken.claim
+        failure = _telling(
+            ctx,
+            lambda tell: claims.hold_exhausted(engine, exhausted, ctx.clock.now(), on_held=tell),
+        )
+        if failure is None:
+            return False
+        report.held += 1
+        outcome = MailOutcome(mid, None, InboundStatus.HELD, failure.row.outcome, HELD)
     else:
         assert taken.claim is not None
-        try:
-            outcome = process_mail(engine, ctx, mail, taken.claim)
-        except claims.LeaseLost as exc:
-            log.warning("%s: %s", identity.message_id, exc)
+        done = _process(engine, ctx, mail, taken.claim, mid, unreadable, report)
+        if done is None:
             return False
-        except ConcurrentUpdateError as exc:  # a clash with another worker: again next cycle
-            log.info("%s: %s", identity.message_id, exc)
-            claims.release(engine, taken.claim)
-            report.retrying += 1
-            return False
-        except DatabaseError:
-            raise  # the database is out: the whole cycle stops, the mail stays
-        except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
-            log.exception("mail %s could not be processed", identity.message_id)
-            failure = claims.record_failure(
-                engine,
-                taken.claim,
-                exc,
-                ctx.clock.now(),
-                max_attempts=poll.max_attempts,
-                retry_base_seconds=poll.retry_base_seconds,
-                on_held=lambda session, row: _tell_gm_held(session, ctx, row),
-            )
-            if failure is None or not failure.held:
-                report.retrying += 1
-                return False
-            report.held += 1
-            why = failure.row.outcome
-            outcome = MailOutcome(identity.message_id, None, InboundStatus.HELD, why, HELD)
-    try:
-        inbox.move(mail.key, outcome.folder)
-    except MessageGone as exc:  # moved by another worker or client meanwhile
-        log.info("%s: %s", mail.key, exc)
+        outcome = done
+    _move(inbox, mail, outcome.folder)
     log.info(outcome.log_line())
     report.mails.append(outcome)
     return True
 
 
-def _tell_gm_held(session: object, ctx: Context, row: InboundMessage) -> None:
+def _process(
+    engine: Engine,
+    ctx: Context,
+    mail: FetchedMail,
+    held: claims.Claim,
+    mid: str,
+    unreadable: Exception | None,
+    report: PollReport,
+) -> MailOutcome | None:
+    """Process a claimed mail; its outcome, or None while it stays in the inbox."""
+    poll = ctx.config.poll
+    try:
+        if unreadable is not None:
+            raise unreadable
+        return process_mail(engine, ctx, mail, held)
+    except claims.LeaseLost as exc:
+        log.warning("%s: %s", mid, exc)
+        return None
+    except ConcurrentUpdateError as exc:  # a clash with another worker: again next cycle
+        log.info("%s: %s", mid, exc)
+        claims.release(engine, held)
+        report.retrying += 1
+        return None
+    except DatabaseError:
+        raise  # the database is out: the whole cycle stops, the mail stays
+    except Exception as exc:  # noqa: BLE001 - any bug, any input: keep the daemon up
+        log.exception("mail %s could not be processed", mid)
+        error = exc
+        failure = _telling(
+            ctx,
+            lambda tell: claims.record_failure(
+                engine,
+                held,
+                error,
+                ctx.clock.now(),
+                max_attempts=poll.max_attempts,
+                retry_base_seconds=poll.retry_base_seconds,
+                on_held=tell,
+            ),
+        )
+        if failure is None or not failure.held:
+            report.retrying += 1
+            return None
+        report.held += 1
+        return MailOutcome(mid, None, InboundStatus.HELD, failure.row.outcome, HELD)
+
+
+def _move(inbox: Inbox, mail: FetchedMail, folder: str) -> None:
+    """Move the mail out of the inbox; into the processed folder with its
+    PASSWORD lines blanked (a new copy: see Inbox.move)."""
+    replacement: bytes | None = None
+    if folder == PROCESSED:
+        try:
+            blanked = blank_passwords(mail.raw)
+            replacement = blanked if blanked != mail.raw else None
+        except Exception:  # noqa: BLE001 - the mail moves as it is rather than stay
+            log.exception("mail %s: its PASSWORD lines could not be blanked", mail.key)
+    try:
+        if replacement is None:  # the usual case: a plain move (IMAP MOVE where offered)
+            inbox.move(mail.key, folder)
+        else:
+            inbox.move(mail.key, folder, replacement)
+    except MessageGone as exc:  # moved by another worker or client meanwhile
+        log.info("%s: %s", mail.key, exc)
+
+
+def _said(exc: BaseException) -> str:
+    return claims.clean(f"{type(exc).__name__}: {exc}", 300)
+
+
+OnHeld = Callable[[Session, InboundMessage], None]
+
+
+def _telling(
+    ctx: Context, record: Callable[[OnHeld], claims.Failure | None]
+) -> claims.Failure | None:
+    """``record`` (a failure, or a hold) telling the GM and the player when the
+    mail is held; if telling them fails in a way that spoils the transaction,
+    the mail is still counted and held, without the mails (said in the log)."""
+    try:
+        return record(lambda session, row: _tell_gm_held(session, ctx, row))
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 - the failure must be recorded, told or not
+        log.exception("the mails about a held mail could not be queued")
+        return record(lambda session, row: None)
+
+
+def _tell_gm_held(session: Session, ctx: Context, row: InboundMessage) -> None:
+    """The GM is told of a held mail, once (in the transaction that holds it);
+    so is its sender when a seated player of a running game (only the
+    registered address is ever written to)."""
     why = row.last_error or row.outcome
-    notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)  # type: ignore[arg-type]
+    try:
+        notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 - a mail that cannot be rendered: the log says it
+        log.exception("the GM's mail about held mail %s could not be made", row.message_id)
+    if not row.sender:
+        return
+    seated = session.exec(
+        select(Game, Player).where(
+            Player.game_id == Game.id,
+            Player.address == row.sender,
+            Player.status == SeatStatus.ACTIVE,
+            Game.status == GameStatus.RUNNING,
+        )
+    ).first()
+    if seated is not None:
+        game, player = seated
+        notify.error_reply(session, ctx, game, player, row.message_id, HELD_FOR_PLAYER, [])
 
 
 def _checkpoint_after(

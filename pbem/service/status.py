@@ -4,7 +4,10 @@ The answer suits a person (text) and a monitoring check (JSON and the exit
 code, as Nagios-style checks read it: 0 healthy, 1 warning, 2 critical).
 Critical: an outage past the alert threshold, or a database that cannot
 be read. Warning: mail held or failing, mail refused for good, an outage
-not yet past the threshold.
+not yet past the threshold. A mail is failing while it is claimed and not
+done with an attempt spent (its claim counts one before any work) and is
+not simply being processed now: an error recorded, more than one attempt,
+or no live lease (the poll that took it died).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from sqlalchemy import or_
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
@@ -80,6 +84,12 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
                 select(InboundMessage).where(
                     InboundMessage.status == InboundStatus.CLAIMED,
                     col(InboundMessage.attempts) > 0,
+                    or_(
+                        col(InboundMessage.last_error).is_not(None),
+                        col(InboundMessage.attempts) > 1,
+                        col(InboundMessage.lease_until).is_(None),
+                        col(InboundMessage.lease_until) <= now,
+                    ),
                 )
             ).all()
             status.held = [_mail(r) for r in held]

@@ -221,7 +221,9 @@ class PendingOrders(SQLModel, table=True):
 
 
 class InboundMessage(SQLModel, table=True):
-    """Every mail fetched, raw bytes and all: the evidence, and the claim.
+    """Every mail fetched: the claim, and what is kept of it (the header block
+    and the SHA-256 of the whole; the whole mail, PASSWORD lines blanked,
+    only when it was processed for a game: pbem/store/rawmail.py).
 
     A mail is known by its Message-ID *and* a hash of its content without
     trace headers (``content_hash``): the same mail delivered twice is one
@@ -257,7 +259,7 @@ class InboundMessage(SQLModel, table=True):
     game_id: int | None = Field(default=None, foreign_key="game.id")
     outcome: str = Field(default="", sa_type=Text)
     processed_at: datetime | None = _when(default=None)
-    attempts: int = 0  # failed attempts to process it
+    attempts: int = 0  # claims taken to process it, each counted before its work
     next_attempt_at: datetime | None = _when(default=None)
     last_error: str | None = Field(default=None, sa_type=Text)
     lease_owner: str | None = None  # the worker processing it now
