@@ -34,6 +34,7 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
+from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
@@ -43,7 +44,7 @@ from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, load, players_of
 from pbem.service.passwords import turn_token, verify_password
-from pbem.service.ratelimit import allow
+from pbem.service.ratelimit import allow, may_answer
 from pbem.service.settings import set_mail_mode, set_player_zone, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import GamePhase, GameStatus, InboundStatus
@@ -51,6 +52,8 @@ from pbem.vocab import GamePhase, GameStatus, InboundStatus
 log = logging.getLogger("pbem.mail")
 STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
 TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
+MAX_NAMED = 5  # game names read from one mail's tags, and from its GAME/JOIN lines
+MAX_NAME_CHARS = 300  # longer than any game's name
 
 
 @dataclass
@@ -120,12 +123,18 @@ def _handle(
         mail = decode_mail(raw, max_bytes=limit)
     except MailError as exc:
         player_games = _games_of_sender(session, row.sender)
-        if player_games and not no_reply_reason_raw(row, ctx):
+        if (
+            player_games
+            and not no_reply_reason_raw(row, ctx)
+            and _may_reply(session, ctx, row.sender)
+        ):
             game, player = player_games[0]
             notify.error_reply(session, ctx, game, player, row.message_id, str(exc), [])
         return _reject(row, None, f"undecodable: {exc}")
     if reply_key:
         mail = replace(mail, key=reply_key)
+    if not _readable_address(mail.sender):
+        return _unreadable_sender(session, ctx, row, mail)
     reason = no_reply_reason(mail, ctx.own_addresses)
     if reason:
         return _reject(row, None, f"not answered ({reason})")
@@ -137,7 +146,9 @@ def _handle(
         if run and _may_reply(session, ctx, mail.sender):
             gmmail.answer_unnamed(session, ctx, mail, run)
             return _reject(row, None, f"no game named by the GM {mail.sender}")
-        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(session, ctx, mail.sender):
+        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
+            session, ctx, mail.sender, stranger=not own
+        ):
             notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
         return _reject(row, None, f"no game for {mail.sender}")
     # One worker at a time adjudicates a game: the row stays locked until
@@ -160,7 +171,9 @@ def _handle(
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if sender is None:
-        if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
+        if ctx.config.mail.reply_to_unknown and _may_reply(
+            session, ctx, mail.sender, stranger=True
+        ):
             notify.unknown_sender(session, ctx, mail)
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
     player = sender
@@ -176,6 +189,15 @@ def _handle(
             _send_reply(session, ctx, reply)
             return MailOutcome(
                 row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
+            )
+        if password is None and _no_other_token(game, player, mail):
+            # forwarded orders, an empty mail, a fresh mail without the
+            # PASSWORD line: the player's own mistake, not an impostor's
+            reply = notify.Reply(game=game, player=player, mail=mail)
+            reply.problems_text = _missing_proof_answer(game, resigning)
+            _send_reply(session, ctx, reply)
+            return MailOutcome(
+                row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
             )
         if allow(
             session,
@@ -194,6 +216,41 @@ def _handle(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
+
+
+def _readable_address(address: str) -> bool:
+    """An address pbem can store, answer and compare: printable ASCII, no
+    blanks (an 8-bit byte in a From line decodes to an unpaired surrogate)."""
+    return address.isascii() and address.isprintable() and " " not in address
+
+
+def _unreadable_sender(
+    session: Session, ctx: Context, row: InboundMessage, mail: DecodedMail
+) -> MailOutcome:
+    """A From address that is no address (a byte that is not text in it):
+    refused, and when what is left of it is a player's address, that player
+    is told (at the registered address, within its budget) what was wrong."""
+    kept = "".join(c for c in mail.sender if c.isascii() and c.isprintable() and c != " ")
+    try:  # the bytes as they came: \xe9 for an 8-bit byte
+        given = mail.sender.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        given = mail.sender.encode("utf-8", "backslashreplace")
+    shown = letters.quote(given.decode("ascii", "backslashreplace"), 80)
+    games = _games_of_sender(session, kept)
+    if games and _may_reply(session, ctx, kept):
+        game, player = games[0]
+        notify.error_reply(
+            session,
+            ctx,
+            game,
+            player,
+            mail.reply_key,
+            f"The From line of a mail to {game.name} is not readable ({shown}): it holds "
+            "a character that is not text before or inside your address. Nothing in the "
+            "mail was applied. Send it again from your usual mail program.",
+            [],
+        )
+    return _reject(row, None, f"unreadable From address {shown}")
 
 
 def _gm_mail(
@@ -280,22 +337,40 @@ def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]
 
 
 def _find_game(session: Session, mail: DecodedMail) -> Game | None:
-    """The [game] tag of the subject, a GAME line, or the sender's only game."""
-    names = TAG.findall(mail.subject)
+    """The [game] tag of the subject, a GAME line, or the sender's only game.
+
+    Only the first few names are considered, in one query: a subject of
+    thousands of tags costs no more than one of three."""
+    names = _named_games(mail)
+    if not names:
+        games = _games_of_sender(session, mail.sender)
+        return games[0][0] if len(games) == 1 else None
+    found = {g.name: g for g in session.exec(select(Game).where(col(Game.name).in_(names)))}
+    return next((found[name] for name in names if name in found), None)
+
+
+def _named_games(mail: DecodedMail) -> list[str]:
+    """The game names a mail gives, the first GAME or JOIN lines first, then
+    the subject's tags; at most MAX_NAMED of each, each cut to MAX_NAME_CHARS
+    (longer than any game's name, so a cut name matches none)."""
+    lines: list[str] = []
     for line in mail.text.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[0].upper() == "GAME":
-            names.insert(0, words[1])
-        elif len(words) >= 2 and words[0].upper() == "JOIN":
-            names.insert(0, words[1])
-    for name in names:
-        game = session.exec(select(Game).where(Game.name == name)).first()
-        if game is not None:
-            return game
-    if names:
-        return None
-    games = _games_of_sender(session, mail.sender)
-    return games[0][0] if len(games) == 1 else None
+        words = line.split(maxsplit=2)
+        if (
+            len(words) >= 2
+            and words[0].upper() == "JOIN"
+            or (len(words) == 2 and words[0].upper() == "GAME")
+        ):
+            lines.append(words[1])
+            if len(lines) == MAX_NAMED:
+                break
+    tags: list[str] = []
+    for match in TAG.finditer(mail.subject):
+        tags.append(match.group(1))
+        if len(tags) == MAX_NAMED:
+            break
+    names = [*reversed(lines), *tags]  # the last line named wins, as it always did
+    return list(dict.fromkeys(n[:MAX_NAME_CHARS] for n in names))
 
 
 def _authenticated(
@@ -327,6 +402,31 @@ def _stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | No
     return None
 
 
+def _no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
+    """The subject carries no turn token, or this turn's token of this player
+    (a reply that cannot resign): nothing that only an impostor would send."""
+    match = TOKEN_RE.search(mail.subject)
+    if match is None:
+        return True
+    expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
+    return match.group(1) == expected
+
+
+def _missing_proof_answer(game: Game, resigning: bool) -> str:
+    if resigning:
+        return (
+            "Nothing was applied: RESIGN needs your PASSWORD line, even in a reply to "
+            f'a "Your turn" mail. Send RESIGN again with a line PASSWORD your-password '
+            f"(the password came with the first mail of {game.name})."
+        )
+    return (
+        "Nothing was applied: your mail carries neither a line PASSWORD your-password "
+        'nor the token of a "Your turn" mail in its subject (a forwarded or a new mail '
+        'has none). Reply to the latest "Your turn" mail with your orders, or add the '
+        f"line PASSWORD your-password (it came with the first mail of {game.name})."
+    )
+
+
 def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) -> str:
     if resigning:
         return (
@@ -346,10 +446,11 @@ def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) 
     )
 
 
-def _may_reply(session: Session, ctx: Context, address: str) -> bool:
-    return allow(
-        session, f"reply:{address}", ctx.config.mail.reply_budget_per_hour, ctx.clock.now()
-    )
+def _may_reply(session: Session, ctx: Context, address: str, *, stranger: bool = False) -> bool:
+    """One more answer to ``address`` within its budget; ``stranger``: an
+    address that is no seated player and no GM, so the budget of all
+    strangers together counts too (pbem.service.ratelimit)."""
+    return may_answer(session, ctx, address, stranger=stranger)
 
 
 def _act(
@@ -376,7 +477,7 @@ def _act(
         reply.late = deadline
     summary: list[str] = []
     if parsed.ignored:
-        lines = ", ".join(f'line {n} "{text}"' for n, text in parsed.ignored)
+        lines = letters.quoted_lines(parsed.ignored)
         reply.notes.append(f"Not read as orders (a greeting or a signature): {lines}.")
     if not (parsed.orders or parsed.commands or parsed.press):
         reply.problems_text = (
@@ -385,6 +486,13 @@ def _act(
         )
         _send_reply(session, ctx, reply)
         return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "no orders")
+    refused = _command_problems(session, ctx, game, player, parsed)
+    if refused:
+        reply.problems, reply.text = refused, mail.text
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            mail.message_id, game.name, InboundStatus.PROCESSED, f"{len(refused)} problems"
+        )
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
     if parsed.orders and game.status != GameStatus.FINISHED:
@@ -411,6 +519,21 @@ def _act(
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"
     return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
+
+
+def _command_problems(
+    session: Session, ctx: Context, game: Game, player: Player, parsed: ParsedMail
+) -> list[OrderProblem]:
+    """What makes a command of the mail impossible before anything is done
+    (an absence that cannot be noted), with its line: the whole mail is
+    refused and nothing of it applied."""
+    problems = []
+    for cmd in parsed.commands:
+        if isinstance(cmd, Absent):
+            why = schedule.absence_problem(session, ctx, game, player, cmd.start, cmd.end)
+            if why is not None:
+                problems.append(OrderProblem(cmd.line, cmd.column, cmd.text, why))
+    return problems
 
 
 def _press_budget(game: Game) -> int:
