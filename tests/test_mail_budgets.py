@@ -7,6 +7,9 @@ and SMTP on loopback), and reads what each address was sent.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 from sqlalchemy import event
 from sqlmodel import select
@@ -15,10 +18,14 @@ from typer.testing import CliRunner
 from pbem.cli import app
 from pbem.mail.decode import decode_mail
 from pbem.mail.maildir import spool_mailbox
-from pbem.service import mailflow
-from pbem.store import InboundMessage
+from pbem.service import mailcheck, mailflow
+from pbem.service.context import Context
+from pbem.service.games import create_game
+from pbem.store import InboundMessage, JoinRequest, session_scope
+from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.longgame_helpers import GAME_ADDRESS, GM_ADDRESS, World, new_table
+from tests.mailloop_helpers import MailPlayer, MailWorld, order_mail, wait_until
 
 PLAYERS = ["ann", "bob", "cat"]
 
@@ -71,7 +78,7 @@ def test_a_subject_of_many_tags_is_routed_with_one_query(tmp_path) -> None:  # n
     finally:
         event.remove(world.engine, "before_cursor_execute", listen)
     assert len([s for s in statements if s.startswith("SELECT")]) == 1, statements
-    assert mailflow._named_games(mail) == ["x0", "x1", "x2", "x3", "x4"]
+    assert mailcheck.named_games(mail) == ["x0", "x1", "x2", "x3", "x4"]
 
 
 def test_the_game_is_found_among_the_first_tags_and_a_game_line_wins(tmp_path) -> None:  # noqa: ANN001
@@ -241,3 +248,136 @@ def test_control_characters_of_a_subject_never_reach_a_header(tmp_path) -> None:
     long = next(m for m in replies if "Your mail" in m.subject)
     quoted = long.flat.split('Nothing in your mail ("', 1)[1].split('")', 1)[0]
     assert quoted.replace(" ", "") == "[g]abcdv" + "x" * 186 + "\u2026"
+
+
+# ------------------------------------------------------------------ budgets
+def budgets(world: World, *, reply: int = 20, strangers: int = 100, alerts: int = 5) -> None:
+    """The world's [mail] budgets as a test wants them (the file says 1000)."""
+    mail = replace(
+        world.config.mail,
+        reply_budget_per_hour=reply,
+        stranger_budget_per_hour=strangers,
+        alert_budget_per_hour=alerts,
+    )
+    world.config = replace(world.config, mail=mail)
+    world.ctx = Context(world.config, world.clock, world.config.mail.own_addresses)
+
+
+def join_requests(world: World) -> int:
+    with world.session(write=False) as session:
+        return len(session.exec(select(JoinRequest)).all())
+
+
+def test_thirty_joins_and_thirty_hellos_from_one_address_get_one_answer(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    budgets(world)
+    world.open_game("open", 3)
+    for n in range(30):
+        world.send("forger@else.test", "JOIN open AS mallory\n", f"join {n}")
+        world.send("forger@else.test", "hello\n", f"[open] hello {n}")
+    no_failures(world.poll())
+    answers = world.take("forger@else.test")
+    assert [m.subject for m in answers] == ["[open] Confirm joining as mallory"]
+    assert join_requests(world) == 1
+    said = [outcome for _, outcome in outcomes(world)]
+    assert said.count("join request from forger@else.test as mallory") == 1
+    assert said.count(
+        "no JOIN in a mail to an open game (not answered: reply_to_unknown is off)"
+    ) == 30  # fmt: skip
+
+
+def test_joins_under_new_names_stop_at_the_address_budget(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    budgets(world, reply=20)
+    world.open_game("open", 3)
+    for n in range(30):
+        world.send("forger@else.test", f"JOIN open AS m{n}\n", f"join {n}")
+    no_failures(world.poll())
+    assert len(world.take("forger@else.test")) == 20
+    assert join_requests(world) == 1  # one pending request per address, renamed
+    world.advance(hours=1)  # a new hour: a new budget
+    world.send("forger@else.test", "JOIN open AS again\n", "join again")
+    no_failures(world.poll())
+    assert [m.subject for m in world.take("forger@else.test")] == [
+        "[open] Confirm joining as again"
+    ]
+
+
+def test_many_forged_addresses_stop_at_the_budget_of_all_strangers(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    budgets(world, strangers=25)
+    world.open_game("open", 3)
+    senders = [f"f{n}@else.test" for n in range(40)]
+    for sender in senders:
+        world.send(sender, "JOIN open AS x\n", "join")
+        world.send(sender, "JOIN nowhere AS x\n", "[nowhere] join")  # no such game
+    no_failures(world.poll())
+    answered = [s for s in senders if world.take(s)]
+    assert len(answered) == 25  # every stranger's answer counted, none past the cap
+    assert join_requests(world) == 25  # a JOIN not answered leaves no request behind
+
+
+def test_reply_to_unknown_still_answers_a_hello_to_an_open_game(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    budgets(world)
+    world.config = replace(
+        world.config, mail=replace(world.config.mail, reply_to_unknown=True)
+    )  # fmt: skip
+    world.ctx = Context(world.config, world.clock, world.config.mail.own_addresses)
+    world.open_game("open", 3)
+    world.send("curious@else.test", "hello\n", "[open] what is this")
+    no_failures(world.poll())
+    assert [m.subject for m in world.take("curious@else.test")] == ["[open] How to join"]
+
+
+def test_gm_alerts_past_the_budget_are_folded_into_one_digest(tmp_path) -> None:  # noqa: ANN001
+    world, table, _ = quiet(tmp_path)
+    budgets(world, alerts=5)
+    for name in PLAYERS:  # 3 alerts each: within each player's own alert budget
+        for n in range(3):
+            world.send(f"{name}@players.test", "PASSWORD wrong-wrong-wrong-11\n", f"[g] try {n}")
+    no_failures(world.poll())
+    table.read_all()
+    alerts = [m for m in table.gm if "Authentication failed" in m.subject]
+    assert len(alerts) == 5
+    assert not [m for m in table.gm if "Digest" in m.subject]
+    world.advance(minutes=30)
+    world.poll()  # the same hour: the digest waits
+    table.read_all()
+    assert not [m for m in table.gm if "Digest" in m.subject]
+    world.advance(hours=1)
+    world.poll()
+    table.read_all()
+    digest = [m for m in table.gm if "Digest" in m.subject]
+    assert [m.subject for m in digest] == ["[pbem] GM alert: Digest of 4 alerts"]
+    listed = [line for line in digest[0].text.splitlines() if "Authentication failed" in line]
+    assert len(listed) == 4
+    world.advance(hours=1)
+    world.poll()
+    table.read_all()
+    assert len([m for m in table.gm if "Digest" in m.subject]) == 1  # sent once
+
+
+# ------------------------------------------------------- on the real servers
+def test_an_open_game_answers_a_flood_from_one_address_once_on_real_servers(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """The issue's case, through Dovecot and SMTP on loopback with the
+    default reply budget: 30 JOIN and 30 "hello" mails in one poll."""
+    world = MailWorld.create(mail_servers, tmp_path, reply_budget=20)
+    with session_scope(world.engine) as session:
+        create_game(
+            session, "open", [], gm_address=world.gm_address, open_seats=3, settings={}
+        )  # fmt: skip
+    forger = MailPlayer("forger", mail_servers.new_user("forger"), mail_servers)
+    for n in range(30):
+        for subject, body in ((f"join {n}", "JOIN open AS mallory"), (f"[open] hi {n}", "hello")):
+            forger.send(
+                world.game_address, order_mail(forger.address, world.game_address, subject, body)
+            )
+    wait_until(lambda: len(world.folder()) == 60, what="the 60 mails in the game's inbox")
+    report = world.poll()
+    assert (report.held, report.retrying, len(report.mails)) == (0, 0, 60)
+    answers = wait_until(forger.mailbox, what="the one answer")
+    assert [str(m["Subject"]) for m in answers] == ["[open] Confirm joining as mallory"]
+    assert world.servers.read_mailbox(world.gm_address) == []  # nobody alerted the GM

@@ -10,7 +10,6 @@ error anywhere rolls all of it back, and the mail stays in the inbox.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Engine
@@ -38,7 +37,7 @@ from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, gmmail, notify, schedule, turns
+from pbem.service import claims, deadlines, gmmail, mailcheck, notify, schedule, turns
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -51,9 +50,6 @@ from pbem.vocab import GamePhase, GameStatus, InboundStatus
 
 log = logging.getLogger("pbem.mail")
 STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
-TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
-MAX_NAMED = 5  # game names read from one mail's tags, and from its GAME/JOIN lines
-MAX_NAME_CHARS = 300  # longer than any game's name
 
 
 @dataclass
@@ -133,7 +129,7 @@ def _handle(
         return _reject(row, None, f"undecodable: {exc}")
     if reply_key:
         mail = replace(mail, key=reply_key)
-    if not _readable_address(mail.sender):
+    if not mailcheck.readable_address(mail.sender):
         return _unreadable_sender(session, ctx, row, mail)
     reason = no_reply_reason(mail, ctx.own_addresses)
     if reason:
@@ -190,11 +186,11 @@ def _handle(
             return MailOutcome(
                 row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
             )
-        if password is None and _no_other_token(game, player, mail):
+        if password is None and mailcheck.no_other_token(game, player, mail):
             # forwarded orders, an empty mail, a fresh mail without the
             # PASSWORD line: the player's own mistake, not an impostor's
             reply = notify.Reply(game=game, player=player, mail=mail)
-            reply.problems_text = _missing_proof_answer(game, resigning)
+            reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
             _send_reply(session, ctx, reply)
             return MailOutcome(
                 row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
@@ -218,24 +214,14 @@ def _handle(
     return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
 
 
-def _readable_address(address: str) -> bool:
-    """An address pbem can store, answer and compare: printable ASCII, no
-    blanks (an 8-bit byte in a From line decodes to an unpaired surrogate)."""
-    return address.isascii() and address.isprintable() and " " not in address
-
-
 def _unreadable_sender(
     session: Session, ctx: Context, row: InboundMessage, mail: DecodedMail
 ) -> MailOutcome:
     """A From address that is no address (a byte that is not text in it):
     refused, and when what is left of it is a player's address, that player
     is told (at the registered address, within its budget) what was wrong."""
-    kept = "".join(c for c in mail.sender if c.isascii() and c.isprintable() and c != " ")
-    try:  # the bytes as they came: \xe9 for an 8-bit byte
-        given = mail.sender.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        given = mail.sender.encode("utf-8", "backslashreplace")
-    shown = letters.quote(given.decode("ascii", "backslashreplace"), 80)
+    kept = mailcheck.kept_address(mail.sender)
+    shown = mailcheck.shown_address(mail.sender)
     games = _games_of_sender(session, kept)
     if games and _may_reply(session, ctx, kept):
         game, player = games[0]
@@ -341,36 +327,12 @@ def _find_game(session: Session, mail: DecodedMail) -> Game | None:
 
     Only the first few names are considered, in one query: a subject of
     thousands of tags costs no more than one of three."""
-    names = _named_games(mail)
+    names = mailcheck.named_games(mail)
     if not names:
         games = _games_of_sender(session, mail.sender)
         return games[0][0] if len(games) == 1 else None
     found = {g.name: g for g in session.exec(select(Game).where(col(Game.name).in_(names)))}
     return next((found[name] for name in names if name in found), None)
-
-
-def _named_games(mail: DecodedMail) -> list[str]:
-    """The game names a mail gives, the first GAME or JOIN lines first, then
-    the subject's tags; at most MAX_NAMED of each, each cut to MAX_NAME_CHARS
-    (longer than any game's name, so a cut name matches none)."""
-    lines: list[str] = []
-    for line in mail.text.splitlines():
-        words = line.split(maxsplit=2)
-        if (
-            len(words) >= 2
-            and words[0].upper() == "JOIN"
-            or (len(words) == 2 and words[0].upper() == "GAME")
-        ):
-            lines.append(words[1])
-            if len(lines) == MAX_NAMED:
-                break
-    tags: list[str] = []
-    for match in TAG.finditer(mail.subject):
-        tags.append(match.group(1))
-        if len(tags) == MAX_NAMED:
-            break
-    names = [*reversed(lines), *tags]  # the last line named wins, as it always did
-    return list(dict.fromkeys(n[:MAX_NAME_CHARS] for n in names))
 
 
 def _authenticated(
@@ -400,31 +362,6 @@ def _stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | No
         if turn_token(secret, game.name, player.seat, turn) == match.group(1):
             return turn
     return None
-
-
-def _no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
-    """The subject carries no turn token, or this turn's token of this player
-    (a reply that cannot resign): nothing that only an impostor would send."""
-    match = TOKEN_RE.search(mail.subject)
-    if match is None:
-        return True
-    expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
-    return match.group(1) == expected
-
-
-def _missing_proof_answer(game: Game, resigning: bool) -> str:
-    if resigning:
-        return (
-            "Nothing was applied: RESIGN needs your PASSWORD line, even in a reply to "
-            f'a "Your turn" mail. Send RESIGN again with a line PASSWORD your-password '
-            f"(the password came with the first mail of {game.name})."
-        )
-    return (
-        "Nothing was applied: your mail carries neither a line PASSWORD your-password "
-        'nor the token of a "Your turn" mail in its subject (a forwarded or a new mail '
-        'has none). Reply to the latest "Your turn" mail with your orders, or add the '
-        f"line PASSWORD your-password (it came with the first mail of {game.name})."
-    )
 
 
 def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) -> str:
@@ -486,7 +423,7 @@ def _act(
         )
         _send_reply(session, ctx, reply)
         return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "no orders")
-    refused = _command_problems(session, ctx, game, player, parsed)
+    refused = mailcheck.command_problems(session, ctx, game, player, parsed)
     if refused:
         reply.problems, reply.text = refused, mail.text
         _send_reply(session, ctx, reply)
@@ -499,41 +436,27 @@ def _act(
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     for press in parsed.press:
+        to = letters.quote(press.recipient, 40)
         if not applied:
             reply.notes.append(
-                f"Your press to {press.recipient} was not relayed: nothing in this mail "
+                f"Your press to {to} was not relayed: nothing in this mail "
                 "was applied. Send it again with your corrected orders."
             )
         elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
             try:
                 summary.append(notify.relay_press(session, ctx, game, player, press))
             except ServiceError as exc:
-                reply.notes.append(f"Your press to {press.recipient} was not relayed: {exc}.")
+                why = letters.cap(str(exc), 200)
+                reply.notes.append(f"Your press to {to} was not relayed: {why}.")
                 continue
-            reply.notes.append(f"Your press to {press.recipient} was relayed.")
+            reply.notes.append(f"Your press to {to} was relayed.")
         else:
             reply.notes.append(
-                f"Your press to {press.recipient} was not relayed: "
-                "too many press messages this hour."
+                f"Your press to {to} was not relayed: too many press messages this hour."
             )
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"
     return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
-
-
-def _command_problems(
-    session: Session, ctx: Context, game: Game, player: Player, parsed: ParsedMail
-) -> list[OrderProblem]:
-    """What makes a command of the mail impossible before anything is done
-    (an absence that cannot be noted), with its line: the whole mail is
-    refused and nothing of it applied."""
-    problems = []
-    for cmd in parsed.commands:
-        if isinstance(cmd, Absent):
-            why = schedule.absence_problem(session, ctx, game, player, cmd.start, cmd.end)
-            if why is not None:
-                problems.append(OrderProblem(cmd.line, cmd.column, cmd.text, why))
-    return problems
 
 
 def _press_budget(game: Game) -> int:
