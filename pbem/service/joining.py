@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session, select
 
@@ -21,11 +20,11 @@ from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.passwords import hash_password, new_password
-from pbem.service.ratelimit import may_answer
+from pbem.service.ratelimit import STRANGERS, allow_all
 from pbem.store import Game, JoinRequest, id_of
 
 MAX_NAME = 20
-AGAIN = timedelta(hours=1)  # the same JOIN again within this is not answered again
+JOINS_PER_HOUR = 3  # JOIN answers to one address for one game an hour (a lost mail, a typo)
 
 
 def seats(game: Game) -> int:
@@ -59,7 +58,7 @@ def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, comman
     return "no JOIN in a mail to an open game" + ("" if told else NOT_ANSWERED)
 
 
-NOT_ANSWERED = " (not answered: reply budget spent)"
+NOT_ANSWERED = " (not answered: a reply budget is spent)"
 
 
 def _seated(session: Session, game: Game, address: str) -> bool:
@@ -100,9 +99,17 @@ def _tell(
     return True
 
 
-def _may_answer(session: Session, ctx: Context, game: Game, address: str) -> bool:
-    stranger = not _seated(session, game, address)
-    return may_answer(session, ctx, address, stranger=stranger)
+def _may_answer(
+    session: Session, ctx: Context, game: Game, address: str, *, join: bool = False
+) -> bool:
+    """Within the address's reply budget (and the budget of all strangers,
+    unless the address has a seat here); ``join``: within JOINS_PER_HOUR too."""
+    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour)]
+    if not _seated(session, game, address):
+        budgets.append((STRANGERS, ctx.config.mail.stranger_budget_per_hour))
+    if join:
+        budgets.append((f"join:{game.id}:{address}", JOINS_PER_HOUR))
+    return allow_all(session, budgets, ctx.clock.now())
 
 
 def _name_problem(name: str) -> str | None:
@@ -119,6 +126,10 @@ def _join(
     session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join, index: int
 ) -> str:
     name = cmd.player
+    # Every answer to a JOIN, a refusal too, counts against JOINS_PER_HOUR:
+    # the same JOIN thirty times gets three answers, and nothing else happens.
+    if not _may_answer(session, ctx, game, mail.sender, join=True):
+        return f"JOIN from {mail.sender}{NOT_ANSWERED}"
     if cmd.game and cmd.game.lower() != game.name.lower():
         _tell(
             session,
@@ -128,11 +139,21 @@ def _join(
             f"JOIN {quote(cmd.game, 60)}: this mail went to {game.name}.",
             "Which game?",
             index,
+            counted=True,
         )
         return "join for another game"
     taken = players_of(session, game)
     if len(taken) >= seats(game):
-        _tell(session, ctx, game, mail, f"{game.name} is full.", "The game is full", index)
+        _tell(
+            session,
+            ctx,
+            game,
+            mail,
+            f"{game.name} is full.",
+            "The game is full",
+            index,
+            counted=True,
+        )
         return "game full"
     problem = _name_problem(name)
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
@@ -148,6 +169,7 @@ def _join(
             f"JOIN {game.name} AS {quote(name, 40)}: {problem}.",
             "Joining refused",
             index,
+            counted=True,
         )
         return problem
     pending = session.exec(
@@ -157,17 +179,12 @@ def _join(
             JoinRequest.confirmed == False,  # noqa: E712
         )
     ).first()
-    now = ctx.clock.now()
-    if pending is not None and pending.name == name and now - _aware(pending.created_at) < AGAIN:
-        return f"join request from {mail.sender} as {name} repeated within the hour: not answered"
-    if not _may_answer(session, ctx, game, mail.sender):
-        return f"join request from {mail.sender} as {name}{NOT_ANSWERED}"
     # One pending request per address and game: a JOIN again replaces its
     # name (and is answered again with the same token), no new row.
     request = pending or JoinRequest(
         game_id=id_of(game), name=name, address=mail.sender, token=secrets.token_hex(4)
     )
-    request.name, request.created_at = name, now
+    request.name, request.created_at = name, ctx.clock.now()
     session.add(request)
     _tell(
         session,
@@ -181,10 +198,6 @@ def _join(
         counted=True,
     )
     return f"join request from {mail.sender} as {name}"
-
-
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _confirm(

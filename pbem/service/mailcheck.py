@@ -48,9 +48,10 @@ def named_games(mail: DecodedMail) -> list[str]:
 
 
 def readable_address(address: str) -> bool:
-    """An address pbem can store, answer and compare: printable ASCII, no
-    blanks (an 8-bit byte in a From line decodes to an unpaired surrogate)."""
-    return address.isascii() and address.isprintable() and " " not in address
+    """An address pbem can store, answer and compare: printable, no blanks (an
+    8-bit byte that is no UTF-8 in a From line decodes to a lone surrogate,
+    which is not printable and which no database takes)."""
+    return address.isprintable() and " " not in address
 
 
 def no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
@@ -104,5 +105,5 @@ def shown_address(sender: str) -> str:
 
 def kept_address(sender: str) -> str:
     """What is left of an unreadable address once the characters that are not
-    printable ASCII are dropped: whose address it was meant to be."""
-    return "".join(c for c in sender if c.isascii() and c.isprintable() and c != " ")
+    printable are dropped: whose address it was meant to be."""
+    return "".join(c for c in sender if c.isprintable() and c != " ")
