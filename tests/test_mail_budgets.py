@@ -151,13 +151,17 @@ def test_an_8bit_byte_in_the_display_name_is_no_problem(tmp_path) -> None:  # no
     assert [m.kind for m in mover.read()] == ["status"]
 
 
-def test_a_gm_extend_beyond_a_year_is_refused_not_raised(tmp_path) -> None:  # noqa: ANN001
+def gm_world(tmp_path):  # noqa: ANN001, ANN201
     world = World(tmp_path)
     table = new_table(world, "gx", PLAYERS)
     table.silence()
     table.clear()
     result = CliRunner().invoke(app, ["gm-password", "gx", "--config", str(world.config_path)])
-    password = result.stdout.split("GM password of gx: ")[1].split()[0]
+    return world, result.stdout.split("GM password of gx: ")[1].split()[0]
+
+
+def test_a_gm_extend_beyond_a_year_is_refused_not_raised(tmp_path) -> None:  # noqa: ANN001
+    world, password = gm_world(tmp_path)
     before = world.game("gx").deadline
     world.send(GM_ADDRESS, f"PASSWORD {password}\nEXTEND 1e400\n", "[gx] commands")
     no_failures(world.poll())
@@ -165,6 +169,18 @@ def test_a_gm_extend_beyond_a_year_is_refused_not_raised(tmp_path) -> None:  # n
     assert len(answer) == 1
     assert 'line 2 "EXTEND 1e400": EXTEND takes at most 8784 hours (a year)' in answer[0].flat
     assert world.game("gx").deadline == before
+
+
+def test_a_gm_mail_of_long_lines_is_answered_short(tmp_path) -> None:  # noqa: ANN001
+    world, password = gm_world(tmp_path)
+    lines = "\n".join(f"foo{n} bar" for n in range(5000))
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nKICK {'z' * 5000}\n{lines}\n", "[gx] cmd")
+    no_failures(world.poll())
+    [answer] = [m for m in world.take(GM_ADDRESS) if "GM commands" in m.subject]
+    assert "KICK " + "z" * 59 + "\u2026: refused: " in answer.flat
+    assert 'line 22 "foo19 bar" and 4980 more.' in answer.flat
+    assert len(answer.text) < 3000
+    assert [p.status for p in world.players("gx")] == ["active"] * 3
 
 
 # ------------------------------------------ a player's mistake, no impostor

@@ -172,9 +172,10 @@ def handle(
         )
     else:
         for cmd in parsed.commands:
+            argument = " " + quote(cmd.argument, 60) if cmd.argument else ""
+            done = _run(session, ctx, game, cmd)
             lines.append(
-                f"{cmd.word}{' ' + cmd.argument if cmd.argument else ''}: "
-                + _run(session, ctx, game, cmd)
+                f"{cmd.word}{argument}: " + (done if cmd.word == "STATUS" else quote(done, 300))
             )
     if parsed.ignored:
         more = len(parsed.ignored) - MOST_LISTED
