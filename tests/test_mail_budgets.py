@@ -415,3 +415,23 @@ def test_an_address_in_utf8_is_readable_and_an_8bit_byte_is_not() -> None:
     assert not mailcheck.readable_address("ann\x00@players.test")
     assert mailcheck.kept_address("\udce9ann@players.test") == "ann@players.test"
     assert mailcheck.shown_address("\udce9ann@players.test") == "\\xe9ann@players.test"
+
+
+def test_unknown_sender_answers_count_against_the_budget_of_all_strangers(tmp_path) -> None:  # noqa: ANN001
+    world, table, _ = quiet(tmp_path)
+    budgets(world, strangers=10)
+    world.config = replace(
+        world.config, mail=replace(world.config.mail, reply_to_unknown=True)
+    )  # fmt: skip
+    world.ctx = Context(world.config, world.clock, world.config.mail.own_addresses)
+    senders = [f"u{n}@else.test" for n in range(15)]
+    for sender in senders:
+        world.send(sender, "PLACE 3 Alaska\n", "[g] orders")  # a game they do not play in
+    no_failures(world.poll())
+    assert sum(1 for s in senders if world.take(s)) == 10
+    table.read_all()
+    player = table[PLAYERS[0]]
+    world.send(player.address, "STATUS\n", "which game?")  # a player: no stranger
+    world.send(player.address, "hello\n", "[nowhere] hi")
+    no_failures(world.poll())
+    assert len(player.read()) == 2
