@@ -174,6 +174,7 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         "max_mail_bytes",
         "reply_budget_per_hour",
         "alert_budget_per_hour",
+        "stranger_budget_per_hour",
         "reply_to_unknown",
         "tls_ca_file",
         "decode_child_above_bytes",
@@ -194,6 +195,7 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         max_mail_bytes=t.integer("max_mail_bytes", d.max_mail_bytes, minimum=1024),
         reply_budget_per_hour=t.integer("reply_budget_per_hour", d.reply_budget_per_hour),
         alert_budget_per_hour=t.integer("alert_budget_per_hour", d.alert_budget_per_hour),
+        stranger_budget_per_hour=t.integer("stranger_budget_per_hour", d.stranger_budget_per_hour),
         reply_to_unknown=t.boolean("reply_to_unknown", d.reply_to_unknown),
         tls_ca_file=t.string("tls_ca_file", d.tls_ca_file),
         decode_child_above_bytes=t.integer(

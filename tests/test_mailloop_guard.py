@@ -67,41 +67,52 @@ def test_forged_from_wrong_password_and_old_token_change_nothing_and_alert_the_p
 
     report = world.poll()
     assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
-        (forged_id, "rejected", f"authentication failed for {mover.name}"),
+        # issue 27: no password and no token is a player's mistake (a forwarded or
+        # empty mail): the registered address is told what is missing, no alert
+        (forged_id, "processed", "no password or turn token"),
         (wrong_id, "rejected", f"authentication failed for {mover.name}"),
         # issue 13: a registered sender with last round's token is a player, not an impostor
         (stale_id, "processed", "stale token of turn 1"),
     ]
     assert (world.state("auth").state_hash(), len(world.order_log("auth"))) == before
-    assert world.rejected() == [forged_id, wrong_id]
+    assert world.rejected() == [wrong_id]
 
-    # One alert per forged mail to the registered address and to the GM; the stale
-    # reply is answered to its sender only; nothing to anyone else.
+    # The mail without proof is answered to the registered address (never to the
+    # Reply-To); the wrong password alerts it and the GM; the stale reply is
+    # answered to its sender only; nothing to anyone else.
     after = counts(world, *players.values(), mallory)
-    expected = [3 if p is mover else 0 for p in players.values()] + [0, 2]
+    expected = [3 if p is mover else 0 for p in players.values()] + [0, 1]
     assert [a - b for a, b in zip(after, boxes_before, strict=True)] == expected
     alerts = mover.mailbox()[-3:]
-    assert [kind(m) for m in alerts] == ["gm_alert", "gm_alert", "error_reply"]
-    for alert, mid in zip(alerts[:2], (forged_id, wrong_id), strict=True):
-        assert "A mail in your name was refused" in str(alert["Subject"])
-        assert "GM alert" not in str(alert["Subject"])  # alerts to the GM only say that
-        assert f"Message-ID: {mid}" in plain_text(alert)
-        assert alert["To"].addresses[0].addr_spec == mover.address
+    assert [kind(m) for m in alerts] == ["error_reply", "gm_alert", "error_reply"]
+    assert alerts[0]["To"].addresses[0].addr_spec == mover.address
+    assert "neither a line PASSWORD your-password" in " ".join(plain_text(alerts[0]).split())
+    alert = alerts[1]
+    assert "A mail in your name was refused" in str(alert["Subject"])
+    assert "GM alert" not in str(alert["Subject"])  # alerts to the GM only say that
+    assert f"Message-ID: {wrong_id}" in plain_text(alert)
+    assert alert["To"].addresses[0].addr_spec == mover.address
     stale_answer = " ".join(plain_text(alerts[2]).split())
     assert (
         "This turn is over: your mail answers the notice of turn 1, and nothing in it was "
         "applied; it is your turn now: turn 4." in stale_answer
     )
 
-    # The alerts are rate limited per address (5 an hour): four more forgeries, three alerts.
-    for n in range(4):
+    # The alerts are rate limited per address (5 an hour): five more forgeries with
+    # a wrong password, four alerts.
+    for n in range(5):
         mallory.send(
             world.game_address,
-            order_mail(mover.address, world.game_address, f"[auth] orders {n}", orders),
+            order_mail(
+                mover.address,
+                world.game_address,
+                f"[auth] orders {n}",
+                "PASSWORD wrong-wrong-wrong-01\n" + orders,
+            ),
         )
-    assert [m.status for m in world.poll().mails] == ["rejected"] * 4
+    assert [m.status for m in world.poll().mails] == ["rejected"] * 5
     assert [len(world.servers.read_mailbox(a)) for a in (mover.address, mallory.address)] == [
-        boxes_before[list(players.values()).index(mover)] + 6,
+        boxes_before[list(players.values()).index(mover)] + 7,
         0,
     ]
 

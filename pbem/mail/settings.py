@@ -80,6 +80,9 @@ class MailSettings:
     max_mail_bytes: int = MAX_MAIL_BYTES
     reply_budget_per_hour: int = 20
     alert_budget_per_hour: int = 5
+    # answers per hour to all non-player addresses together (open-game answers,
+    # refusals, the unknown-sender answer): a forger can use many addresses
+    stranger_budget_per_hour: int = 100
     reply_to_unknown: bool = False
     tls_ca_file: str = ""  # a CA bundle to trust for IMAP and SMTP TLS (else the system's)
     # The per-mail budget (pbem/mail/sandbox.py): mails above the size are
@@ -100,7 +103,7 @@ class MailSettings:
                 )
         if self.max_mail_bytes < 1024:
             raise MailSettingsError("mail.max_mail_bytes", "must be at least 1024")
-        for name in ("reply_budget_per_hour", "alert_budget_per_hour"):
+        for name in ("reply_budget_per_hour", "alert_budget_per_hour", "stranger_budget_per_hour"):
             if getattr(self, name) < 0:
                 raise MailSettingsError(f"mail.{name}", "cannot be negative")
         if self.transport == "imap":

@@ -16,6 +16,38 @@ from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail
 
+QUOTED_SUBJECT = 200  # characters of a sender's subject quoted in any mail pbem sends
+QUOTED_LINE = 200  # characters of one line of a sender's mail quoted back
+QUOTED_ADDRESS = 120  # characters of a sender's address or Message-ID quoted
+QUOTED_MESSAGE = 600  # characters of a problem's message, which may quote a word of the mail
+ELLIPSIS = "\u2026"
+
+
+def quote(text: str, limit: int) -> str:
+    """A sender's text as pbem may quote it: one line (every control character,
+    line end included, a blank), at most ``limit`` characters, cut ones ending
+    in an ellipsis. Safe for a header: nothing in it can start a new one."""
+    cut = text[: limit * 4] if len(text) > limit * 4 else text  # bounded work
+    flat = "".join(c if c.isprintable() else " " for c in cut)
+    flat = flat.encode("utf-8", "replace").decode("utf-8")  # no lone surrogates
+    if len(flat) > limit or len(cut) < len(text):
+        return flat[: max(0, limit - 1)] + ELLIPSIS
+    return flat
+
+
+def quote_subject(subject: str) -> str:
+    return quote(subject, QUOTED_SUBJECT)
+
+
+def cap(text: str, limit: int) -> str:
+    """Text pbem writes about a sender's input (a problem's message, an error)
+    for a mail body: line ends kept, other control characters dropped, at most
+    ``limit`` characters."""
+    cut = text[: limit + 1]
+    kept = "".join(c for c in cut if c.isprintable() or c == "\n")
+    kept = kept.encode("utf-8", "replace").decode("utf-8")
+    return kept if len(text) <= limit else kept[: limit - 1] + ELLIPSIS
+
 
 def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
     """The orders layer's problems with the line each is about, as the reply shows them."""
@@ -23,8 +55,18 @@ def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem
     out = []
     for p in problems:
         line = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
-        out.append(rc.Problem(p.line or None, line, p.message, p.suggestion or ""))
+        message = cap(p.message, QUOTED_MESSAGE)
+        suggestion = quote(p.suggestion or "", QUOTED_LINE)
+        out.append(rc.Problem(p.line or None, quote(line, QUOTED_LINE), message, suggestion))
     return tuple(out)
+
+
+def quoted_lines(pairs: Sequence[tuple[int, str]], most: int = 10) -> str:
+    """'line 3 "Hi GM,"', ... for lines of a mail pbem did not read: each
+    quoted short, at most ``most`` of them and how many more."""
+    shown = ", ".join(f'line {n} "{quote(text, 60)}"' for n, text in pairs[:most])
+    more = len(pairs) - most
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def receipt_orders(canonical: str, notes: Sequence[str]) -> str:
@@ -62,7 +104,9 @@ def unknown_game(address: str, subject: str, games: Sequence[str]) -> RenderedMa
         )
     return render.render_error_reply(
         rc.ErrorReply(
-            address=address, problems=(rc.Problem(None, "", text),), original_subject=subject
+            address=address,
+            problems=(rc.Problem(None, "", text),),
+            original_subject=quote_subject(subject),
         )
     )
 
@@ -76,11 +120,20 @@ def mail_held(
         "nothing of it was applied. Its headers are kept in the database and the whole "
         "mail in the held folder of the game's mailbox. Once the cause is fixed, "
         "move it back to the inbox and the next poll takes it again.\n\n"
-        f"From: {sender}\nSubject: {subject}\nMessage-ID: {message_id}\n\n"
-        f"The last error:\n{why}"
+        f"From: {quote(sender, QUOTED_ADDRESS)}\nSubject: {quote_subject(subject)}\n"
+        f"Message-ID: {quote(message_id, QUOTED_ADDRESS)}\n\n"
+        f"The last error:\n{cap(why, QUOTED_MESSAGE)}"
     )
     return render.render_gm_alert(
         rc.GmAlert("A mail is held: it could not be processed", text, None, gm)
+    )
+
+
+def held_line(message_id: str, sender: str, subject: str) -> str:
+    """One line about a mail, for the GM's digest of alerts."""
+    return (
+        f"{quote(sender, QUOTED_ADDRESS)} {quote(message_id, QUOTED_ADDRESS)} "
+        f'"{quote(subject, 80)}"'
     )
 
 
@@ -89,9 +142,10 @@ def auth_refused(
 ) -> RenderedMail:
     """For the registered address: a mail in its name failed authentication."""
     text = (
-        f"A mail claiming to be from you ({sender}) reached game {info.name} "
-        f"without your password or a valid turn token, so nothing in it was applied.\n\n"
-        f"Subject: {subject}\nMessage-ID: {message_id}\n\n"
+        f"A mail claiming to be from you ({quote(sender, QUOTED_ADDRESS)}) reached game "
+        f"{info.name} without your password or a valid turn token, so nothing in it was "
+        f"applied.\n\nSubject: {quote_subject(subject)}\n"
+        f"Message-ID: {quote(message_id, QUOTED_ADDRESS)}\n\n"
         "If you sent it, reply to your latest 'your turn' mail, or add a line\n"
         "PASSWORD your-password to your orders. If you did not, someone may be\n"
         "trying to play in your name; the GM has been told too."
@@ -108,8 +162,9 @@ def auth_failed_for_gm(
     return render.render_gm_alert(
         rc.GmAlert(
             subject=f"Authentication failed for {name}",
-            text=f"A mail from {sender} for {name} failed authentication "
-            f"({message_id}). Nothing was applied; {address} was told.",
+            text=f"A mail from {quote(sender, QUOTED_ADDRESS)} for {name} failed "
+            f"authentication ({quote(message_id, QUOTED_ADDRESS)}). Nothing was applied; "
+            f"{address} was told.",
             game=info,
             address=gm,
         )

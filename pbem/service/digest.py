@@ -26,6 +26,8 @@ from pbem.store import Game, ServiceState, TurnResult, session_scope
 from pbem.vocab import GameStatus, SeatStatus
 
 EVERY = timedelta(hours=24)
+GM_KEY = "gm-digest:"  # + the GM's address: the alerts folded past the GM's budget
+MOST_FOLDED = 30  # alerts listed in one GM digest (all are counted)
 
 
 def _key(game: Game, seat: int) -> str:
@@ -45,6 +47,55 @@ def run(engine: Engine, ctx: Context) -> list[str]:
             for player in players_of(session, game):
                 if player.status == SeatStatus.ACTIVE and mail_mode(game, player.seat) == "digest":
                     out += _one(session, ctx, game, player.seat)
+        out += _gm_digests(session, ctx)
+    return out
+
+
+def fold_gm_alert(session: Session, ctx: Context, gm: str, subject: str, line: str) -> None:
+    """An alert for the GM past their budget of the hour: kept for the GM's
+    digest, sent at the first poll of a later hour (``_gm_digests``)."""
+    key = GM_KEY + gm.strip().lower()
+    now = ctx.clock.now()
+    row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+    row = row or ServiceState(key=key, value=json.dumps({"since": now.isoformat(), "count": 0}))
+    folded = json.loads(row.value)
+    folded["count"] += 1
+    lines = folded.setdefault("lines", [])
+    if len(lines) < MOST_FOLDED:
+        lines.append(f"{now:%Y-%m-%d %H:%M} UTC  {subject}: {line}"[:400])
+    row.value = json.dumps(folded)
+    session.add(row)
+    session.flush()
+
+
+def _gm_digests(session: Session, ctx: Context) -> list[str]:
+    """One mail per GM with the alerts folded in an earlier hour; at most one
+    an hour, outside the budget it stands in for."""
+    now = ctx.clock.now()
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    out = []
+    rows = session.exec(select(ServiceState).where(col(ServiceState.key).startswith(GM_KEY)))
+    for row in list(rows):
+        folded = json.loads(row.value)
+        since = datetime.fromisoformat(folded["since"])
+        if since >= hour:
+            continue
+        gm = row.key.removeprefix(GM_KEY)
+        count, lines = folded["count"], folded.get("lines", [])
+        more = count - len(lines)
+        text = (
+            f"Alerts past your budget of {ctx.config.mail.alert_budget_per_hour} an hour "
+            f"([mail] alert_budget_per_hour) since {since:%Y-%m-%d %H:%M} UTC: {count}, "
+            "folded into this one mail.\n\n"
+            + "\n".join(lines)
+            + (f"\n... and {more} more" if more > 0 else "")
+            + "\n\n`pbem status` shows the held mail."
+        )
+        rendered = render.render_gm_alert(rc.GmAlert(f"Digest of {count} alerts", text, None, gm))
+        outmail.post(session, ctx, rendered, gm, ("gm-digest", gm, folded["since"]), game=None)
+        session.delete(row)
+        out.append(f"digest of {count} GM alerts to {gm}")
+    session.flush()
     return out
 
 

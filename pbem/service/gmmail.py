@@ -20,6 +20,7 @@ from sqlmodel import Session, select
 from pbem.mail.decode import DecodedMail
 from pbem.report import context as rc
 from pbem.report import render
+from pbem.report.letters import QUOTED_LINE, quote
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service import gm, outmail
 from pbem.service.context import Context
@@ -32,6 +33,8 @@ from pbem.vocab import GamePhase, GameStatus
 
 COMMANDS = ("PAUSE", "RESUME", "EXTEND", "PROCESS", "KICK", "STATUS")
 _SKIPPED = ("GAME", "PASSWORD")  # read by the routing and the authentication
+MAX_EXTEND_HOURS = 24 * 366  # beyond a year is a typo (and past year 9999 an overflow)
+MOST_LISTED = 20  # problems or ignored lines quoted in one answer
 
 
 def _key(game: Game) -> str:
@@ -110,17 +113,18 @@ def parse_gm_mail(text: str) -> GmMail:
         if word in COMMANDS:
             problem = _argument_problem(word, rest)
             if problem:
-                out.problems.append(f'line {number} "{line}": {problem}')
+                out.problems.append(f'line {number} "{quote(line, QUOTED_LINE)}": {problem}')
             else:
                 out.commands.append(GmCommand(number, word, " ".join(rest)))
             continue
         close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.7)
         if close and len(words) <= 3:
             out.problems.append(
-                f'line {number} "{line}": no such command; did you mean {close[0]}?'
+                f'line {number} "{quote(line, QUOTED_LINE)}": no such command; '
+                f"did you mean {close[0]}?"
             )
         else:
-            out.ignored.append(f'line {number} "{line}"')
+            out.ignored.append(f'line {number} "{quote(line, 60)}"')
     return out
 
 
@@ -130,7 +134,11 @@ def _argument_problem(word: str, rest: list[str]) -> str:
             hours = float(rest[0]) if len(rest) == 1 else 0.0
         except ValueError:
             hours = 0.0
-        return "" if hours > 0 else "EXTEND takes a positive number of hours, e.g. EXTEND 24"
+        if not hours > 0:  # nan too
+            return "EXTEND takes a positive number of hours, e.g. EXTEND 24"
+        if hours > MAX_EXTEND_HOURS:
+            return f"EXTEND takes at most {MAX_EXTEND_HOURS} hours (a year), e.g. EXTEND 24"
+        return ""
     if word == "KICK":
         return "" if len(rest) == 1 else "KICK takes the name of one player, e.g. KICK bob"
     return f"{word} takes nothing after it" if rest else ""
@@ -154,7 +162,9 @@ def handle(
             f"Nothing was done: {len(parsed.problems)} problem(s) in your mail "
             "(all that were found):"
         )
-        lines += [f"  {p}" for p in parsed.problems]
+        lines += [f"  {p}" for p in parsed.problems[:MOST_LISTED]]
+        if len(parsed.problems) > MOST_LISTED:
+            lines.append(f"  and {len(parsed.problems) - MOST_LISTED} more")
     elif not parsed.commands:
         lines.append(
             "There is no command in your mail: nothing was done. Write one a line: "
@@ -162,12 +172,15 @@ def handle(
         )
     else:
         for cmd in parsed.commands:
+            argument = " " + quote(cmd.argument, 60) if cmd.argument else ""
+            done = _run(session, ctx, game, cmd)
             lines.append(
-                f"{cmd.word}{' ' + cmd.argument if cmd.argument else ''}: "
-                + _run(session, ctx, game, cmd)
+                f"{cmd.word}{argument}: " + (done if cmd.word == "STATUS" else quote(done, 300))
             )
     if parsed.ignored:
-        lines.append("Not read as commands: " + ", ".join(parsed.ignored) + ".")
+        more = len(parsed.ignored) - MOST_LISTED
+        listed = ", ".join(parsed.ignored[:MOST_LISTED]) + (f" and {more} more" if more > 0 else "")
+        lines.append(f"Not read as commands: {listed}.")
     done = "problems" if parsed.problems else f"{len(parsed.commands)} command(s)"
     _answer(session, ctx, game, mail, f"GM commands: {done}", "\n".join(lines))
     return True, f"GM mail: {done}"

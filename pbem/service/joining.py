@@ -14,14 +14,17 @@ from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
+from pbem.report.letters import quote
 from pbem.service import notify, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.passwords import hash_password, new_password
+from pbem.service.ratelimit import STRANGERS, allow_all
 from pbem.store import Game, JoinRequest, id_of
 
 MAX_NAME = 20
+JOINS_PER_HOUR = 3  # JOIN answers to one address for one game an hour (a lost mail, a typo)
 
 
 def seats(game: Game) -> int:
@@ -29,25 +32,37 @@ def seats(game: Game) -> int:
 
 
 def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, commands: list) -> str:
-    """JOIN and CONFIRM commands of a mail to an open game; one answer each."""
+    """JOIN and CONFIRM commands of a mail to an open game; one answer each,
+    within the sender's reply budget and the budget of all strangers
+    (pbem.service.ratelimit). A mail with neither is answered only when
+    ``[mail] reply_to_unknown`` says so, or when the sender plays here."""
     done = []
     for index, cmd in enumerate(commands):
         if isinstance(cmd, Join):
             done.append(_join(session, ctx, game, mail, cmd, index))
         elif isinstance(cmd, Confirm):
             done.append(_confirm(session, ctx, game, mail, cmd, index))
-    if not done:
-        _tell(
-            session,
-            ctx,
-            game,
-            mail,
-            f"{game.name} is open for players: send a mail with the line\n\n"
-            f"    JOIN {game.name} AS yourname\n\nto take a seat.",
-            "How to join",
-        )
-        return "no JOIN in a mail to an open game"
-    return "; ".join(done)
+    if done:
+        return "; ".join(done)
+    if not (ctx.config.mail.reply_to_unknown or _seated(session, game, mail.sender)):
+        return "no JOIN in a mail to an open game (not answered: reply_to_unknown is off)"
+    told = _tell(
+        session,
+        ctx,
+        game,
+        mail,
+        f"{game.name} is open for players: send a mail with the line\n\n"
+        f"    JOIN {game.name} AS yourname\n\nto take a seat.",
+        "How to join",
+    )
+    return "no JOIN in a mail to an open game" + ("" if told else NOT_ANSWERED)
+
+
+NOT_ANSWERED = " (not answered: a reply budget is spent)"
+
+
+def _seated(session: Session, game: Game, address: str) -> bool:
+    return any(p.address == address for p in players_of(session, game))
 
 
 def _tell(
@@ -58,11 +73,17 @@ def _tell(
     text: str,
     subject: str,
     index: int = 0,
-) -> None:
-    """One answer to the sender (the [game] tag in its subject brings the reply back)."""
+    *,
+    counted: bool = False,
+) -> bool:
+    """One answer to the sender (the [game] tag in its subject brings the reply
+    back), when the budgets allow it (``counted``: already asked); False when
+    they did not and nothing was sent."""
     from pbem.report import context as rc
     from pbem.report import render
 
+    if not counted and not _may_answer(session, ctx, game, mail.sender):
+        return False
     rendered = render.render_gm_alert(
         rc.GmAlert(subject, text, outmail.game_info(session, ctx, game), mail.sender)
     )
@@ -75,13 +96,27 @@ def _tell(
         game=None,
         in_reply_to=mail.message_id,
     )
+    return True
+
+
+def _may_answer(
+    session: Session, ctx: Context, game: Game, address: str, *, join: bool = False
+) -> bool:
+    """Within the address's reply budget (and the budget of all strangers,
+    unless the address has a seat here); ``join``: within JOINS_PER_HOUR too."""
+    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour)]
+    if not _seated(session, game, address):
+        budgets.append((STRANGERS, ctx.config.mail.stranger_budget_per_hour))
+    if join:
+        budgets.append((f"join:{game.id}:{address}", JOINS_PER_HOUR))
+    return allow_all(session, budgets, ctx.clock.now())
 
 
 def _name_problem(name: str) -> str | None:
     if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
-        return f"the name {name!r} is not possible: use letters, digits, - and _ only"
+        return f"the name {quote(name, 40)!r} is not possible: use letters, digits, - and _ only"
     if len(name) > MAX_NAME:
-        return f"the name {name!r} is too long: at most {MAX_NAME} characters"
+        return f"the name {quote(name, 40)!r} is too long: at most {MAX_NAME} characters"
     if name.upper() in ("ALL", "NEUTRAL", "GM"):
         return f"the name {name} is reserved; pick another"
     return None
@@ -91,20 +126,34 @@ def _join(
     session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join, index: int
 ) -> str:
     name = cmd.player
+    # Every answer to a JOIN, a refusal too, counts against JOINS_PER_HOUR:
+    # the same JOIN thirty times gets three answers, and nothing else happens.
+    if not _may_answer(session, ctx, game, mail.sender, join=True):
+        return f"JOIN from {mail.sender}{NOT_ANSWERED}"
     if cmd.game and cmd.game.lower() != game.name.lower():
         _tell(
             session,
             ctx,
             game,
             mail,
-            f"JOIN {cmd.game}: this mail went to {game.name}.",
+            f"JOIN {quote(cmd.game, 60)}: this mail went to {game.name}.",
             "Which game?",
             index,
+            counted=True,
         )
         return "join for another game"
     taken = players_of(session, game)
     if len(taken) >= seats(game):
-        _tell(session, ctx, game, mail, f"{game.name} is full.", "The game is full", index)
+        _tell(
+            session,
+            ctx,
+            game,
+            mail,
+            f"{game.name} is full.",
+            "The game is full",
+            index,
+            counted=True,
+        )
         return "game full"
     problem = _name_problem(name)
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
@@ -117,30 +166,36 @@ def _join(
             ctx,
             game,
             mail,
-            f"JOIN {game.name} AS {name}: {problem}.",
+            f"JOIN {game.name} AS {quote(name, 40)}: {problem}.",
             "Joining refused",
             index,
+            counted=True,
         )
         return problem
-    token = secrets.token_hex(4)
-    session.add(
-        JoinRequest(
-            game_id=id_of(game),
-            name=name,
-            address=mail.sender,
-            token=token,
-            created_at=ctx.clock.now(),
+    pending = session.exec(
+        select(JoinRequest).where(
+            JoinRequest.game_id == game.id,
+            JoinRequest.address == mail.sender,
+            JoinRequest.confirmed == False,  # noqa: E712
         )
+    ).first()
+    # One pending request per address and game: a JOIN again replaces its
+    # name (and is answered again with the same token), no new row.
+    request = pending or JoinRequest(
+        game_id=id_of(game), name=name, address=mail.sender, token=secrets.token_hex(4)
     )
+    request.name, request.created_at = name, ctx.clock.now()
+    session.add(request)
     _tell(
         session,
         ctx,
         game,
         mail,
         f"To join {game.name} as {name}, reply to this mail with the line\n\n"
-        f"    CONFIRM {token}\n\nIf you did not ask to join, ignore this mail.",
+        f"    CONFIRM {request.token}\n\nIf you did not ask to join, ignore this mail.",
         f"Confirm joining as {name}",
         index,
+        counted=True,
     )
     return f"join request from {mail.sender} as {name}"
 
@@ -167,7 +222,8 @@ def _confirm(
             ctx,
             game,
             mail,
-            f"CONFIRM {cmd.token}: no pending request from {mail.sender} has that token.",
+            f"CONFIRM {quote(cmd.token, 40)}: no pending request from {mail.sender} "
+            "has that token.",
             "Confirmation refused",
             index,
         )

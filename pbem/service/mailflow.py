@@ -10,7 +10,6 @@ error anywhere rolls all of it back, and the mail stays in the inbox.
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, replace
 
 from sqlalchemy.engine import Engine
@@ -34,23 +33,23 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
+from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, gmmail, notify, schedule, turns
+from pbem.service import claims, deadlines, gmmail, mailcheck, notify, schedule, turns
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import board_of, command, load, players_of
 from pbem.service.passwords import turn_token, verify_password
-from pbem.service.ratelimit import allow
+from pbem.service.ratelimit import allow, may_answer
 from pbem.service.settings import set_mail_mode, set_player_zone, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import GamePhase, GameStatus, InboundStatus
 
 log = logging.getLogger("pbem.mail")
 STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
-TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
 
 
 @dataclass
@@ -129,12 +128,18 @@ def _handle(
         mail = decode_mail(raw, max_bytes=limit, budget=ctx.config.mail.decode_budget())
     except MailError as exc:
         player_games = _games_of_sender(session, row.sender)
-        if player_games and not no_reply_reason_raw(row, ctx):
+        if (
+            player_games
+            and not no_reply_reason_raw(row, ctx)
+            and _may_reply(session, ctx, row.sender)
+        ):
             game, player = player_games[0]
             notify.error_reply(session, ctx, game, player, row.message_id, str(exc), [])
         return _reject(row, None, f"undecodable: {exc}")
     if reply_key:
         mail = replace(mail, key=reply_key)
+    if not mailcheck.readable_address(mail.sender):
+        return _unreadable_sender(session, ctx, row, mail)
     reason = no_reply_reason(mail, ctx.own_addresses)
     if reason:
         return _reject(row, None, f"not answered ({reason})")
@@ -146,7 +151,9 @@ def _handle(
         if run and _may_reply(session, ctx, mail.sender):
             gmmail.answer_unnamed(session, ctx, mail, run)
             return _reject(row, None, f"no game named by the GM {mail.sender}")
-        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(session, ctx, mail.sender):
+        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
+            session, ctx, mail.sender, stranger=not own
+        ):
             notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
         return _reject(row, None, f"no game for {mail.sender}")
     # One worker at a time adjudicates a game: the row stays locked until
@@ -169,7 +176,9 @@ def _handle(
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if sender is None:
-        if ctx.config.mail.reply_to_unknown and _may_reply(session, ctx, mail.sender):
+        if ctx.config.mail.reply_to_unknown and _may_reply(
+            session, ctx, mail.sender, stranger=True
+        ):
             notify.unknown_sender(session, ctx, mail)
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
     player = sender
@@ -185,6 +194,15 @@ def _handle(
             _send_reply(session, ctx, reply)
             return MailOutcome(
                 row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
+            )
+        if password is None and mailcheck.no_other_token(game, player, mail):
+            # forwarded orders, an empty mail, a fresh mail without the
+            # PASSWORD line: the player's own mistake, not an impostor's
+            reply = notify.Reply(game=game, player=player, mail=mail)
+            reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
+            _send_reply(session, ctx, reply)
+            return MailOutcome(
+                row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
             )
         if allow(
             session,
@@ -203,6 +221,31 @@ def _handle(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
+
+
+def _unreadable_sender(
+    session: Session, ctx: Context, row: InboundMessage, mail: DecodedMail
+) -> MailOutcome:
+    """A From address that is no address (a byte that is not text in it):
+    refused, and when what is left of it is a player's address, that player
+    is told (at the registered address, within its budget) what was wrong."""
+    kept = mailcheck.kept_address(mail.sender)
+    shown = mailcheck.shown_address(mail.sender)
+    games = _games_of_sender(session, kept)
+    if games and _may_reply(session, ctx, kept):
+        game, player = games[0]
+        notify.error_reply(
+            session,
+            ctx,
+            game,
+            player,
+            mail.reply_key,
+            f"The From line of a mail to {game.name} is not readable ({shown}): it holds "
+            "a character that is not text before or inside your address. Nothing in the "
+            "mail was applied. Send it again from your usual mail program.",
+            [],
+        )
+    return _reject(row, None, f"unreadable From address {shown}")
 
 
 def _gm_mail(
@@ -289,22 +332,16 @@ def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]
 
 
 def _find_game(session: Session, mail: DecodedMail) -> Game | None:
-    """The [game] tag of the subject, a GAME line, or the sender's only game."""
-    names = TAG.findall(mail.subject)
-    for line in mail.text.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[0].upper() == "GAME":
-            names.insert(0, words[1])
-        elif len(words) >= 2 and words[0].upper() == "JOIN":
-            names.insert(0, words[1])
-    for name in names:
-        game = session.exec(select(Game).where(Game.name == name)).first()
-        if game is not None:
-            return game
-    if names:
-        return None
-    games = _games_of_sender(session, mail.sender)
-    return games[0][0] if len(games) == 1 else None
+    """The [game] tag of the subject, a GAME line, or the sender's only game.
+
+    Only the first few names are considered, in one query: a subject of
+    thousands of tags costs no more than one of three."""
+    names = mailcheck.named_games(mail)
+    if not names:
+        games = _games_of_sender(session, mail.sender)
+        return games[0][0] if len(games) == 1 else None
+    found = {g.name: g for g in session.exec(select(Game).where(col(Game.name).in_(names)))}
+    return next((found[name] for name in names if name in found), None)
 
 
 def _authenticated(
@@ -355,10 +392,11 @@ def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) 
     )
 
 
-def _may_reply(session: Session, ctx: Context, address: str) -> bool:
-    return allow(
-        session, f"reply:{address}", ctx.config.mail.reply_budget_per_hour, ctx.clock.now()
-    )
+def _may_reply(session: Session, ctx: Context, address: str, *, stranger: bool = False) -> bool:
+    """One more answer to ``address`` within its budget; ``stranger``: an
+    address that is no seated player and no GM, so the budget of all
+    strangers together counts too (pbem.service.ratelimit)."""
+    return may_answer(session, ctx, address, stranger=stranger)
 
 
 def _act(
@@ -385,7 +423,7 @@ def _act(
         reply.late = deadline
     summary: list[str] = []
     if parsed.ignored:
-        lines = ", ".join(f'line {n} "{text}"' for n, text in parsed.ignored)
+        lines = letters.quoted_lines(parsed.ignored)
         reply.notes.append(f"Not read as orders (a greeting or a signature): {lines}.")
     if not (parsed.orders or parsed.commands or parsed.press):
         reply.problems_text = (
@@ -394,28 +432,36 @@ def _act(
         )
         _send_reply(session, ctx, reply)
         return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "no orders")
+    refused = mailcheck.command_problems(session, ctx, game, player, parsed)
+    if refused:
+        reply.problems, reply.text = refused, mail.text
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            mail.message_id, game.name, InboundStatus.PROCESSED, f"{len(refused)} problems"
+        )
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
     if parsed.orders and game.status != GameStatus.FINISHED:
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     for press in parsed.press:
+        to = letters.quote(press.recipient, 40)
         if not applied:
             reply.notes.append(
-                f"Your press to {press.recipient} was not relayed: nothing in this mail "
+                f"Your press to {to} was not relayed: nothing in this mail "
                 "was applied. Send it again with your corrected orders."
             )
         elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
             try:
                 summary.append(notify.relay_press(session, ctx, game, player, press))
             except ServiceError as exc:
-                reply.notes.append(f"Your press to {press.recipient} was not relayed: {exc}.")
+                why = letters.cap(str(exc), 200)
+                reply.notes.append(f"Your press to {to} was not relayed: {why}.")
                 continue
-            reply.notes.append(f"Your press to {press.recipient} was relayed.")
+            reply.notes.append(f"Your press to {to} was relayed.")
         else:
             reply.notes.append(
-                f"Your press to {press.recipient} was not relayed: "
-                "too many press messages this hour."
+                f"Your press to {to} was not relayed: too many press messages this hour."
             )
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"

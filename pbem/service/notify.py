@@ -77,7 +77,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
                 problems=problems,
                 game=info,
                 seat=player.seat,
-                original_subject=mail.subject,
+                original_subject=letters.quote_subject(mail.subject),
                 turn=game.turn,
             )
         )
@@ -183,7 +183,28 @@ def mail_held(
         return
     attempts = ctx.config.poll.max_attempts
     rendered = letters.mail_held(gm, attempts, message_id, sender, subject, why)
-    post(session, ctx, rendered, gm, ("internal-error", message_id), game=None)
+    line = letters.held_line(message_id, sender, subject)
+    _to_gm(session, ctx, gm, rendered, ("internal-error", message_id), None, line)
+
+
+def _to_gm(
+    session: Session,
+    ctx: Context,
+    gm: str,
+    rendered: RenderedMail,
+    about: tuple[object, ...],
+    game: Game | None,
+    line: str,
+) -> None:
+    """A held/alert mail for the GM, within the GM's alert budget of the hour;
+    past it the alert is folded into the GM's digest (pbem.service.digest)."""
+    from pbem.service import digest
+    from pbem.service.ratelimit import gm_alert_allowed
+
+    if gm_alert_allowed(session, ctx, gm):
+        post(session, ctx, rendered, gm, about, game=game)
+    else:
+        digest.fold_gm_alert(session, ctx, gm, rendered.subject, line)
 
 
 def auth_alert(
@@ -202,7 +223,8 @@ def auth_alert(
         rendered = letters.auth_failed_for_gm(
             info, gm, mail.sender, player.name, player.address, mail.message_id
         )
-        post(session, ctx, rendered, gm, ("gm-alert", mail.reply_key), game=game)
+        line = letters.held_line(mail.message_id, mail.sender, mail.subject)
+        _to_gm(session, ctx, gm, rendered, ("gm-alert", mail.reply_key), game, line)
 
 
 def relay_press(session: Session, ctx: Context, game: Game, sender: Player, press) -> str:

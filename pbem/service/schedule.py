@@ -134,12 +134,15 @@ def absence_end(session: Session, game: Game, player: Player, deadline: datetime
     return deadline
 
 
-def absence(
+MAX_DAYS_AHEAD = 366  # an absence starts and ends within a year of today
+
+
+def absence_problem(
     session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
-) -> str:
-    """ABSENT FROM start TO end: this player's deadlines inside it move to its
-    end, within the game's allowance of days per calendar year. Returns the
-    answer for the player."""
+) -> str | None:
+    """Why ABSENT FROM start TO end cannot be noted (the sentence for the
+    player, ending "nothing changed"), or None. Bounded work whatever the
+    dates: far dates are refused before any day is counted."""
     conf = settings(game)
     zone = ZoneInfo(conf["timezone"])
     today = ctx.clock.now().astimezone(zone).date()
@@ -147,11 +150,15 @@ def absence(
         return f"ABSENT: {end} is before {start}; nothing changed."
     if end < today:
         return f"ABSENT: that absence ended before today ({today}); nothing changed."
+    if (end - today).days > MAX_DAYS_AHEAD:
+        return (
+            f"ABSENT: {end} is more than {MAX_DAYS_AHEAD} days ahead; announce an absence "
+            "within the coming year. Nothing changed."
+        )
     start = max(start, today)
     taken = absences(session, game, player.seat)
-    covered = {a + timedelta(days=i) for a, b in taken for i in range((b - a).days + 1)}
-    asked = {start + timedelta(days=i) for i in range((end - start).days + 1)}
-    new = asked - covered
+    covered = _days(taken)
+    new = _days([(start, end)]) - covered
     allowed = int(conf["absence_days_per_year"])
     for year in sorted({d.year for d in new}):
         used = sum(1 for d in covered if d.year == year)
@@ -161,6 +168,30 @@ def absence(
                 f"ABSENT: {wanted} more days in {year} asked, but only {max(0, allowed - used)} "
                 f"of the {allowed} days a year this game allows are left; nothing changed."
             )
+    return None
+
+
+def _days(spans: list[tuple[date, date]]) -> set[date]:
+    return {a + timedelta(days=i) for a, b in spans for i in range((b - a).days + 1)}
+
+
+def absence(
+    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
+) -> str:
+    """ABSENT FROM start TO end: this player's deadlines inside it move to its
+    end, within the game's allowance of days per calendar year. Returns the
+    answer for the player (``absence_problem``'s, when it cannot be noted)."""
+    problem = absence_problem(session, ctx, game, player, start, end)
+    if problem is not None:
+        return problem
+    conf = settings(game)
+    zone = ZoneInfo(conf["timezone"])
+    today = ctx.clock.now().astimezone(zone).date()
+    start = max(start, today)
+    taken = absences(session, game, player.seat)
+    covered = _days(taken)
+    new = _days([(start, end)]) - covered
+    allowed = int(conf["absence_days_per_year"])
     row = state_row(session, _absence_key(game, player.seat))
     row = row or ServiceState(key=_absence_key(game, player.seat))
     row.value = json.dumps([[a.isoformat(), b.isoformat()] for a, b in [*taken, (start, end)]])
