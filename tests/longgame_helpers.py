@@ -49,7 +49,7 @@ START = datetime(2024, 3, 4, 12, 0, tzinfo=UTC)  # a Monday, noon
 SECRET = bytes([5]) * 32
 GAME_ADDRESS = "pbem@game.test"
 GM_ADDRESS = "gm@game.test"
-PASSWORD = re.compile(r"password[^:\n]*:\s*(\S+-\S+-\S+-\d+)", re.IGNORECASE)
+PASSWORD = re.compile(r"password[^:\n]*:\s*([0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4})", re.IGNORECASE)
 ASKS_FOR_ORDERS = ("game_start", "setup_prompt", "your_turn")
 
 

@@ -49,7 +49,9 @@ T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
 PROCESSED_FOLDER = "pbem-processed"
 REJECTED_FOLDER = "pbem-rejected"
-PASSWORD_LINE = re.compile(r"password[^:\n]*:\s*([a-z]+-[a-z]+-[a-z]+-\d+)", re.IGNORECASE)
+PASSWORD_LINE = re.compile(
+    r"password[^:\n]*:\s*([0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4})", re.IGNORECASE
+)
 
 # A `pbem poll` that dies (os._exit) right after the first mail's transaction
 # has committed and before the mail is moved: a process killed at the worst time.

@@ -218,7 +218,8 @@ def test_new_prints_commitment_and_one_password_per_player(played: Played) -> No
     assert lines[0] == f"game {GAME} created: 3 players, preset classic, map classic"
     assert lines[1] == f"dice commitment (pbem-dice-v1): {hashlib.sha256(SECRET).hexdigest()}"
     passwords = [
-        re.fullmatch(r"  password of (\w+): ([a-z]+-[a-z]+-[a-z]+-\d\d)", x) for x in lines[2:]
+        re.fullmatch(r"  password of (\w+): ([0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4})", x)
+        for x in lines[2:]
     ]
     assert [m.group(1) for m in passwords if m] == PLAYERS
     assert len(lines) == 5

@@ -22,7 +22,7 @@ from tests.longgame_helpers import GM_ADDRESS, World, new_table
 from tests.mailloop_helpers import MailPlayer, MailWorld, order_mail, plain_text, wait_until
 
 PLAYERS = ["ann", "bob", "cat"]
-GM_PASSWORD = re.compile(r"GM password of \S+: (\S+-\S+-\S+-\d+)")
+GM_PASSWORD = re.compile(r"GM password of \S+: ([0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4})")
 
 
 def gm_game(tmp_path, name: str):  # noqa: ANN001, ANN201

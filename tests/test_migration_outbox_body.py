@@ -119,7 +119,9 @@ def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: st
         assert "raw" not in columns and "raw_format" not in columns
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
-            assert compare_metadata(context, SQLModel.metadata) == []
+            differences = compare_metadata(context, SQLModel.metadata)
+        # the player columns of migration 0005 come later
+        assert [d for d in differences if d[:3] != ("add_column", None, "player")] == []
         body = _table(engine, "outbox_body")
         with engine.connect() as connection:
             moved = connection.execute(
@@ -170,7 +172,7 @@ def test_0004_names_the_database_once_and_its_downgrade_forgets_the_name(db_url:
     try:
         upgrade(engine, "0003")
         assert _keys(engine) == []
-        upgrade(engine)
+        upgrade(engine, "0004")
         assert current_revision(engine) == "0004"
         (first,) = _keys(engine)
         assert len(first) == 32 and int(first, 16) >= 0

@@ -107,3 +107,11 @@ def gm_password(game: str, config: ConfigOption = None) -> None:
     from pbem.service import gmmail
 
     _gm(config, game, gmmail.set_gm_password)
+
+
+def new_password(game: str, player: str, config: ConfigOption = None) -> None:
+    """Give PLAYER a new password (leaked or forgotten), mailed to the seat's
+    address only and never printed; the old one stops working at once."""
+    from pbem.service import seatguard
+
+    _gm(config, game, seatguard.reissue_password, player)

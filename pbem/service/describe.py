@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pbem.rules.board import Board
@@ -149,3 +150,25 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
             name = state.players[owner].name if owner >= 0 else "-"
             lines.append(f"  {board.territories[t].name:<24}{name:<14}{state.armies[t]:>4}")
     return "\n".join(lines)
+
+
+def seat_security(
+    players: list[tuple[int, str, int, datetime | None]],
+    data: dict[str, Any],
+) -> list[str]:
+    """Wrong passwords per seat, (seat, name, count, latest), into ``data``'s
+    players (``wrong_passwords``, ``last_wrong_password_at``) and as text lines
+    for `pbem show`. Counted by pbem.service.seatguard."""
+    by_seat = {seat: (count, latest) for seat, _, count, latest in players}
+    for seat, entry in enumerate(data.get("players", [])):
+        count, latest = by_seat.get(seat, (0, None))
+        entry["wrong_passwords"] = count
+        entry["last_wrong_password_at"] = latest.isoformat() if latest else None
+    wrong = [(name, count, latest) for _, name, count, latest in players if count]
+    if not wrong:
+        return ["Wrong passwords: none"]
+    lines = ["Wrong passwords (mail from the seat's address, refused; the GM told at 3, 10, 30...)"]
+    for name, count, latest in wrong:
+        when = f", the latest {latest:%Y-%m-%d %H:%M} UTC" if latest else ""
+        lines.append(f"  {name}: {count}{when}")
+    return lines

@@ -41,6 +41,7 @@ from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import pertx
 from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
+from pbem.service.names import check_address, check_game_name, check_player_name, shown
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
 from pbem.store import (
@@ -91,12 +92,11 @@ def parse_player(text: str) -> PlayerSpec:
     parts = text.split(":")
     if len(parts) not in (2, 3) or not parts[0] or "@" not in parts[1]:
         raise ServiceError(
-            f"--player {text!r}: expected NAME:ADDRESS (e.g. alice:alice@example.org)"
+            f"--player {shown(text)}: expected NAME:ADDRESS (e.g. alice:alice@example.org)"
         )
-    name = parts[0].strip()
-    if not name.replace("-", "").replace("_", "").isalnum():
-        raise ServiceError(f"player name {name!r}: use letters, digits, - and _ only")
-    return PlayerSpec(name, parts[1].strip().lower(), parts[2].strip() if len(parts) == 3 else "")
+    name = check_player_name(parts[0])
+    address = check_address(parts[1])
+    return PlayerSpec(name, address, parts[2].strip() if len(parts) == 3 else "")
 
 
 def options_for(preset: str, overrides: dict[str, str]) -> Options:
@@ -139,10 +139,9 @@ def create_game(
 ) -> Created:
     """A new game with its players seated and dealt; or, with ``open_seats``,
     a game open for that many players to JOIN by mail (it starts when full)."""
-    if not name or not all(c.isalnum() or c in "-_" for c in name):
-        raise ServiceError(f"game name {name!r}: use letters, digits, - and _ only")
-    if session.exec(select(Game).where(Game.name == name)).first() is not None:
-        raise ServiceError(f"a game named {name!r} exists already")
+    check_game_name(session, name)
+    if gm_address is not None:
+        gm_address = check_address(gm_address)
     try:
         dice_version = check_version(dice_version)
     except ValueError as exc:
@@ -183,6 +182,7 @@ def seat_player(
 ) -> str:
     """Add a player in the next seat; returns their password (shown once).
     ``reserved``: colours that players seated later asked for."""
+    spec = PlayerSpec(check_player_name(spec.name), check_address(spec.address), spec.colour)
     players = players_of(session, game)
     if any(p.name.lower() == spec.name.lower() for p in players):
         raise ServiceError(f"game {game.name} has a player named {spec.name} already")

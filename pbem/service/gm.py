@@ -29,6 +29,7 @@ from pbem.service.games import (
     sync_row,
     to_entry,
 )
+from pbem.service.names import check_address, check_player_name
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.schedule import (
     aware_utc,
@@ -204,18 +205,13 @@ def replace(
             f"{player.name}'s seat is out of the game (its territories are "
             "neutral); there is nothing to hand over"
         )
-    address = address.strip().lower()
-    local, _, domain = address.partition("@")
-    if not local or "." not in domain or any(c.isspace() for c in address):
-        raise ServiceError(f"{address!r} is not a mail address")
+    address = check_address(address)  # pbem.service.names: as `pbem new` and JOIN check it
     others = [p for p in players_of(session, game) if p.seat != player.seat]
     if any(p.address == address for p in others):
         raise ServiceError(f"{address} holds another seat of {game.name} already")
     if address == player.address:
         raise ServiceError(f"{address} holds {player.name}'s seat already")
-    holder_name = (new_name or player.name).strip()
-    if not holder_name.replace("-", "").replace("_", "").isalnum():
-        raise ServiceError(f"name {holder_name!r}: use letters, digits, - and _ only")
+    holder_name = check_player_name(new_name or player.name, "name")
 
     current = session.exec(
         select(SeatHolder).where(

@@ -19,6 +19,7 @@ from pbem.service import notify, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
+from pbem.service.names import address_problem, player_name_problem
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.ratelimit import STRANGERS, allow_all
 from pbem.store import Game, JoinRequest, id_of
@@ -113,13 +114,7 @@ def _may_answer(
 
 
 def _name_problem(name: str) -> str | None:
-    if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
-        return f"the name {quote(name, 40)!r} is not possible: use letters, digits, - and _ only"
-    if len(name) > MAX_NAME:
-        return f"the name {quote(name, 40)!r} is too long: at most {MAX_NAME} characters"
-    if name.upper() in ("ALL", "NEUTRAL", "GM"):
-        return f"the name {name} is reserved; pick another"
-    return None
+    return player_name_problem(name, "the name")  # the check of `pbem new` and `replace`
 
 
 def _join(
@@ -155,7 +150,7 @@ def _join(
             counted=True,
         )
         return "game full"
-    problem = _name_problem(name)
+    problem = _name_problem(name) or address_problem(mail.sender)
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):

@@ -37,7 +37,7 @@ from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import claims, deadlines, gmmail, mailcheck, notify, schedule, turns
+from pbem.service import claims, deadlines, gmmail, mailcheck, notify, schedule, seatguard, turns
 from pbem.service.claims import Claim
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -176,6 +176,8 @@ def _handle(
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if sender is None:
+        if leaked := seatguard.leaked_password(session, ctx, game, mail, _password(mail.text)):
+            return _reject(row, game, leaked)  # a seat's password from another address
         if ctx.config.mail.reply_to_unknown and _may_reply(
             session, ctx, mail.sender, stranger=True
         ):
@@ -204,6 +206,8 @@ def _handle(
             return MailOutcome(
                 row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
             )
+        if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
+            seatguard.wrong_password(session, ctx, game, player)
         if allow(
             session,
             f"alert:{player.address}",
@@ -414,6 +418,10 @@ def _act(
     has none): a refused mail changes nothing, so a player who sends it
     again, corrected, does not relay the press twice."""
     reply = notify.Reply(game=game, player=player, mail=mail)
+    if again := seatguard.repeated(session, game, player, mail):  # same text, new Message-ID
+        reply.problems_text = again
+        _send_reply(session, ctx, reply)
+        return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "already applied")
     # The receipt names the turn (or setup phase) the orders were sent for, and
     # says "late" only for orders after their deadline (in the grace period).
     reply.setup = phase if phase in SETUP_PHASES else ""
@@ -444,6 +452,7 @@ def _act(
     if parsed.orders and game.status != GameStatus.FINISHED:
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     applied = not (reply.problems or reply.problems_text or parsed.check)
+    seatguard.remember(player, game, mail, parsed, reply, applied)  # for seatguard.repeated
     for press in parsed.press:
         to = letters.quote(press.recipient, 40)
         if not applied:

@@ -8,8 +8,8 @@ from typing import Any
 from sqlmodel import Session
 
 from pbem.report.textfmt import when
-from pbem.service.describe import describe_game, game_to_json
-from pbem.service.games import find_game, list_games, load
+from pbem.service.describe import describe_game, game_to_json, seat_security
+from pbem.service.games import find_game, list_games, load, players_of
 from pbem.service.settings import settings
 from pbem.service.stats import response_stats, stats_lines
 
@@ -56,6 +56,11 @@ def game_overview(session: Session, name: str) -> tuple[dict[str, Any], str]:
     if row.deadline is not None:  # readable, in the game's zone and UTC
         info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
     text = describe_game(state, info)
+    seats = [
+        (p.seat, p.name, p.wrong_passwords, p.last_wrong_password_at)
+        for p in players_of(session, row)
+    ]
+    text = text.rstrip("\n") + "\n\n" + "\n".join(seat_security(seats, data))
     answers = response_stats(session, row)
     data["response_times"] = [
         {

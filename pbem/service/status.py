@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from pbem.config import Config
-from pbem.service import outbox
+from pbem.service import outbox, seatguard
 from pbem.service.clock import Clock
 from pbem.service.health import Outage, database_outage, outages
 from pbem.store import InboundMessage, ServiceState, session_scope
@@ -44,6 +44,7 @@ class Status:
     outages: dict[str, dict[str, Any]] = field(default_factory=dict)
     last_poll: str | None = None
     problems: list[str] = field(default_factory=list)  # one line each, worst first
+    wrong_passwords: list[dict[str, Any]] = field(default_factory=list)  # seatguard.py
 
     @property
     def ok(self) -> bool:
@@ -106,6 +107,7 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
             found = outages(session, config)
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             status.last_poll = row.value if row else None
+            status.wrong_passwords = seatguard.wrong_password_report(session)
     except DatabaseError as exc:
         outage = database_outage(config)
         status.outages[Component.DATABASE.value] = {
@@ -149,6 +151,7 @@ def describe(status: Status) -> str:
                 **status.outbox
             )
         )
+    lines += seatguard.wrong_password_lines(status.wrong_passwords)
     for title, mails in (("held", status.held), ("failing", status.failing)):
         for mail in mails:
             lines.append(

@@ -139,6 +139,14 @@ class Player(SQLModel, table=True):
     absent_to: datetime | None = _when(default=None)
     absence_days_used: int = 0
     joined_at: datetime = _when(default_factory=utcnow)
+    # Mail from the seat's address with a wrong PASSWORD (migration 0005): the
+    # GM is told at thresholds (pbem.service.seatguard), `pbem show` lists them.
+    wrong_passwords: int = 0
+    last_wrong_password_at: datetime | None = _when(default=None)
+    # The seat's last applied mail (digest of its text, the turn it came in):
+    # the same text again in that turn is "already applied" (pbem.service.seatguard).
+    last_applied_digest: str = ""
+    last_applied_turn: int | None = None
 
 
 class SeatHolder(SQLModel, table=True):
