@@ -375,6 +375,34 @@ class ServiceState(SQLModel, table=True):
     value: str = Field(default="", sa_type=Text)
 
 
+class PressRecord(SQLModel, table=True):
+    """One relayed press message (notify.relay_press), as the site reads it back.
+
+    The site shows the rows sent to all players and nothing else; it never
+    parses mail text for press. An anonymous message keeps no sender name,
+    and its seat only when the game copies press to the GM (who is told the
+    sender anyway); ``key`` makes a relay happen once (see relay_press).
+    """
+
+    __tablename__ = "press"
+    __table_args__ = (
+        UniqueConstraint("key"),
+        Index("ix_press_game_id", "game_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    turn: int
+    sender_seat: int | None = None  # None when anonymous (unless the GM gets copies)
+    sender_name: str = ""  # the name at the time; "" when anonymous
+    anonymous: bool = False
+    to_all: bool = False
+    recipients_json: str = Field(default="[]", sa_type=Text)  # the seats it went to
+    body: str = Field(sa_type=Text)
+    sent_at: datetime = _when(default_factory=utcnow)
+    key: str  # hex SHA-256 of where the press came from: never published
+
+
 ALL_TABLES = (
     Game,
     Player,
@@ -389,4 +417,5 @@ ALL_TABLES = (
     RateCounter,
     JoinRequest,
     ServiceState,
+    PressRecord,
 )
