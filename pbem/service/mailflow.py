@@ -398,7 +398,8 @@ def _act(
             )
         elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
             try:
-                summary.append(notify.relay_press(session, ctx, game, player, press))
+                relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
+                summary.append(relayed)
             except ServiceError as exc:
                 reply.notes.append(f"Your press to {press.recipient} was not relayed: {exc}.")
                 continue
