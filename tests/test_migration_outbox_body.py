@@ -94,6 +94,16 @@ def _fill_0002(engine: Engine) -> list[int]:
     return ids
 
 
+LATER_TABLES = {"press"}
+
+
+def _table_of(difference: tuple[object, ...]) -> str | None:
+    """The table a schema difference (add_table, add_index, ...) is about."""
+    thing = difference[1]
+    table = thing if difference[0] == "add_table" else getattr(thing, "table", None)
+    return getattr(table, "name", None)
+
+
 def _outbox_0002(engine: Engine) -> list[tuple[object, ...]]:
     table = _table(engine, "outbox")
     with engine.connect() as connection:
@@ -119,7 +129,9 @@ def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: st
         assert "raw" not in columns and "raw_format" not in columns
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
-            assert compare_metadata(context, SQLModel.metadata) == []
+            differences = compare_metadata(context, SQLModel.metadata)
+        # Tables of later migrations are not there yet at 0003 (0006: press).
+        assert [d for d in differences if _table_of(d) not in LATER_TABLES] == []
         body = _table(engine, "outbox_body")
         with engine.connect() as connection:
             moved = connection.execute(
@@ -170,14 +182,14 @@ def test_0004_names_the_database_once_and_its_downgrade_forgets_the_name(db_url:
     try:
         upgrade(engine, "0003")
         assert _keys(engine) == []
-        upgrade(engine)
+        upgrade(engine, "0004")
         assert current_revision(engine) == "0004"
         (first,) = _keys(engine)
         assert len(first) == 32 and int(first, 16) >= 0
         assert database_key(engine, create=False) == first
         _downgrade(engine, "0003")
         assert _keys(engine) == []
-        upgrade(engine)
+        upgrade(engine, "0004")
         (second,) = _keys(engine)
         assert second != first
     finally:
