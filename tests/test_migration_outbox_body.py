@@ -94,11 +94,14 @@ def _fill_0002(engine: Engine) -> list[int]:
     return ids
 
 
-LATER_TABLES = {"press"}
+LATER_TABLES = {"press", "game.hash_version"}  # of migration 0006
 
 
 def _table_of(difference: tuple[object, ...]) -> str | None:
-    """The table a schema difference (add_table, add_index, ...) is about."""
+    """The table (or table.column) a schema difference (add_table, add_index,
+    add_column) is about."""
+    if difference[0] == "add_column":
+        return f"{difference[2]}.{getattr(difference[3], 'name', '')}"
     thing = difference[1]
     table = thing if difference[0] == "add_table" else getattr(thing, "table", None)
     return getattr(table, "name", None)

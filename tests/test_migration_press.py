@@ -1,10 +1,11 @@
-"""Migration 0006: the press table, on SQLite and PostgreSQL (``db_url``).
+"""Migration 0006: the press table and game.hash_version.
 
 A database at 0004 whose outbox holds an old press mail ("cat writes to all
 players:") is upgraded: the table is there, its schema the model's, and the old
 press is not carried over (mail text cannot tell public press from a private one
-quoting that line), so the site shows none of it. Downgraded, the table is gone
-and the rest is as it was; upgraded again, it is back.
+quoting that line), so the site shows none of it. A game stored before the
+migration keeps hash version 1 (plain hashes). Downgraded, both are gone and the
+rest is as it was; upgraded again, they are back. On SQLite and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def test_0006_adds_the_press_table_and_carries_no_old_press(db_url: str) -> None
         assert [d for d in differences if "press" in repr(d)] == []
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM press")).scalar_one() == 0
+            # A game stored before keeps the plain hashes its reports and records carry.
+            version = sa.text("SELECT hash_version FROM game WHERE id = :id")
+            assert connection.execute(version, {"id": game_id}).scalar_one() == 1
         with session_scope(engine, write=False) as session:
             game = session.get(Game, game_id)
             assert game is not None
@@ -95,6 +99,7 @@ def test_0006_adds_the_press_table_and_carries_no_old_press(db_url: str) -> None
         _downgrade(engine, "0004")
         assert current_revision(engine) == "0004"
         assert "press" not in sa.inspect(engine).get_table_names()
+        assert "hash_version" not in {c["name"] for c in sa.inspect(engine).get_columns("game")}
         with engine.connect() as connection:
             assert connection.execute(sa.text("SELECT count(*) FROM outbox")).scalar_one() == 1
         upgrade(engine, "0006")

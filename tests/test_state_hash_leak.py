@@ -21,12 +21,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
+from pbem.log.replay import HASH_KEYED, HASH_PLAIN, GameDefinition, hash_key
 from pbem.maps import builtin_map
+from pbem.orders.textbot import TextBot
+from pbem.paths import maps_dir
 from pbem.rules.bots import make_bot
-from pbem.rules.dice import DICE_V1, make_stream
+from pbem.rules.dice import DICE_V1, commitment, make_stream
 from pbem.rules.events import CardDrawn
 from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, setup_game
@@ -147,3 +151,62 @@ def test_the_brute_force_can_fail(seed: int) -> None:
     state = next(s for s, public in played(Options(), seed=seed) if public)
     viewer = state.current
     assert recover(public_view(state, viewer), viewer, "0" * 64, missions=False) is None
+
+
+# ------------------------------------------------------------------- the fix
+def _definition(options: Options, version: int) -> GameDefinition:
+    players = tuple((f"p{i + 1}", c) for i, c in enumerate(("red", "blue", "yellow", "green")))
+    return GameDefinition("keyed", BOARD, options, players, bytes([7]) * 32, hash_version=version)
+
+
+def test_a_keyed_hash_gives_nothing_away() -> None:
+    """Hash version 2 (new games): the published hash is keyed by the game's secret;
+    the same brute force that finds every mission from the plain hash finds nothing."""
+    options = Options(goal="mission", card_values="none")
+    state, _ = next(played(options, seed=3))
+    viewer = state.order[0]
+    keyed = _definition(options, HASH_KEYED).state_hash(state)
+    assert keyed == state.keyed_hash(hash_key(bytes([7]) * 32)) != state.state_hash()
+    assert recover(public_view(state, viewer), viewer, keyed, missions=True) is None
+    plain = _definition(options, HASH_PLAIN).state_hash(state)
+    assert plain == state.state_hash()  # version 1: what games and records before it hold
+    assert recover(public_view(state, viewer), viewer, plain, missions=True) is not None
+
+
+def test_keyed_hashes_are_written_verified_and_refused_in_records() -> None:
+    """A record of a version-2 game says so ([HashVersion "2"]), and verifies only as
+    one: the same hashes read as version 1 fail at the first step; a record without
+    the header is version 1 (every record from before); an unknown version is refused."""
+    from pbem.log.records import Record, RecordError, read_record, verify_record, write_record
+    from pbem.log.replay import Entry, apply, start
+
+    definition = _definition(Options(), HASH_KEYED)
+    bots = [TextBot(make_bot("greedy", s)) for s in range(4)]
+    game, _ = start(definition)
+    entries: list[Entry] = []
+    hashes: list[str | None] = []
+    for seat in list(game.state.order):
+        entries.append(Entry("setup", seat, bots[seat].write_setup(game.state, seat)))
+    while game.state.phase != ENDED and game.state.turn < 6:
+        if entries[len(hashes) :]:
+            entry = entries[len(hashes)]
+        else:
+            state = game.state
+            entry = Entry("turn", state.current, bots[state.current].write_turn(state), state.turn)
+            entries.append(entry)
+        step = apply(game, entry)
+        hashes.append(step.state_hash if step else None)
+    record = Record(
+        "keyed", "classic", (Path(maps_dir()) / "classic.toml").read_text(encoding="utf-8"),
+        Options(), list(definition.players), commitment(definition.secret), entries, hashes,
+        hash_version=HASH_KEYED,
+    )  # fmt: skip
+    text = write_record(record)
+    assert '[HashVersion "2"]' in text
+    secret = definition.secret.hex()
+    assert verify_record(read_record(text), secret).ok
+    plain = text.replace('[HashVersion "2"]\n', "")
+    assert read_record(plain).hash_version == HASH_PLAIN
+    assert not verify_record(read_record(plain), secret).ok
+    with pytest.raises(RecordError, match="HashVersion '3'"):
+        read_record(text.replace('[HashVersion "2"]', '[HashVersion "3"]'))

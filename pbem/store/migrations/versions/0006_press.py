@@ -1,4 +1,5 @@
-"""press: every relayed press message as a row, the site's only source of press (issue 27)
+"""press: every relayed press message as a row, the site's only source of press;
+game.hash_version: keyed state hashes for new games (issue 27)
 
 The site used to find press sent to all players by reading the outbox's
 mail text for "NAME writes to all players:", a line anyone could write into
@@ -6,6 +7,12 @@ a private press body. From this revision the site reads the ``press`` table,
 filled by notify.relay_press. Press relayed before it is not carried over:
 its mail text cannot tell a public message from a private one that quotes
 the line, so it stays off the site (docs/STORE.md).
+
+``game.hash_version`` says what a game's state hashes are: 1 (every game
+stored before this revision: the SHA-256 of the state, against which a player
+could test guesses of the hidden hands and missions) or 2 (new games: keyed by
+the game's secret). Existing games keep 1, so their stored hashes, reports and
+records keep their meaning.
 
 Revision ID: 0006
 Revises: 0004
@@ -41,8 +48,14 @@ def upgrade() -> None:
         sa.UniqueConstraint("key", name=op.f("uq_press_key")),
     )
     op.create_index("ix_press_game_id", "press", ["game_id"])
+    with op.batch_alter_table("game") as batch:
+        batch.add_column(
+            sa.Column("hash_version", sa.Integer(), nullable=False, server_default="1")
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("game") as batch:
+        batch.drop_column("hash_version")
     op.drop_index("ix_press_game_id", table_name="press")
     op.drop_table("press")
