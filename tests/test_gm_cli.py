@@ -136,7 +136,9 @@ def reference() -> Reference:
         (name, colour) for name, colour in zip(PLAYERS, ("red", "blue", "yellow"), strict=True)
     )
     board = builtin_map("classic")
-    definition = replay.GameDefinition(GAME, board, load_preset("classic"), players, SECRET)
+    definition = replay.GameDefinition(  # new games have keyed state hashes (issue 27)
+        GAME, board, load_preset("classic"), players, SECRET, hash_version=replay.HASH_KEYED
+    )
     game, _ = replay.start(definition)
     bots = make_bots()
     hashes = []

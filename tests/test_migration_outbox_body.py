@@ -94,6 +94,19 @@ def _fill_0002(engine: Engine) -> list[int]:
     return ids
 
 
+LATER_TABLES = {"press", "game.hash_version"}  # of migration 0006
+
+
+def _table_of(difference: tuple[object, ...]) -> str | None:
+    """The table (or table.column) a schema difference (add_table, add_index,
+    add_column) is about."""
+    if difference[0] == "add_column":
+        return f"{difference[2]}.{getattr(difference[3], 'name', '')}"
+    thing = difference[1]
+    table = thing if difference[0] == "add_table" else getattr(thing, "table", None)
+    return getattr(table, "name", None)
+
+
 def _outbox_0002(engine: Engine) -> list[tuple[object, ...]]:
     table = _table(engine, "outbox")
     with engine.connect() as connection:
@@ -120,8 +133,11 @@ def test_a_0002_database_upgrades_with_every_body_and_downgrades_back(db_url: st
         with engine.connect() as connection:
             context = MigrationContext.configure(connection, opts={"compare_type": True})
             differences = compare_metadata(context, SQLModel.metadata)
-        # the player columns of migration 0005 come later
-        assert [d for d in differences if d[:3] != ("add_column", None, "player")] == []
+        # Later migrations are not there yet at 0003 (0005: player columns; 0006: press).
+        player_columns = ("add_column", None, "player")
+        assert [
+            d for d in differences if _table_of(d) not in LATER_TABLES and d[:3] != player_columns
+        ] == []
         body = _table(engine, "outbox_body")
         with engine.connect() as connection:
             moved = connection.execute(
@@ -179,7 +195,7 @@ def test_0004_names_the_database_once_and_its_downgrade_forgets_the_name(db_url:
         assert database_key(engine, create=False) == first
         _downgrade(engine, "0003")
         assert _keys(engine) == []
-        upgrade(engine)
+        upgrade(engine, "0004")
         (second,) = _keys(engine)
         assert second != first
     finally:

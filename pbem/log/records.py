@@ -9,6 +9,7 @@ A record holds everything needed to replay a game and check every roll:
     [Player "0 alice red"]
     [DiceVersion "pbem-dice-v1"]
     [Commitment "…"]
+    [HashVersion "2"]            (keyed state hashes; absent: version 1, plain SHA-256)
     [Secret "…"]                 (only once revealed)
     [Result "alice"]
 
@@ -37,6 +38,8 @@ import json
 from dataclasses import dataclass, field
 
 from pbem.log.replay import (
+    HASH_PLAIN,
+    HASH_VERSIONS,
     Draws,
     Entry,
     GameDefinition,
@@ -84,6 +87,7 @@ class Record:
     draws: list[DrawSection] = field(default_factory=list)  # only with the secret
     # `pbem rollback --reroll`: (first turn, commitment, secret hex once published)
     rerolls: list[tuple[int, str, str | None]] = field(default_factory=list)
+    hash_version: int = HASH_PLAIN  # what the hash= values are (replay.HASH_VERSIONS)
 
 
 def map_sha256(text: str) -> str:
@@ -107,6 +111,8 @@ def write_record(record: Record) -> str:
         lines.append(f"[Player {_quote(f'{seat} {name} {colour}'.strip())}]")
     lines.append(f"[DiceVersion {_quote(record.dice_version)}]")
     lines.append(f"[Commitment {_quote(record.commitment)}]")
+    if record.hash_version != HASH_PLAIN:  # records of version 1 stay as they were
+        lines.append(f"[HashVersion {_quote(str(record.hash_version))}]")
     if record.secret_hex:
         lines.append(f"[Secret {_quote(record.secret_hex)}]")
     if record.rerolls:  # "TURN:COMMITMENT[:SECRET]", one per reroll, oldest first
@@ -226,6 +232,10 @@ def _read_record(text: str, source: str) -> Record:
         version = check_version(headers.get("DiceVersion", DICE_V1))
     except ValueError as exc:
         raise RecordError(f"{source}: DiceVersion: {exc}") from None
+    hash_version = headers.get("HashVersion", str(HASH_PLAIN))
+    if hash_version not in {str(v) for v in HASH_VERSIONS}:
+        known = ", ".join(map(str, HASH_VERSIONS))
+        raise RecordError(f"{source}: HashVersion {hash_version!r}: this pbem knows {known}")
     try:
         options = Options.from_dict(json.loads(headers["Options"]), source=f"{source}: Options")
     except OptionsError as exc:
@@ -248,6 +258,7 @@ def _read_record(text: str, source: str) -> Record:
         dice_version=version,
         draws=draws,
         rerolls=_rerolls(headers.get("Rerolls", ""), source),
+        hash_version=int(hash_version),
     )
 
 
@@ -318,7 +329,14 @@ def definition_of(record: Record, secret: bytes) -> GameDefinition:
     players = tuple(record.players)
     rerolls = tuple((t, bytes.fromhex(s)) for t, _, s in record.rerolls if s)
     return GameDefinition(
-        record.game, board, record.options, players, secret, record.dice_version, rerolls
+        record.game,
+        board,
+        record.options,
+        players,
+        secret,
+        record.dice_version,
+        rerolls,
+        record.hash_version,
     )
 
 

@@ -9,9 +9,12 @@ feeds it entries, and both must give the same states and hashes.
 from __future__ import annotations
 
 import gc
+import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Final
 
 from pbem.orders import OrderProblem, OrdersError, parse_orders, validate_setup
 from pbem.orders.validate import checked_turn
@@ -42,6 +45,18 @@ class Entry:
     source: str = "gm"  # "mail" | "gm" | "default" | "bot"
 
 
+HASH_PLAIN: Final = 1  # SHA-256 of the canonical state: anyone can test a guess against it
+HASH_KEYED: Final = 2  # HMAC-SHA256 under hash_key(secret): new games from issue 27 on
+HASH_VERSIONS: Final = (HASH_PLAIN, HASH_KEYED)
+
+
+def hash_key(secret: bytes) -> bytes:
+    """The key of a game's keyed state hashes: from its first dice secret (a reroll
+    does not change it), so it is as secret as the dice until the game ends and
+    anyone can check the hashes once the secret is published."""
+    return hashlib.sha256(b"pbem-state-hash-v2\x00" + secret).digest()
+
+
 @dataclass(frozen=True)
 class GameDefinition:
     name: str
@@ -53,6 +68,20 @@ class GameDefinition:
     # `pbem rollback --reroll`: (first turn, secret) in the order they were made;
     # a turn's dice come from the last one whose first turn is at or before it.
     rerolls: tuple[tuple[int, bytes], ...] = ()
+    # What the stored and published state hashes are: HASH_PLAIN (version 1, the
+    # SHA-256 of the state: games and records from before issue 27) or HASH_KEYED
+    # (version 2, keyed by a key that follows from the game's own secret).
+    hash_version: int = 1
+
+    def state_hash(self, state: GameState) -> str:
+        """The state hash this game stores, reports and verifies, by its version."""
+        if self.hash_version == HASH_PLAIN:
+            return state.state_hash()
+        return state.keyed_hash(self._hash_key)
+
+    @cached_property
+    def _hash_key(self) -> bytes:
+        return hash_key(self.secret)
 
     def secret_of_turn(self, turn: int) -> bytes:
         """The secret a turn's dice come from: the game's, unless rerolled."""
@@ -249,7 +278,7 @@ def apply(
     else:
         raise ReplayError(state.turn, entry.seat, f"unknown log entry kind {entry.kind!r}")
     inputs = contributions_of(definition, entries) if entry.kind != COMMAND else ()
-    return Step(turn, seat, entries, events, state, state.state_hash(), before, inputs)
+    return Step(turn, seat, entries, events, state, definition.state_hash(state), before, inputs)
 
 
 def _guard(turn: int, seat: int | None, run: Callable[[], list[Event]]) -> list[Event]:

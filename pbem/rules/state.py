@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -251,6 +252,13 @@ class GameState:
     def state_hash(self) -> str:
         """SHA-256 of the canonical serialisation: the same on every machine."""
         return hashlib.sha256(self.canonical_json().encode("utf-8")).hexdigest()
+
+    def keyed_hash(self, key: bytes) -> str:
+        """HMAC-SHA256 of the canonical serialisation under a game's hash key: the
+        published hash of hash version 2 (see replay.GameDefinition.state_hash).
+        Without the key nobody can test a guess of the hidden hands and missions
+        against it; the key follows from the dice secret, published at the end."""
+        return hmac.new(key, self.canonical_json().encode("utf-8"), hashlib.sha256).hexdigest()
 
 
 # -- canonical JSON, written directly ---------------------------------------------

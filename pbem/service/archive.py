@@ -77,6 +77,7 @@ def export_record(session: Session, game: Game, with_secret: bool = False) -> st
         preset=game.preset,
         dice_version=game.dice_version,
         rerolls=rerolls,
+        hash_version=game.hash_version,
     )
     if record.secret_hex:  # every draw, so anyone can check the dice from the spec alone
         record.draws = draws_of(record, bytes.fromhex(record.secret_hex))
@@ -118,6 +119,7 @@ def import_record(
         secret=secret.hex(),
         commitment=record.commitment,
         secret_revealed=record.secret_hex is not None,
+        hash_version=record.hash_version,
     )
     session.add(game)
     session.flush()
@@ -151,7 +153,7 @@ def import_record(
         store_result(
             session,
             game,
-            replay.Step(0, None, [], events, loaded.state, loaded.state.state_hash()),
+            replay.Step(0, None, [], events, loaded.state, definition.state_hash(loaded.state)),
             seq=0,
         )
     for entry, expected in zip(record.entries, record.hashes, strict=True):

@@ -167,6 +167,7 @@ def create_game(
         commitment=commitment(secret),
         gm_address=gm_address,
         phase=GamePhase.OPEN,
+        hash_version=replay.HASH_KEYED,
     )
     session.add(row)
     session.flush()
@@ -223,7 +224,8 @@ def start_game(session: Session, game: Game) -> list[Event]:
     sync_row(game, game_state.state)
     session.add(game)
     if game_state.state.phase not in SETUP_PHASES:
-        step = replay.Step(0, None, [], events, game_state.state, game_state.state.state_hash())
+        state = game_state.state
+        step = replay.Step(0, None, [], events, state, definition.state_hash(state))
         store_result(session, game, step, seq=0)
     return events
 
@@ -272,7 +274,7 @@ def definition_of(session: Session, game: Game) -> replay.GameDefinition:
     )
     secret = bytes.fromhex(game.secret)
     return replay.GameDefinition(
-        game.name, board, options, players, secret, game.dice_version, rerolls
+        game.name, board, options, players, secret, game.dice_version, rerolls, game.hash_version
     )
 
 

@@ -347,9 +347,9 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq).desc())
     ).first()
     if latest is None:
-        step = replay.Step(state.turn, None, [], [], state, state.state_hash())
+        step = replay.Step(state.turn, None, [], [], state, definition.state_hash(state))
         store_result(session, game, step, seq=last_seq)
-    elif latest.state_hash != state.state_hash():
+    elif latest.state_hash != definition.state_hash(state):
         raise ServiceError(
             f"the log of {game.name} does not replay to its stored hash at entry "
             f"{latest.seq}; run `pbem replay {game.name}` before rolling back"

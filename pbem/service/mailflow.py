@@ -462,7 +462,8 @@ def _act(
             )
         elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
             try:
-                summary.append(notify.relay_press(session, ctx, game, player, press))
+                relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
+                summary.append(relayed)
             except ServiceError as exc:
                 why = letters.cap(str(exc), 200)
                 reply.notes.append(f"Your press to {to} was not relayed: {why}.")

@@ -11,12 +11,14 @@ after the commit.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem import orders
 from pbem.log import replay
@@ -34,7 +36,7 @@ from pbem.service.games import load, players_of
 from pbem.service.outmail import epoch, game_info, host_of, post, queue
 from pbem.service.passwords import turn_token
 from pbem.service.settings import mail_mode, settings, settings_of
-from pbem.store import Game, Player
+from pbem.store import Game, Player, PressRecord, id_of
 from pbem.vocab import SeatStatus
 
 
@@ -227,10 +229,24 @@ def auth_alert(
         _to_gm(session, ctx, gm, rendered, ("gm-alert", mail.reply_key), game, line)
 
 
-def relay_press(session: Session, ctx: Context, game: Game, sender: Player, press) -> str:
+def relay_press(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    sender: Player,
+    press: orders.Press,
+    source: str = "",
+) -> str:
     """PRESS TO name|ALL: relayed with the sender's name (or anonymously if the
-    game allows it), a copy to the GM by option. Only players still in the
-    game receive it; a ServiceError when nobody by that name does."""
+    game allows it), a copy to the GM by option, and kept as a PressRecord (the
+    site's only source of press). Only players still in the game receive it; a
+    ServiceError when nobody by that name does.
+
+    Once: the record's key is made from ``source`` (the inbound mail's reply
+    key) and the press block's place in it, and a key already stored is not
+    relayed again; the record and the mails commit in one transaction, so a
+    rolled-back (retried) transaction leaves neither. Anonymous press gets a
+    random Message-ID: nothing in its headers is computable from the sender."""
     from pbem.service.errors import ServiceError
 
     info = game_info(session, ctx, game)
@@ -246,20 +262,52 @@ def relay_press(session: Session, ctx: Context, game: Game, sender: Player, pres
     )
     if not targets:
         raise ServiceError(f"no other player named {press.recipient} is in {game.name}")
+    done = f"press to {press.recipient}"
     anonymous = bool(stored.get("press_anonymous"))
-    seats = tuple(p.seat for p in targets)
+    copy_gm = bool(stored.get("press_copy_gm")) and bool(info.gm_address)
+    now = ctx.clock.now()
     body = press.body
+    key = _press_key(game, sender, press, source or now.isoformat())
+    if session.exec(select(PressRecord.id).where(PressRecord.key == key)).first() is not None:
+        return done  # relayed by a transaction that committed: not twice
+    seats = tuple(p.seat for p in targets)
+    session.add(
+        PressRecord(
+            game_id=id_of(game),
+            turn=game.turn,
+            sender_seat=None if anonymous and not copy_gm else sender.seat,
+            sender_name="" if anonymous else sender.name,
+            anonymous=anonymous,
+            to_all=to_all,
+            recipients_json=json.dumps(list(seats)),
+            body=body.replace("\x00", ""),  # a value both engines store
+            sent_at=now,
+            key=key,
+        )
+    )
     message = rc.Press(info, None if anonymous else sender.seat, seats, body, to_all)
     for target in targets:
-        stamp = ctx.clock.now().isoformat()
-        about = ("press", game.name, sender.seat, target.seat, body, stamp)
         rendered = render.render_press(message, target.seat)
-        post(session, ctx, rendered, target.address, about, game=game, seat=target.seat)
-    if stored.get("press_copy_gm") and info.gm_address:
+        if anonymous:
+            mid = f"<{secrets.token_hex(16)}@{host_of(ctx)}>"
+            to = target.address
+            queue(session, ctx, rendered, recipient=to, message_id=mid, game=game, seat=target.seat)
+        else:
+            about = ("press", game.name, sender.seat, target.seat, body, now.isoformat())
+            post(session, ctx, rendered, target.address, about, game=game, seat=target.seat)
+    if copy_gm and info.gm_address:
         rendered = letters.press_copy(info, sender.name, press.recipient, body)
-        copy = ("press-gm", game.name, sender.seat, body, ctx.clock.now().isoformat())
+        copy = ("press-gm", game.name, sender.seat, body, now.isoformat())
         post(session, ctx, rendered, info.gm_address, copy, game=game)
-    return f"press to {press.recipient}"
+    return done
+
+
+def _press_key(game: Game, sender: Player, press: orders.Press, source: str) -> str:
+    """Where one press block came from (the game, the sender, the mail, the block's
+    place in it and its text), hashed: the same block relayed again has the same key."""
+    parts = (game.id, game.name, sender.seat, source, press.line, press.column, press.recipient)
+    text = "\x00".join(str(p) for p in parts) + "\x00" + press.body
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --------------------------------------------------------- after a step

@@ -11,11 +11,8 @@ every page for every private fact of a game.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass, field
-from email import policy
-from email.parser import BytesParser
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
@@ -33,13 +30,9 @@ from pbem.service.archive import export_record
 from pbem.service.context import Context
 from pbem.service.games import definition_of
 from pbem.service.stats import ResponseStats, duration, response_stats
-from pbem.store import Game, Outbox, OutboxBody, TurnResult
-from pbem.store.rawmail import unpack
+from pbem.site.folders import folders
+from pbem.store import Game, PressRecord, TurnResult
 from pbem.vocab import GameStatus
-
-PRESS_KIND = "press"
-_TO_ALL = re.compile(r"^(?P<who>.+?) writes to all players:\s*$", re.MULTILINE)
-_RELAYED = "(Relayed by the game master."
 
 
 @dataclass(frozen=True)
@@ -79,10 +72,6 @@ class GamePage:
     secret: str | None = None
 
 
-def slug(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-") or "game"
-
-
 def _environment() -> Environment:
     env = Environment(
         loader=FileSystemLoader(str(templates_dir() / "site")),
@@ -102,8 +91,10 @@ def build_site(session: Session, ctx: Context, out: Path) -> list[Path]:
     env = _environment()
     written: list[Path] = []
     pages = []
-    for game in session.exec(select(Game).order_by(col(Game.name))):
-        page = _game_page(session, ctx, game, out / slug(game.name), written)
+    games = list(session.exec(select(Game).order_by(col(Game.name))))
+    folder_of = folders([g.name for g in games])
+    for game in games:
+        page = _game_page(session, ctx, game, folder_of[game.name], out, written)
         pages.append(page)
     css = out / "style.css"
     shutil.copyfile(templates_dir() / "site" / "style.css", css)
@@ -136,8 +127,9 @@ def _write(path: Path, text: str | bytes, written: list[Path]) -> None:
 
 
 def _game_page(
-    session: Session, ctx: Context, game: Game, folder: Path, written: list[Path]
+    session: Session, ctx: Context, game: Game, slug: str, out: Path, written: list[Path]
 ) -> GamePage:
+    folder = out / slug
     info = outmail.game_info(session, ctx, game)
     definition = definition_of(session, game)
     results = list(
@@ -159,7 +151,7 @@ def _game_page(
     )
     page = GamePage(
         name=game.name,
-        slug=slug(game.name),
+        slug=slug,
         title=info.title,
         status=_status(game, now),
         turn=game.turn,
@@ -259,28 +251,15 @@ def _picture(
 
 
 def _public_press(session: Session, game: Game) -> list[PressItem]:
-    """Press sent TO ALL: one copy went to every player; read back once from the outbox."""
-    seen: set[tuple[str, str]] = set()
-    items: list[PressItem] = []
+    """Press sent to all players, from the press records (notify.relay_press), in the
+    order relayed; never parsed from mail text, which any sender writes. Press
+    relayed before the records existed (migration 0006) is not shown."""
     query = (
-        select(OutboxBody.raw, OutboxBody.raw_format)
-        .join(Outbox, col(Outbox.id) == col(OutboxBody.outbox_id))
-        .where(Outbox.game_id == game.id, Outbox.kind == PRESS_KIND)
-        .order_by(col(Outbox.id))
+        select(PressRecord)
+        .where(PressRecord.game_id == game.id, col(PressRecord.to_all).is_(True))
+        .order_by(col(PressRecord.id))
     )
-    parser = BytesParser(policy=policy.default)
-    for data, fmt in session.exec(query):
-        msg = parser.parsebytes(unpack(data, fmt))
-        part = msg.get_body(preferencelist=("plain",))
-        text = part.get_content() if part is not None else ""  # type: ignore[union-attr]
-        found = _TO_ALL.search(text)
-        if found is None:
-            continue
-        body = text[found.end() :].split(_RELAYED)[0].strip("\n")
-        who = found.group("who").strip()
-        sender = "anonymous" if who == "An anonymous player" else who
-        key = (sender, body)
-        if key not in seen:
-            seen.add(key)
-            items.append(PressItem(sender, body))
-    return items
+    return [
+        PressItem("anonymous" if row.anonymous else row.sender_name, row.body)
+        for row in session.exec(query)
+    ]

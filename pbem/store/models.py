@@ -106,6 +106,9 @@ class Game(SQLModel, table=True):
     updated_at: datetime = _when(default_factory=utcnow, sa_column_kwargs={"onupdate": utcnow})
     gm_address: str | None = None
     version: int | None = Field(default=None, sa_column=_game_version)
+    # 1: state hashes are the plain SHA-256 of the state (games from before issue 27);
+    # 2: keyed by the game's secret (log/replay.py HASH_KEYED), so they give nothing away.
+    hash_version: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
 
 
 def id_of(row: Game) -> int:
@@ -385,6 +388,34 @@ class ServiceState(SQLModel, table=True):
     value: str = Field(default="", sa_type=Text)
 
 
+class PressRecord(SQLModel, table=True):
+    """One relayed press message (notify.relay_press), as the site reads it back.
+
+    The site shows the rows sent to all players and nothing else; it never
+    parses mail text for press. An anonymous message keeps no sender name,
+    and its seat only when the game copies press to the GM (who is told the
+    sender anyway); ``key`` makes a relay happen once (see relay_press).
+    """
+
+    __tablename__ = "press"
+    __table_args__ = (
+        UniqueConstraint("key"),
+        Index("ix_press_game_id", "game_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int = Field(foreign_key="game.id")
+    turn: int
+    sender_seat: int | None = None  # None when anonymous (unless the GM gets copies)
+    sender_name: str = ""  # the name at the time; "" when anonymous
+    anonymous: bool = False
+    to_all: bool = False
+    recipients_json: str = Field(default="[]", sa_type=Text)  # the seats it went to
+    body: str = Field(sa_type=Text)
+    sent_at: datetime = _when(default_factory=utcnow)
+    key: str  # hex SHA-256 of where the press came from: never published
+
+
 ALL_TABLES = (
     Game,
     Player,
@@ -399,4 +430,5 @@ ALL_TABLES = (
     RateCounter,
     JoinRequest,
     ServiceState,
+    PressRecord,
 )
