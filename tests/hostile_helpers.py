@@ -36,8 +36,12 @@ from sqlalchemy.engine import make_url
 
 REPO = Path(__file__).resolve().parents[1]
 MEMORY_LIMIT = 2 * 1024**3  # the issue's 2 GiB address space for one poll
-POLL_TIMEOUT = 60.0  # seconds of wall time; a poll that takes longer failed
-COMMAND_TIMEOUT = 60.0
+# A poll's budget is CPU time (RLIMIT_CPU in the child: SIGXCPU past it), which
+# does not depend on how loaded the machine is; the wall-time timeout is only
+# a backstop for a poll that waits on something forever.
+POLL_CPU_SECONDS = 30
+POLL_TIMEOUT = 240.0
+COMMAND_TIMEOUT = 240.0
 GAME = "g1"  # seated, draft claims: alice's valid mail is a CLAIM
 OPEN_GAME = "g2"  # open for JOIN by mail
 GAME_ADDRESS = "pbem@localhost"
@@ -65,10 +69,13 @@ class Run:
 
     @property
     def timed_out(self) -> bool:
-        return self.returncode is None
+        """Killed at the wall-time timeout, or past its CPU budget."""
+        return self.returncode in (None, -signal.SIGXCPU, -signal.SIGKILL)
 
     def describe(self) -> str:
-        status = "timed out" if self.timed_out else f"exit {self.returncode}"
+        status = {None: "timed out", -signal.SIGXCPU: "out of CPU time"}.get(
+            self.returncode, f"exit {self.returncode}"
+        )
         return (
             f"`pbem {' '.join(self.args)}`: {status} after {self.wall:.1f} s "
             f"({self.cpu:.1f} s CPU, {self.max_rss_kb // 1024} MB peak)\n"
@@ -76,8 +83,12 @@ class Run:
         )
 
 
-def _limit_memory(limit: int) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+def _limits(memory: int | None, cpu: int | None) -> None:
+    """Runs in the child before exec."""
+    if memory is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if cpu is not None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
 
 
 def run_pbem(
@@ -85,13 +96,14 @@ def run_pbem(
     *args: str,
     timeout: float = COMMAND_TIMEOUT,
     memory_limit: int | None = MEMORY_LIMIT,
+    cpu_limit: int | None = None,
     env: dict[str, str] | None = None,
     pythonpath: list[Path] | None = None,
 ) -> Run:
     """``python -m pbem ARGS`` on <directory>/pbem.toml ($PBEM_CONFIG) as a child process.
 
-    Under ``RLIMIT_AS`` (set in the child before exec), killed after
-    ``timeout``; the child's own CPU time and peak RSS come from wait4.
+    Under ``RLIMIT_AS`` and ``RLIMIT_CPU`` (set in the child before exec),
+    killed after ``timeout``; the child's own CPU time and peak RSS come from wait4.
     ``pythonpath``: folders put before the repository (a sitecustomize.py)."""
     command = [sys.executable, "-m", "pbem", *args]
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
@@ -114,7 +126,7 @@ def run_pbem(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,
-            preexec_fn=None if memory_limit is None else (lambda: _limit_memory(memory_limit)),
+            preexec_fn=lambda: _limits(memory_limit, cpu_limit),
         )
         status, usage = _wait(child.pid, started + timeout)
     child.returncode = status if status is not None else -9  # Popen must not reap it again
@@ -323,8 +335,10 @@ class GameCopy:
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT, **options: object) -> Run:
         return run_pbem(self.directory, *args, timeout=timeout, **options)  # type: ignore[arg-type]
 
-    def poll(self, timeout: float = POLL_TIMEOUT, **options: object) -> Run:
-        return run_pbem(self.directory, "poll", timeout=timeout, **options)  # type: ignore[arg-type]
+    def poll(self, **options: object) -> Run:
+        """One `pbem poll` under 2 GiB, POLL_CPU_SECONDS of CPU and POLL_TIMEOUT."""
+        limits: dict[str, object] = {"timeout": POLL_TIMEOUT, "cpu_limit": POLL_CPU_SECONDS}
+        return run_pbem(self.directory, "poll", **{**limits, **options})  # type: ignore[arg-type]
 
 
 # ----------------------------------------------------------------- the mails

@@ -292,7 +292,7 @@ def check_poll(copy: GameCopy, run: Run) -> list[str]:
     """The poll ended in time without a traceback, and the valid mail was played."""
     problems = []
     if run.timed_out:
-        problems.append(f"the poll did not end within its timeout: {run.describe()}")
+        problems.append(f"the poll did not end within its budget: {run.describe()}")
     elif "Traceback" in run.stderr or "Error" in run.stderr.splitlines()[-1:]:
         problems.append(f"the poll printed a traceback: {run.describe()}")
     if copy.folder_of("valid") != ["processed"]:
