@@ -200,7 +200,7 @@ def make_template(directory: Path, database_url: str) -> Template:
         assert done.returncode == 0, done.describe()
         passwords.update(_PASSWORD.findall(done.stdout))
     assert set(passwords) == set(PLAYERS), passwords
-    admin = None
+    admin: dict[str, object] | None = None
     if not database_url.startswith("sqlite"):
         url = make_url(database_url)
         admin = {"host": url.host, "port": url.port, "user": url.username, "dbname": "postgres"}
@@ -301,9 +301,9 @@ class GameCopy:
         which, unlike the files, does not move in 8 KB pages."""
         if self.template.admin is None:
             path = self.directory / "var" / "pbem.db"
-            with sqlite3.connect(path) as db:
-                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            db.close()
+            with sqlite3.connect(path) as lite:
+                lite.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            lite.close()
             return path.stat().st_size
         with psycopg.connect(self._pg_url()) as db:
             tables = [
@@ -325,12 +325,12 @@ class GameCopy:
     def query(self, sql: str) -> list[tuple[object, ...]]:
         """Rows of one SELECT on either engine."""
         if self.template.admin is None:
-            with sqlite3.connect(self.directory / "var" / "pbem.db") as db:
-                rows = db.execute(sql).fetchall()
-            db.close()
+            with sqlite3.connect(self.directory / "var" / "pbem.db") as lite:
+                rows = lite.execute(sql).fetchall()
+            lite.close()
             return rows
         with psycopg.connect(self._pg_url()) as db:
-            return [tuple(row) for row in db.execute(sql).fetchall()]  # type: ignore[arg-type]
+            return [tuple(row) for row in db.execute(sql).fetchall()]
 
     def run(self, *args: str, timeout: float = COMMAND_TIMEOUT, **options: object) -> Run:
         return run_pbem(self.directory, *args, timeout=timeout, **options)  # type: ignore[arg-type]

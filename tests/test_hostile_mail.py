@@ -293,7 +293,7 @@ def check_poll(copy: GameCopy, run: Run) -> list[str]:
     problems = []
     if run.timed_out:
         problems.append(f"the poll did not end within its budget: {run.describe()}")
-    elif "Traceback" in run.stderr or "Error" in run.stderr.splitlines()[-1:]:
+    elif "Traceback" in run.stderr:
         problems.append(f"the poll printed a traceback: {run.describe()}")
     if copy.folder_of("valid") != ["processed"]:
         problems.append(f"the valid mail is in {copy.folder_of('valid')}, not processed")
@@ -392,7 +392,9 @@ def test_password_lines_are_blanked_in_the_stored_mail_and_the_processed_folder(
         f"SELECT raw, raw_format FROM inbound_message WHERE message_id = '{VALID_ID}'"
     )
     assert len(rows) == 1
-    stored = unpack(bytes(rows[0][0]), str(rows[0][1]))  # type: ignore[arg-type]
+    raw, raw_format = rows[0]
+    assert isinstance(raw, bytes | memoryview)
+    stored = unpack(bytes(raw), str(raw_format))
     assert b"CLAIM Alaska" in stored or b"Message-ID" in stored  # the mail is kept...
     assert password.encode() not in stored  # ...without its password
     processed = copy.folder_bytes("processed")
