@@ -36,6 +36,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pytest
+
 from tests.hostile_helpers import MEMORY_LIMIT, REPO
 
 SEED = 2027
@@ -329,6 +331,7 @@ def test_the_generator_is_seeded_and_mutates() -> None:
     assert all(len(raw) < 2_000_000 for _, raw in first)
 
 
+@pytest.mark.slow  # about 45 s of CPU in its child
 def test_no_mutated_mail_escapes_the_mail_handler(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
     env.update({"PYTHONPATH": str(REPO), "PBEM_NATIVE": os.environ.get("PBEM_NATIVE", "0")})
