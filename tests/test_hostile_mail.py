@@ -451,3 +451,48 @@ def test_a_mail_that_kills_the_poll_is_held_after_max_attempts(
     assert len(runs) <= 3, [r.returncode for r in runs]  # two killed polls, then held
     alerts = [text_of(m) for m in copy.new_mail(GM_ADDRESS)]
     assert sum("held" in a for a in alerts) == 1, alerts
+
+
+# ------------------------------------- a bug on many mails: held, told within budgets
+BUGGY = textwrap.dedent(
+    """
+    # Loaded by every Python process of the poll (PYTHONPATH): decoding a mail
+    # marked "bug" raises, as a bug in pbem would, in the poll or in any child.
+    import pbem.mail.decode as decode
+    real = decode.decode_mail
+    def buggy(raw, *args, **kwargs):
+        if b"X-Hostile-Case: bug" in raw[:4096]:
+            raise RuntimeError("a bug in pbem")
+        return real(raw, *args, **kwargs)
+    decode.decode_mail = buggy
+    """
+)
+ALERT_BUDGET = 5  # mail.alert_budget_per_hour, its default
+
+
+def test_a_bug_on_ten_mails_holds_them_answers_the_sender_and_alerts_within_budget(
+    world: World, tmp_path: Path
+) -> None:
+    """The issue: a mail that raises in the handler ends held with no answer to
+    its sender, and held-mail alerts to the GM have no budget. Ten mails from
+    bob that each trip a bug: each is held (one attempt here), bob is told,
+    the GM gets at most the alert budget, `pbem status` is not ok, and the
+    valid mail behind them is played."""
+    if world.engine != "sqlite":
+        pytest.skip("the budgets are the same code on both engines")
+    copy = GameCopy.from_template(world.template, tmp_path / "game")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(BUGGY)
+    for n in range(1, 11):
+        mail = message(BOB, f"[{GAME}] orders {n}", "CLAIM Peru\n", case="bug")
+        copy.deliver(attack_key(n), mail.replace(b"<bug@", f"<bug-{n}@".encode()))
+    copy.deliver(VALID_KEY, valid_mail(world.template.passwords))
+    run = copy.poll(pythonpath=[hooks])
+    assert not run.timed_out, run.describe()
+    assert copy.folder_of("bug") == ["held"] * 10, run.describe()
+    assert copy.folder_of("valid") == ["processed"]
+    gm_mail = copy.new_mail(GM_ADDRESS)
+    assert 1 <= len(gm_mail) <= ALERT_BUDGET, [text_of(m)[:300] for m in gm_mail]
+    assert answers_to(copy, BOB), "bob was not told his mails could not be handled"
+    assert copy.run("status").returncode != 0
