@@ -95,3 +95,9 @@ def test_bench_memory(tmp_path: Path) -> None:
     assert "baseline: `pbem daemon --cycles 1`, no game, empty inbox: peak RSS" in out
     assert "with 3 games: peak RSS" in out and "2 turns played" in out
     assert "ratio to the baseline: " in out
+
+
+def test_bench_hostile() -> None:
+    out = bench("bench_hostile.py", "--only", "plain_stranger")
+    assert "attack" in out and "peak MB" in out
+    assert "plain_stranger" in out and out.rstrip().endswith("rejected            processed")
