@@ -27,7 +27,7 @@ from pbem.vocab import RawFormat
 # 63 KB); every mail the service sends is packed once.
 _LEVEL = 1
 
-HEADER_CAP = 16 * 1024  # bytes of a mail's header block kept in its claim row
+HEADER_CAP = 8 * 1024  # bytes of a mail's header block kept in its claim row
 PASSWORD_MASK = "********"
 
 # "PASSWORD word" at the start of a line, also quoted ("> PASSWORD word") or
