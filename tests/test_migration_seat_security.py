@@ -20,7 +20,8 @@ NEW_COLUMNS = {
     "wrong_passwords",
     "last_wrong_password_at",
     "last_applied_digest",
-    "last_applied_turn",
+    "last_applied_seq",
+    "last_applied_logged",
 }
 
 
@@ -109,7 +110,7 @@ def test_a_0004_database_gains_the_seat_columns_and_keeps_its_seats(db_url: str)
             assert {
                 (p.wrong_passwords, p.last_wrong_password_at, p.last_applied_digest) for p in rows
             } == {(0, None, "")}
-            assert {p.last_applied_turn for p in rows} == {None}
+            assert {(p.last_applied_seq, p.last_applied_logged) for p in rows} == {(None, False)}
             assert verify_password("pw1", rows[1].secret_hash)
             rows[1].wrong_passwords = 4
             rows[1].last_wrong_password_at = NOW

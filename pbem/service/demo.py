@@ -35,7 +35,7 @@ from pbem.store import init_db, session_scope
 from pbem.vocab import GamePhase, InboundStatus
 
 BOTS = ("ada", "brook", "cyrus", "dana")
-PASSWORD = re.compile(r"password[^:\n]*:\s*([a-z]+-[a-z]+-[a-z]+-\d+)", re.IGNORECASE)
+PASSWORD = re.compile(r"password[^:\n]*:\s*([0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4})", re.IGNORECASE)
 
 
 @dataclass

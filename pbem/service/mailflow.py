@@ -422,6 +422,7 @@ def _act(
         reply.problems_text = again
         _send_reply(session, ctx, reply)
         return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "already applied")
+    logged = seatguard.last_seq(session, game)  # what the mail adds to the log: see remember
     # The receipt names the turn (or setup phase) the orders were sent for, and
     # says "late" only for orders after their deadline (in the grace period).
     reply.setup = phase if phase in SETUP_PHASES else ""
@@ -452,7 +453,7 @@ def _act(
     if parsed.orders and game.status != GameStatus.FINISHED:
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
     applied = not (reply.problems or reply.problems_text or parsed.check)
-    seatguard.remember(player, game, mail, parsed, reply, applied)  # for seatguard.repeated
+    seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
     for press in parsed.press:
         to = letters.quote(press.recipient, 40)
         if not applied:

@@ -163,7 +163,7 @@ def _as_issued(password: str) -> list[str]:
     for a, b in itertools.product(LEGACY_WORDS, repeat=2):
         rest = letters.removeprefix(a)
         if rest != letters and rest.startswith(b) and rest[len(b) :] in _LEGACY_SET:
-            return [f"{a}-{b}-{rest[len(b):]}-{number}"]
+            return [f"{a}-{b}-{rest[len(b) :]}-{number}"]
     return []
 
 

@@ -13,8 +13,8 @@ one or two lines there):
   and how to get a new one (``reissue_password``, `pbem new-password`);
   nothing in the mail is applied.
 - ``repeated``/``remember``: a mail that says again, under a new
-  Message-ID, what the seat's last applied mail said, in the same turn of
-  that seat, is answered "already applied" and not applied twice.
+  Message-ID, what the seat's last applied mail said, before anything more
+  is played in the game, is answered "already applied", not applied twice.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import hashlib
 import json
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Check, ParsedMail
@@ -33,8 +33,8 @@ from pbem.service.games import find_player, players_of
 from pbem.service.names import shown
 from pbem.service.passwords import MAX_TYPED, hash_password, new_password, verify_password
 from pbem.service.ratelimit import allow
-from pbem.store import Game, OrderEntry, Player
-from pbem.vocab import GameStatus, SeatStatus
+from pbem.store import Game, OrderEntry, PendingOrders, Player
+from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
 LEAK_CHECKS_PER_HOUR = 30  # per game: each costs one scrypt run per seat (~50 ms)
 NEW_PASSWORD_COMMAND = "pbem new-password {game} {name}"
@@ -196,54 +196,76 @@ def digest(game: Game, player: Player, text: str) -> str:
     return hashlib.sha256(f"{seat}\0{body}".encode()).hexdigest()
 
 
-def repeated(session: Session, game: Game, player: Player, mail: DecodedMail) -> str | None:
-    """"Already applied" when this mail says what the seat's last applied mail
-    said and no turn of the seat has begun since; else None.
+def _last_seq(session: Session, game: Game) -> int:
+    last = session.exec(select(func.max(OrderEntry.seq)).where(OrderEntry.game_id == game.id))
+    return last.one() or 0
 
-    A seat's turn has begun since turn T when the game is past T and either
-    the seat is to move or the order log holds a turn of the seat after T."""
-    turn = player.last_applied_turn
-    if turn is None or player.last_applied_digest != digest(game, player, mail.text):
-        return None
-    if game.turn < turn:  # rolled back before it (a rollback changes the digest too)
-        return None
-    if game.turn > turn:
-        if game.current_seat == player.seat:
-            return None
-        later = session.exec(
-            select(OrderEntry.id).where(
-                OrderEntry.game_id == game.id,
-                OrderEntry.seat == player.seat,
-                col(OrderEntry.turn) > turn,
+
+def _asked(session: Session, game: Game, player: Player) -> bool:
+    """Whether the game waits for this seat's orders now (its setup orders of
+    this round, or its turn), so that the same text is new orders."""
+    if game.phase == GamePhase.SETUP:
+        kept = session.exec(
+            select(PendingOrders.id).where(
+                PendingOrders.game_id == game.id,
+                PendingOrders.turn == 0,
+                PendingOrders.seat == player.seat,
             )
         ).first()
-        if later is not None:
-            return None
-    when = "setup" if turn == 0 else f"turn {turn}"
+        return kept is None
+    return game.phase == GamePhase.PLAYING and game.current_seat == player.seat
+
+
+def repeated(session: Session, game: Game, player: Player, mail: DecodedMail) -> str | None:
+    """Answer "already applied" when this mail says what the seat's last
+    applied mail said and nothing has been played in the game since (its
+    order log has not grown); else None.
+
+    A mail whose orders were played (logged) is repeated only while the game
+    does not wait for this seat again: the same orders for the seat's next
+    turn or setup round are new orders. A mail that logged nothing (press,
+    commands, orders held for the deadline or the setup round) would do
+    the same again, so any copy is answered instead."""
+    seq = player.last_applied_seq
+    if seq is None or player.last_applied_digest != digest(game, player, mail.text):
+        return None
+    if _last_seq(session, game) != seq:
+        return None
+    if player.last_applied_logged and _asked(session, game, player):
+        return None
     return (
-        f"Already applied: this mail says what your mail of {when} said, and that "
-        "one was applied. Nothing was applied again. To change what you sent, send "
-        "different orders."
+        "Already applied: this mail says what your last mail said, and that one "
+        "was applied; nothing has been played since. Nothing was applied again. "
+        "To change what you sent, send different orders."
     )
 
 
 def remember(
+    session: Session,
     player: Player,
     game: Game,
     mail: DecodedMail,
     parsed: ParsedMail,
     reply: notify.Reply,
     applied: bool,
+    seq_before: int,
 ) -> None:
-    """Keep the seat's last applied mail: its digest and the turn it came in
-    (``reply.turn``). A mail that only asked (STATUS, MAP, HELP...) or changed
-    nothing is not kept: asking again is answered again."""
-    if not applied or reply.turn is None:
+    """Keep the seat's last applied mail: its digest, the game's last
+    order-log entry now that it is applied, and whether it logged any. A
+    mail that only asked (STATUS, MAP, HELP...) or changed nothing is not
+    kept: asking again is answered again."""
+    if not applied:
         return
     acted = [c for c in parsed.commands if not isinstance(c, Check) and c not in reply.commands]
     if parsed.orders or parsed.press or acted:
         player.last_applied_digest = digest(game, player, mail.text)
-        player.last_applied_turn = reply.turn
+        player.last_applied_seq = _last_seq(session, game)
+        player.last_applied_logged = player.last_applied_seq != seq_before
+
+
+def last_seq(session: Session, game: Game) -> int:
+    """The game's last order-log entry (0 before any): what ``remember`` compares."""
+    return _last_seq(session, game)
 
 
 def wrong_password_report(session: Session, limit: int = 20) -> list[dict[str, Any]]:

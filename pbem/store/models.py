@@ -146,10 +146,12 @@ class Player(SQLModel, table=True):
     # GM is told at thresholds (pbem.service.seatguard), `pbem show` lists them.
     wrong_passwords: int = 0
     last_wrong_password_at: datetime | None = _when(default=None)
-    # The seat's last applied mail (digest of its text, the turn it came in):
-    # the same text again in that turn is "already applied" (pbem.service.seatguard).
+    # The seat's last applied mail (digest of its text; the game's last order-log
+    # seq once it was applied): the same text again before anything more is
+    # logged is "already applied" (pbem.service.seatguard).
     last_applied_digest: str = ""
-    last_applied_turn: int | None = None
+    last_applied_seq: int | None = None
+    last_applied_logged: bool = False  # whether that mail's orders were logged (played)
 
 
 class SeatHolder(SQLModel, table=True):

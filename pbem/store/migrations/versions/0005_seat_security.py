@@ -6,8 +6,10 @@ GM is told at the 3rd, 10th, 30th, 100th... and `pbem show` and `pbem
 status` list the count. Existing seats start at 0.
 
 And the seat's last applied mail (``last_applied_digest``, a hash of its
-text, and ``last_applied_turn``): the same text again under a new
-Message-ID in that turn is answered "already applied", not applied twice.
+text; ``last_applied_seq``, the game's last order-log entry once it was
+applied; ``last_applied_logged``, whether it logged orders): the same
+text again under a new Message-ID, before anything more is played, is
+answered "already applied", not applied twice.
 
 Revision ID: 0005
 Revises: 0004
@@ -36,12 +38,18 @@ def upgrade() -> None:
         batch.add_column(
             sa.Column("last_applied_digest", sa.String(), nullable=False, server_default="")
         )
-        batch.add_column(sa.Column("last_applied_turn", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("last_applied_seq", sa.Integer(), nullable=True))
+        batch.add_column(
+            sa.Column(
+                "last_applied_logged", sa.Boolean(), nullable=False, server_default=sa.false()
+            )
+        )
 
 
 def downgrade() -> None:
     with op.batch_alter_table("player") as batch:
-        batch.drop_column("last_applied_turn")
+        batch.drop_column("last_applied_logged")
+        batch.drop_column("last_applied_seq")
         batch.drop_column("last_applied_digest")
         batch.drop_column("last_wrong_password_at")
         batch.drop_column("wrong_passwords")
