@@ -196,6 +196,14 @@ def _non_ascii_from(passwords: dict[str, str]) -> list[bytes]:
     return [raw_mail(headers, body, case="non_ascii_from")]
 
 
+def _non_ascii_glued_from(passwords: dict[str, str]) -> list[bytes]:
+    """The issue's case: the byte right before the address, no space (the parsed
+    address then starts with a surrogate and every reply to it raised)."""
+    headers = [b"From: \xe9bob@example.org", b"Subject: [g1] claims", b"Message-ID: <glued@x>"]
+    body = f"PASSWORD {passwords['bob']}\nCLAIM Peru\n".encode()
+    return [raw_mail(headers, body, case="non_ascii_glued_from")]
+
+
 def _nul_from_player(passwords: dict[str, str]) -> list[bytes]:
     headers = [f"From: {BOB}".encode(), b"Subject: [g1] a\x00b", b"Message-ID: <nulbob@x>"]
     body = f"PASSWORD {passwords['bob']}\n\x00CLAIM Peru\x00\n".encode()
@@ -245,6 +253,7 @@ ATTACKS = [
     ),
     Attack("absent_far_future", _absent_far_future, ANSWERED, answered=BOB),
     Attack("non_ascii_from", _non_ascii_from, ANSWERED, answered=BOB),
+    Attack("non_ascii_glued_from", _non_ascii_glued_from, ANSWERED, answered=BOB),
     Attack("nul_from_player", _nul_from_player, ANSWERED, answered=BOB),
 ]
 
