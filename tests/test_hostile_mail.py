@@ -5,7 +5,8 @@ game on the Maildir transport ahead of a valid order mail, and ONE `pbem
 poll` runs as a real process under a 2 GiB address-space limit, on SQLite
 and on a real PostgreSQL (tests/hostile_helpers.py). Whatever the attack:
 
-- the poll ends within its timeout, without a traceback;
+- the poll ends within its CPU budget and timeout, without a traceback,
+  its peak RSS under 512 MB (not a MemoryError caught at the 2 GiB limit);
 - the valid mail is played (in the processed folder, alice has her receipt);
 - every attack mail left the inbox for the folders the attack allows
   (refused, or held), and is answered where the issue says so;
@@ -56,6 +57,10 @@ from tests.hostile_helpers import (
 )
 
 GROWTH_LIMIT = 16 * 1024  # "a few KB": a refusal's row and its answer, no mail kept whole
+# Peak RSS of the poll: about 90 MB for the valid mail alone, 160 MB with a 21 MB
+# mail read whole; a poll that reaches its 2 GiB limit and survives on a caught
+# MemoryError has not bounded its work before starting it.
+PEAK_RSS_LIMIT_KB = 512 * 1024
 QUOTE_LIMIT = 200  # characters of a sender's subject any mail may quote
 REPLY_BUDGET = 20  # mail.reply_budget_per_hour, its default
 ALICE, BOB, CAROL = PLAYERS["alice"], PLAYERS["bob"], PLAYERS["carol"]
@@ -191,6 +196,14 @@ def _non_ascii_from(passwords: dict[str, str]) -> list[bytes]:
     return [raw_mail(headers, body, case="non_ascii_from")]
 
 
+def _non_ascii_glued_from(passwords: dict[str, str]) -> list[bytes]:
+    """The issue's case: the byte right before the address, no space (the parsed
+    address then starts with a surrogate and every reply to it raised)."""
+    headers = [b"From: \xe9bob@example.org", b"Subject: [g1] claims", b"Message-ID: <glued@x>"]
+    body = f"PASSWORD {passwords['bob']}\nCLAIM Peru\n".encode()
+    return [raw_mail(headers, body, case="non_ascii_glued_from")]
+
+
 def _nul_from_player(passwords: dict[str, str]) -> list[bytes]:
     headers = [f"From: {BOB}".encode(), b"Subject: [g1] a\x00b", b"Message-ID: <nulbob@x>"]
     body = f"PASSWORD {passwords['bob']}\n\x00CLAIM Peru\x00\n".encode()
@@ -240,6 +253,7 @@ ATTACKS = [
     ),
     Attack("absent_far_future", _absent_far_future, ANSWERED, answered=BOB),
     Attack("non_ascii_from", _non_ascii_from, ANSWERED, answered=BOB),
+    Attack("non_ascii_glued_from", _non_ascii_glued_from, ANSWERED, answered=BOB),
     Attack("nul_from_player", _nul_from_player, ANSWERED, answered=BOB),
 ]
 
@@ -295,6 +309,8 @@ def check_poll(copy: GameCopy, run: Run) -> list[str]:
         problems.append(f"the poll did not end within its budget: {run.describe()}")
     elif "Traceback" in run.stderr:
         problems.append(f"the poll printed a traceback: {run.describe()}")
+    if run.max_rss_kb > PEAK_RSS_LIMIT_KB:
+        problems.append(f"the poll's peak RSS was {run.max_rss_kb // 1024} MB: {run.describe()}")
     if copy.folder_of("valid") != ["processed"]:
         problems.append(f"the valid mail is in {copy.folder_of('valid')}, not processed")
     receipts = [m for m in copy.new_mail(ALICE) if b"Setup orders accepted" in m]
