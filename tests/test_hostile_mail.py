@@ -178,7 +178,10 @@ LONG_SUBJECT = f"[{GAME}] " + "".join(f"{n:04d}" for n in range(1000))[:2995]
 
 
 def _long_subject(_: dict[str, str]) -> list[bytes]:
-    return [message(ALICE, LONG_SUBJECT, "CLAIM Alaska\n", case="long_subject")]
+    """A forgery in alice's name (a wrong password): the alert quotes its subject short.
+    Without any password it would be answered as alice's own mistake, no alert."""
+    body = "PASSWORD kq7m-x3hw-9tpf-2zza\nCLAIM Alaska\n"
+    return [message(ALICE, LONG_SUBJECT, body, case="long_subject")]
 
 
 def _absent_far_future(passwords: dict[str, str]) -> list[bytes]:
