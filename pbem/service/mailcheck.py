@@ -50,8 +50,9 @@ def named_games(mail: DecodedMail) -> list[str]:
 def readable_address(address: str) -> bool:
     """An address pbem can store, answer and compare: printable, no blanks (an
     8-bit byte that is no UTF-8 in a From line decodes to a lone surrogate,
-    which is not printable and which no database takes)."""
-    return address.isprintable() and " " not in address
+    which is not printable and which no database takes; the mail layer scrubs
+    it to U+FFFD, the replacement character)."""
+    return address.isprintable() and " " not in address and "\ufffd" not in address
 
 
 def no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
@@ -95,7 +96,9 @@ def command_problems(
 
 
 def shown_address(sender: str) -> str:
-    """A From address as it came, for a log line or an answer: \\xe9 for an 8-bit byte."""
+    """A From address as it came, for a log line or an answer: \\xe9 for an 8-bit
+    byte, ? where the mail layer put a replacement character."""
+    sender = sender.replace("\ufffd", "?")
     try:
         given = sender.encode("utf-8", "surrogateescape")
     except UnicodeEncodeError:
@@ -106,4 +109,4 @@ def shown_address(sender: str) -> str:
 def kept_address(sender: str) -> str:
     """What is left of an unreadable address once the characters that are not
     printable are dropped: whose address it was meant to be."""
-    return "".join(c for c in sender if c.isprintable() and c != " ")
+    return "".join(c for c in sender if c.isprintable() and c not in " \ufffd")
