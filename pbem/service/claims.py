@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -41,6 +40,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
+from pbem.mail.bounds import scrub_line, scrub_text
 from pbem.mail.identity import MailIdentity
 from pbem.mail.retry import backoff_delay
 from pbem.mail.transport import HELD, PROCESSED, REJECTED, FetchedMail
@@ -60,16 +60,14 @@ SENDER_CHARS = 320
 SUBJECT_CHARS = 500
 OUTCOME_CHARS = 4000
 ERROR_CHARS = 2000
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_OR_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 def clean(text: str, limit: int, *, lines: bool = False) -> str:
-    """``text`` fit for any column on both engines: NUL, control characters
-    and lone surrogates removed (tabs and line ends kept when ``lines``),
-    at most ``limit`` characters."""
-    pattern = _CONTROL if lines else _CONTROL_OR_LINE
-    return pattern.sub("", text[: limit * 4])[:limit]
+    """``text`` fit for any column on both engines, at most ``limit``
+    characters: the mail layer's scrubbing (pbem.mail.bounds), one line
+    unless ``lines`` (then tabs and line ends are kept)."""
+    text = text[: limit * 4]
+    return scrub_text(text, limit) if lines else scrub_line(text, limit)
 
 
 def stand_in_identity(raw: bytes) -> MailIdentity:
