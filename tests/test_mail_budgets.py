@@ -328,6 +328,30 @@ def test_joins_stop_at_the_address_budget_until_the_next_hour(tmp_path) -> None:
     ]
 
 
+def test_a_join_under_another_name_gets_a_new_code(tmp_path) -> None:  # noqa: ANN001
+    """The code mailed for one name never joins under a later JOIN's name
+    (found by a newcomer's trial: both codes were the same, and CONFIRM of
+    "eve1"'s mail joined as "eve3")."""
+    world = World(tmp_path)
+    budgets(world)
+    world.open_game("open", 3)
+    world.send("eve@else.test", "JOIN open AS eve1\n", "join 1")
+    no_failures(world.poll())
+    (first,) = world.take("eve@else.test")
+    world.send("eve@else.test", "JOIN open AS eve2\n", "join 2")
+    no_failures(world.poll())
+    (second,) = world.take("eve@else.test")
+    assert second.subject == "[open] Confirm joining as eve2"
+    assert token_of(first) != token_of(second)
+    world.send("eve@else.test", f"CONFIRM {token_of(first)}\n", "[open] confirm old")
+    no_failures(world.poll())
+    assert [m.subject for m in world.take("eve@else.test")] == ["[open] Confirmation refused"]
+    world.send("eve@else.test", f"CONFIRM {token_of(second)}\n", "[open] confirm new")
+    no_failures(world.poll())
+    assert "eve2" in world.take("eve@else.test")[0].flat
+    assert join_requests(world) == 1
+
+
 def test_many_forged_addresses_stop_at_the_budget_of_all_strangers(tmp_path) -> None:  # noqa: ANN001
     world = World(tmp_path)
     budgets(world, strangers=25)

@@ -174,11 +174,15 @@ def _join(
             JoinRequest.confirmed == False,  # noqa: E712
         )
     ).first()
-    # One pending request per address and game: a JOIN again replaces its
-    # name (and is answered again with the same token), no new row.
+    # One pending request per address and game: a JOIN again is answered
+    # again with the same token, no new row; a JOIN under another name gets a
+    # new token, so the code mailed for the old name can no longer join under
+    # the new one.
     request = pending or JoinRequest(
         game_id=id_of(game), name=name, address=mail.sender, token=secrets.token_hex(4)
     )
+    if request.name != name:
+        request.token = secrets.token_hex(4)
     request.name, request.created_at = name, ctx.clock.now()
     session.add(request)
     _tell(
