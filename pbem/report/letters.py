@@ -143,8 +143,8 @@ def auth_refused(
     """For the registered address: a mail in its name failed authentication."""
     text = (
         f"A mail claiming to be from you ({quote(sender, QUOTED_ADDRESS)}) reached game "
-        f"{info.name} without your password or a valid turn token, so nothing in it was "
-        f"applied.\n\nSubject: {quote_subject(subject)}\n"
+        f"{info.name} with a wrong password, or with the turn token of no turn of yours, "
+        f"so nothing in it was applied.\n\nSubject: {quote_subject(subject)}\n"
         f"Message-ID: {quote(message_id, QUOTED_ADDRESS)}\n\n"
         "If you sent it, reply to your latest 'your turn' mail, or add a line\n"
         "PASSWORD your-password to your orders. If you did not, someone may be\n"
