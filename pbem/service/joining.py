@@ -21,7 +21,7 @@ from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.names import address_problem, player_name_problem
 from pbem.service.passwords import hash_password, new_password
-from pbem.service.ratelimit import STRANGERS, allow_all
+from pbem.service.ratelimit import may_answer
 from pbem.store import Game, JoinRequest, id_of
 
 MAX_NAME = 20
@@ -105,12 +105,9 @@ def _may_answer(
 ) -> bool:
     """Within the address's reply budget (and the budget of all strangers,
     unless the address has a seat here); ``join``: within JOINS_PER_HOUR too."""
-    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour)]
-    if not _seated(session, game, address):
-        budgets.append((STRANGERS, ctx.config.mail.stranger_budget_per_hour))
-    if join:
-        budgets.append((f"join:{game.id}:{address}", JOINS_PER_HOUR))
-    return allow_all(session, budgets, ctx.clock.now())
+    also = [(f"join:{game.id}:{address}", JOINS_PER_HOUR)] if join else []
+    stranger = not _seated(session, game, address)
+    return may_answer(session, ctx, address, stranger=stranger, also=also)
 
 
 def _name_problem(name: str) -> str | None:

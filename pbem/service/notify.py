@@ -295,7 +295,7 @@ def relay_press(
         else:
             about = ("press", game.name, sender.seat, target.seat, body, now.isoformat())
             post(session, ctx, rendered, target.address, about, game=game, seat=target.seat)
-    if copy_gm and info.gm_address:
+    if copy_gm:
         rendered = letters.press_copy(info, sender.name, press.recipient, body)
         copy = ("press-gm", game.name, sender.seat, body, now.isoformat())
         post(session, ctx, rendered, info.gm_address, copy, game=game)

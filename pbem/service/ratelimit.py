@@ -52,10 +52,18 @@ def allow_all(session: Session, budgets: Sequence[tuple[str, int]], now: datetim
     return True
 
 
-def may_answer(session: Session, ctx: Context, address: str, *, stranger: bool) -> bool:
+def may_answer(
+    session: Session,
+    ctx: Context,
+    address: str,
+    *,
+    stranger: bool,
+    also: Sequence[tuple[str, int]] = (),
+) -> bool:
     """One more answer to ``address`` this hour is within its budget (and, for
-    a stranger, within the budget of all strangers); counted when True."""
-    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour)]
+    a stranger, within the budget of all strangers; and within ``also``, the
+    caller's own budgets); counted when True."""
+    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour), *also]
     if stranger:
         budgets.append((STRANGERS, ctx.config.mail.stranger_budget_per_hour))
     return allow_all(session, budgets, ctx.clock.now())

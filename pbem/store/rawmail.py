@@ -19,6 +19,7 @@ import zlib
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesParser
+from functools import lru_cache
 
 from pbem.vocab import RawFormat
 
@@ -74,6 +75,7 @@ def kept_copy(raw: bytes, max_bytes: int) -> tuple[bytes, RawFormat]:
     return pack(blank_passwords(raw)[:max_bytes])
 
 
+@lru_cache(maxsize=1)  # one mail is blanked for its stored copy, then for its folder
 def blank_passwords(raw: bytes) -> bytes:
     """The mail with the value of every PASSWORD line replaced by a mask.
 
