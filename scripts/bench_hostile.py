@@ -4,7 +4,7 @@
     python scripts/bench_hostile.py --postgresql           # on a private PostgreSQL too
     python scripts/bench_hostile.py --only html_blockquotes,big_stranger
 
-The attacks are those of tests/test_hostile_mail.py. A game on the Maildir
+The attacks are those of tests/service/test_hostile_mail.py. A game on the Maildir
 transport is set up once per engine (`pbem init`, `pbem new`, a poll), then
 for every attack a copy of it gets the attack's mails ahead of a valid order
 mail and ONE `pbem poll` runs as a child process under a 2 GiB address-space
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests import hostile_helpers as world  # noqa: E402
 from tests.fixtures_pg import _find_bindir, _Server  # noqa: E402
-from tests.test_hostile_mail import ATTACKS, Attack  # noqa: E402
+from tests.service.test_hostile_mail import ATTACKS, Attack  # noqa: E402
 
 
 def measure(

@@ -5,7 +5,7 @@ set -euo pipefail
 need=()
 command -v dovecot >/dev/null 2>&1 || need+=(dovecot-imapd dovecot-lmtpd)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
-# Chromium: the game site is checked in a real headless browser (tests/test_site.py)
+# Chromium: the game site is checked in a real headless browser (tests/site/test_site.py)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -22,8 +22,5 @@ for seed in 1 4242; do
   native=1
   [ "$seed" = 4242 ] && native=0
   PBEM_NATIVE=$native PYTHONHASHSEED=$seed python -m pytest -q -p no:cacheprovider \
-    -n "${PBEM_TEST_WORKERS:-3}" tests/test_rules_*.py tests/test_rulebook_*.py \
-    tests/test_outputs_pinned.py tests/test_service_simulation.py tests/test_dice*.py \
-    tests/test_native_build.py tests/test_orders_*.py tests/test_validate_fastpath.py \
-    tests/test_records.py tests/test_replay_fourth.py
+    -n "${PBEM_TEST_WORKERS:-3}" tests/rules tests/orders tests/log tests/service/test_service_simulation.py
 done

@@ -1,4 +1,4 @@
-"""Helpers of the fault suite (tests/test_faults_*.py, issue 12).
+"""Helpers of the fault suite (tests/faults/, issue 12).
 
 Built on tests/mailloop_helpers.py (the loopback world of Dovecot, the SMTP
 relay and a pbem config) and tests/fixtures_pg.py (a PostgreSQL of one's

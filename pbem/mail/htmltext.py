@@ -3,7 +3,7 @@
 The standard library's html.parser retries an unfinished construct at every
 later "<" (160 KB of "<a<a<a..." took 50 s), so HTML is read here by a
 tokenizer whose every scan stops at the next "<". The lines it gives are
-the ones html.parser gave for real mail (tests/test_mail_decode.py).
+the ones html.parser gave for real mail (tests/mail/test_mail_decode.py).
 """
 
 from __future__ import annotations

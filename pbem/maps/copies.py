@@ -8,7 +8,7 @@ since, or a stored game's own map, is read from its TOML), and the board is
 checked from it by the same code with the same messages. The TOML stays the
 source: regenerate the copies with
 ``python -c "from pbem.maps.copies import write_copies; write_copies()"``
-(tests/test_maps_copies.py fails when one is missing or stale). Keys keep the
+(tests/maps/test_maps_copies.py fails when one is missing or stale). Keys keep the
 order of the TOML, so the checks meet them in the same order.
 """
 

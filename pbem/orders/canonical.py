@@ -11,7 +11,7 @@ without a problem; for anything else (a problem, another spelling or order of
 clauses, a name written otherwise) it answers None and the line is read by
 lines.py as always. So grammar and messages are those of lines.py, and the line
 cache of parser.py holds the same entries either way
-(tests/test_orders_canonical.py compares both on every line of the pinned records
+(tests/orders/test_orders_canonical.py compares both on every line of the pinned records
 and on variations of them).
 """
 

@@ -9,7 +9,7 @@ Message-ID (stable, so a resend is recognised) and the threading headers.
 Speed (issue 16): a turn's picture goes to every player, so its MIME part is
 built once (base64 and all) and shared by every mail that carries it, and
 the bytes it serialises to are kept too. The mails stay byte for byte what
-the standard library writes (tests/test_report_mime_golden.py).
+the standard library writes (tests/report/test_report_mime_golden.py).
 """
 
 from __future__ import annotations

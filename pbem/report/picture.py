@@ -127,7 +127,7 @@ def _render(
     Quantizing to a fixed palette without dithering maps every pixel on its
     own, so only what a picture adds (the discs and the legend) is quantized
     here; the rest comes quantized from ``_quantized_background``. The bytes
-    are those of ``_render_whole`` (tests/test_report_picture_regions.py).
+    are those of ``_render_whole`` (tests/report/test_report_picture_regions.py).
     """
     assert board.picture is not None
     width, height = board.picture

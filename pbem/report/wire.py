@@ -10,7 +10,7 @@ first, as the generator does). What it does not know how to write (an
 attachment that is not text or has an odd file name, a value that is not a
 str, a Content-* extra header, a policy that is not the one it was written
 for) goes the EmailMessage way, so no mail is ever lost or changed
-(tests/test_report_mime_writer.py compares the two on every kind of mail).
+(tests/report/test_report_mime_writer.py compares the two on every kind of mail).
 
 Where the time went (scripts/bench_mime.py, the sample game's 72 mails of
 12 turns, ~72 KB each): ``bytes(to_mime(...))`` ~2.2 ms a mail, of which

@@ -1,0 +1,101 @@
+"""`pbem verify FILE --secret HEX` answers before typer is imported (pbem/entry.py):
+the same output, the same errors and the same exit code as the typer command
+(pbem.cli.records.verify), checked case by case in a new process each."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pbem.cli import app
+from pbem.entry import _verify_args
+
+RECORD = Path(__file__).parents[1] / "data" / "records" / "greedy-seed3-v1.pgn"
+SECRET = "e9c7de4d1f4f4f20d20c23052794a7b5e92dbb25dd03a406714b8bd536adcc81"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def in_new_process(args: list[str]) -> tuple[int, str, str, bool]:
+    """(exit code, stdout, stderr, whether typer was imported) of `pbem ARGS`."""
+    script = (
+        "import sys\n"
+        "from pbem.entry import main\n"
+        f"sys.argv = ['pbem', *{args!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "finally:\n"
+        "    print('typer' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    err_lines = done.stderr.splitlines(keepends=True)
+    imported = err_lines[-1].strip() == "True"
+    return done.returncode, done.stdout, "".join(err_lines[:-1]), imported
+
+
+def with_typer(args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def tampered(tmp_path: Path, old: str, new: str) -> str:
+    text = RECORD.read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "tampered.pgn"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return str(path)
+
+
+def cases(tmp_path: Path) -> list[list[str]]:
+    wrong = SECRET[:-1] + ("0" if SECRET[-1] != "0" else "1")
+    binary = tmp_path / "binary.pgn"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    garbage = tmp_path / "garbage.pgn"
+    garbage.write_text("hello\n", encoding="utf-8")
+    return [
+        ["verify", str(RECORD), "--secret", SECRET],
+        ["verify", "--secret", SECRET, str(RECORD)],
+        ["verify", str(RECORD), f"--secret={SECRET}"],
+        ["verify", str(RECORD), "--secret", wrong],
+        ["verify", str(RECORD), "--secret", "not-hex"],
+        ["verify", str(tmp_path / "missing.pgn"), "--secret", SECRET],
+        ["verify", str(binary), "--secret", SECRET],
+        ["verify", str(garbage), "--secret", SECRET],
+        ["verify", tampered(tmp_path, "UNTIL 2 LEFT", "UNTIL 3 LEFT"), "--secret", SECRET],
+        ["verify", tampered(tmp_path, "PLACE 3 ", "PLACE 99 "), "--secret", SECRET],
+        ["verify", tampered(tmp_path, '[Map "classic"]', '[Map "atlantis"]'), "--secret", SECRET],
+    ]
+
+
+def test_the_fast_verify_answers_as_the_typer_command(tmp_path: Path) -> None:
+    for args in cases(tmp_path):
+        code, out, err, typer_imported = in_new_process(args)
+        assert not typer_imported, args
+        assert (code, out, err) == with_typer(args), args
+    code, out, _, _ = in_new_process(cases(tmp_path)[0])
+    assert (code, out) == (0, "all 76 steps verified; every roll matches the secret\n")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", "--help"],
+        ["verify", str(RECORD)],
+        ["verify", str(RECORD), "--secret"],
+        ["verify", str(RECORD), "--secret", SECRET, "--extra"],
+        ["verify", "--secret", "--secret", str(RECORD)],
+    ],
+)
+def test_other_spellings_go_to_typer(args: list[str]) -> None:
+    assert _verify_args(args[1:]) is None
+    code, out, err, typer_imported = in_new_process(args)
+    assert typer_imported  # (the usage text itself differs: program name, width)
+    assert code == with_typer(args)[0]
+    assert out + err

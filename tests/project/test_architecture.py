@@ -1,0 +1,301 @@
+"""The layers of docs/ARCHITECTURE.md, checked on the source (issue 18).
+
+Every import of every module of pbem is read (at the top or inside a
+function; not those under ``if TYPE_CHECKING``), and two things must hold:
+no module imports itself back through others (no import loop), and each
+layer imports only the layers below it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pbem"
+
+# layer -> the layers of pbem it may import (besides itself and pbem.vocab,
+# pbem.errors, pbem.paths, which every layer may use)
+ALLOWED: dict[str, set[str]] = {
+    "rules": set(),
+    "maps": {"rules"},  # map files and importers: the I/O the pure rules layer leaves out
+    "orders": {"rules", "maps"},
+    "log": {"rules", "orders", "maps"},  # order log, replay, records, verify: pure data
+    "store": set(),
+    "mail": set(),
+    "report": {"rules", "orders", "maps"},
+    "service": {"rules", "maps", "orders", "log", "report", "store", "mail", "config"},
+    "config": {"mail"},
+    "site": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service"},
+    "cli": {
+        "rules",
+        "maps",
+        "orders",
+        "log",
+        "report",
+        "store",
+        "mail",
+        "config",
+        "service",
+        "site",
+    },
+    "entry": {"rules", "log", "cli"},  # `pbem odds` and `pbem verify` answer before typer
+    # what tests, benchmarks and scripts use; nothing above imports it
+    "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
+}
+# (native: whether the compiled rules engine is used; imports no layer)
+SHARED = {"vocab", "errors", "paths", "native", "__init__", "__main__"}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def imports_of(path: Path, known: dict[str, Path]) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", 0) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name in known)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                if sub in known:
+                    found.add(sub)  # a submodule, not the package's own code
+                elif node.module in known:
+                    found.add(node.module)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imports_of(path, known) - {name} for name, path in known.items()}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def layer(module: str) -> str:
+    return module.split(".")[1] if "." in module else "__init__"
+
+
+def test_the_log_layer_reaches_neither_store_nor_service() -> None:
+    """pbem/log/ replays and verifies from data alone: no database, no mail."""
+    below = {layer(t) for m, ts in graph().items() if layer(m) == "log" for t in ts}
+    assert below <= {"log", "rules", "orders", "maps"} | SHARED
+    assert "pbem.log.replay" in graph()["pbem.service.archive"]
+
+
+def test_no_import_loops() -> None:
+    assert cycles(graph()) == []
+
+
+def test_the_cycle_finder_finds_a_loop() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    wrong = []
+    for module, targets in sorted(graph().items()):
+        own = layer(module)
+        if own in SHARED:
+            continue
+        for target in sorted(targets):
+            other = layer(target)
+            if other != own and other not in SHARED and other not in ALLOWED[own]:
+                wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def test_no_runtime_module_imports_the_testing_package() -> None:
+    """pbem.testing needs the test extra (aiosmtpd): the product must not load it."""
+    wrong = [
+        f"{module} imports {target}"
+        for module, targets in sorted(graph().items())
+        if layer(module) != "testing"
+        for target in sorted(targets)
+        if layer(target) == "testing"
+    ]
+    assert wrong == []
+
+
+def test_the_testing_package_holds_the_test_only_modules() -> None:
+    known = modules()
+    assert {"pbem.testing.mailservers", "pbem.testing.sample"} <= set(known)
+    assert "pbem.mail.devservers" not in known and "pbem.report.sample" not in known
+
+
+def test_the_command_line_runs_no_sql() -> None:
+    """pbem/cli/ is thin: the queries are the service's."""
+    wrong = []
+    for name, path in sorted(modules().items()):
+        if layer(name) != "cli":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                found = [node.module or ""]
+            else:
+                continue
+            wrong += [f"{name} imports {n}" for n in found if n.split(".")[0] in SQL]
+    assert wrong == []
+
+
+SQL = {"sqlmodel", "sqlalchemy"}
+RAW_COMPARE = re.compile(r"""\b(status|phase|outcome) (==|!=|in|not in) \(?["']""")
+
+
+def test_statuses_and_phases_are_compared_as_enums() -> None:
+    """service/, store/, report/, cli/, site/ name statuses and phases (pbem/vocab.py,
+    rules/state.py), never compare them to a raw string."""
+    wrong = []
+    for name, path in sorted(modules().items()):
+        if layer(name) not in ("service", "store", "report", "cli", "site"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if RAW_COMPARE.search(line):
+                wrong.append(f"{path.name}:{number}: {line.strip()}")
+    assert wrong == []
+
+
+def test_the_raw_compare_finder_finds_one() -> None:
+    assert RAW_COMPARE.search('if game.phase == "over":')
+    assert RAW_COMPARE.search("if state.phase in ('claim', 'place'):")
+    assert not RAW_COMPARE.search("if game.phase == GamePhase.OVER:")
+
+
+# what reads or writes outside the process: a module of rules/ names none of these
+IO_NAMES = {"open", "Path", "read_text", "read_bytes", "write_text", "write_bytes", "glob"}
+IO_MODULES = {"pathlib", "os", "io", "shutil", "tempfile", "PIL", "pbem.paths"}
+
+
+def io_uses(path: Path) -> list[str]:
+    """Every name or import in a module that would do I/O, as 'line: name'."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name) and node.id in IO_NAMES:
+            found.append(f"{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in IO_NAMES:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Import):
+            found += [
+                f"{node.lineno}: import {a.name}"
+                for a in node.names
+                if a.name.split(".")[0] in IO_MODULES or a.name in IO_MODULES
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and (node.module.split(".")[0] in IO_MODULES or node.module in IO_MODULES)
+        ):
+            found.append(f"{node.lineno}: from {node.module}")
+    return sorted(found)
+
+
+def test_the_rules_layer_does_no_io() -> None:
+    """Maps and presets are handed to rules/ as text or data (pbem.maps reads them)."""
+    wrong = {
+        str(path.relative_to(PACKAGE)): uses
+        for path in sorted((PACKAGE / "rules").glob("*.py"))
+        if (uses := io_uses(path))
+    }
+    assert wrong == {}
+
+
+def test_the_io_check_sees_a_file_read(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from pathlib import Path\nx = Path('a').read_text()\n", encoding="utf-8")
+    assert io_uses(module) == ["1: from pathlib", "2: .read_text", "2: Path"]
+
+
+def calls_of(path: Path, name: str) -> list[int]:
+    """The lines where a module calls ``name`` (as a name or an attribute)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (isinstance(func, ast.Name) and func.id == name) or (
+                isinstance(func, ast.Attribute) and func.attr == name
+            ):
+                found.append(node.lineno)
+    return sorted(found)
+
+
+def test_a_turn_is_played_only_through_service_turns() -> None:
+    """deadlines, gm, mailflow (every use case) play orders with turns.play;
+    games.submit is called by turns and by games' own dry run alone."""
+    callers = {
+        path.name: calls_of(path, "submit")
+        for path in sorted((PACKAGE / "service").glob("*.py"))
+        if calls_of(path, "submit")
+    }
+    assert set(callers) == {"games.py", "turns.py"}
+    assert len(callers["turns.py"]) == 1
+    assert "play_bot_turns" in {
+        n.name
+        for n in ast.walk(ast.parse((PACKAGE / "service" / "turns.py").read_text()))
+        if isinstance(n, ast.FunctionDef)
+    }
