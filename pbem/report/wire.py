@@ -12,7 +12,7 @@ str, a Content-* extra header, a policy that is not the one it was written
 for) goes the EmailMessage way, so no mail is ever lost or changed
 (tests/report/test_report_mime_writer.py compares the two on every kind of mail).
 
-Where the time went (scripts/bench_mime.py, the sample game's 72 mails of
+Where the time went (scripts/bench/mime.py, the sample game's 72 mails of
 12 turns, ~72 KB each): ``bytes(to_mime(...))`` ~2.2 ms a mail, of which
 to_mime ~1.25 ms (the HTML's quoted-printable, ``quoprimime.body_encode``:
 a Python translate of 28 KB and a loop over its 400 lines, ~0.75 ms; the

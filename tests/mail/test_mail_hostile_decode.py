@@ -442,7 +442,7 @@ def test_the_budget_is_read_from_the_mail_table(tmp_path: Path) -> None:
 def test_bench_decode_runs() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT), PBEM_NATIVE="0")
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench_decode.py"), "--runs", "3"],
+        [sys.executable, str(ROOT / "scripts" / "bench" / "decode.py"), "--runs", "3"],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -1,4 +1,4 @@
-"""Every scripts/bench_*.py at a tiny size: it runs, checks what it checks, and
+"""Every scripts/bench/*.py at a tiny size: it runs, checks what it checks, and
 prints its figure and its ratio to the baseline of the same run (issue 16).
 
 Benchmarks, not timed tests: no figure is compared with anything, so a slow
@@ -25,7 +25,7 @@ def bench(script: str, *args: str, cwd: Path | None = None) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / script), *args],
+        [sys.executable, str(ROOT / "scripts" / "bench" / script), *args],
         cwd=cwd or ROOT,
         env=env,
         capture_output=True,
@@ -37,31 +37,31 @@ def bench(script: str, *args: str, cwd: Path | None = None) -> str:
 
 
 def test_bench_simulate() -> None:
-    out = bench("bench_simulate.py", "--games", "4", "--players", "3", "--workers", "1", "2")
+    out = bench("simulate.py", "--games", "4", "--players", "3", "--workers", "1", "2")
     assert "workers 1: " in out and "workers 2: " in out
     assert "baseline: " in out and "ratio to the baseline: " in out
     assert "FAIL" not in out
 
 
 def test_bench_render() -> None:
-    out = bench("bench_render.py", "--turns", "2", "--runs", "1")
+    out = bench("render.py", "--turns", "2", "--runs", "1")
     assert "12 mails" in out and "ratio now / baseline" in out
     assert "the same bytes both ways" in out
 
 
 def test_bench_replay() -> None:
-    out = bench("bench_replay.py", "--seeds", "1", "--repeat", "1")
+    out = bench("replay.py", "--seeds", "1", "--repeat", "1")
     assert "turns/s" in out and "ratio replay / minimal parse" in out
     assert "parse the orders" in out
 
 
 def test_bench_odds() -> None:
-    out = bench("bench_odds.py", "--runs", "1")
+    out = bench("odds.py", "--runs", "1")
     assert "dice per second, die()" in out and "ratio to the baseline" in out
 
 
 def test_bench_storage(tmp_path: Path) -> None:
-    out = bench("bench_storage.py", "--games", "1", "--dir", str(tmp_path / "storage"))
+    out = bench("storage.py", "--games", "1", "--dir", str(tmp_path / "storage"))
     assert "per player-turn" in out and "ratio to the baseline (mail kept whole)" in out
 
 
@@ -75,7 +75,7 @@ def _mail_benchmarks_can_run() -> None:
 @pytest.mark.integration
 def test_bench_mail() -> None:
     _mail_benchmarks_can_run()
-    out = bench("bench_mail.py", "--games", "2", "--rounds", "1")
+    out = bench("mail.py", "--games", "2", "--rounds", "1")
     assert "processed by pbem poll       2 (2 turns played)" in out
     assert "ratio poll / bare" in out and "without process start-up" in out
 
@@ -85,19 +85,19 @@ def test_bench_mail() -> None:
 def test_bench_workers(mode: str) -> None:
     _mail_benchmarks_can_run()
     out = bench(
-        "bench_workers.py", "--games", "2", "--rounds", "1", "--workers", "2", "--mode", mode
+        "scripts/bench/workers.py", "--games", "2", "--rounds", "1", "--workers", "2", "--mode", mode
     )
     assert "2 mails played once each" in out and "ratio: " in out
 
 
 def test_bench_memory(tmp_path: Path) -> None:
-    out = bench("bench_memory.py", "--games", "3", "--orders", "2", "--dir", str(tmp_path / "m"))
+    out = bench("memory.py", "--games", "3", "--orders", "2", "--dir", str(tmp_path / "m"))
     assert "baseline: `pbem daemon --cycles 1`, no game, empty inbox: peak RSS" in out
     assert "with 3 games: peak RSS" in out and "2 turns played" in out
     assert "ratio to the baseline: " in out
 
 
 def test_bench_hostile() -> None:
-    out = bench("bench_hostile.py", "--only", "plain_stranger")
+    out = bench("hostile.py", "--only", "plain_stranger")
     assert "attack" in out and "peak MB" in out
     assert "plain_stranger" in out and out.rstrip().endswith("rejected            processed")

@@ -1,7 +1,7 @@
 """Benchmark what a password costs the service (issue 27): the CPU a mail
 with a PASSWORD line can make pbem spend.
 
-    python scripts/bench_passwords.py [--repeat 20]
+    python scripts/bench/passwords.py [--repeat 20]
 
 Prints, median and worst of ``--repeat`` runs, in milliseconds:
 - a right and a wrong password against a hash of today (``scrypt-c``: one

@@ -1,9 +1,9 @@
 """Work division: the same order mails polled by one worker and by three on
 one PostgreSQL (issue 12).
 
-    python scripts/bench_workers.py                 # 100 games, 10 rounds: 1,000 order mails
-    python scripts/bench_workers.py --games 20 --rounds 3 --workers 3
-    python scripts/bench_workers.py --mode daemon   # long-running daemons, no start-up cost
+    python scripts/bench/workers.py                 # 100 games, 10 rounds: 1,000 order mails
+    python scripts/bench/workers.py --games 20 --rounds 3 --workers 3
+    python scripts/bench/workers.py --mode daemon   # long-running daemons, no start-up cost
 
 Dovecot (IMAP + LMTP), the SMTP relay and a PostgreSQL server are started on
 127.0.0.1 (as the tests do). For each worker count, a fresh database gets
@@ -33,10 +33,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_mail import PLAYED, REPO, Bench  # noqa: E402
+from mail import PLAYED, REPO, Bench  # noqa: E402
 from sqlmodel import select  # noqa: E402
 
 from pbem.store import InboundMessage, OrderEntry, Outbox, session_scope  # noqa: E402
@@ -202,7 +202,7 @@ def main() -> int:
     args = parser.parse_args()
     bindir = _find_bindir()
     if bindir is None:
-        print("bench_workers needs PostgreSQL (scripts/install-system-deps.sh)", file=sys.stderr)
+        print("scripts/bench/workers.py needs PostgreSQL (scripts/install-system-deps.sh)", file=sys.stderr)
         return 2
     servers = MailServers.start()
     server = _Server(bindir)

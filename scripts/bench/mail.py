@@ -1,9 +1,9 @@
 """Benchmark of the mail loop (issue 5): order mails for running games through `pbem poll`.
 
-    python scripts/bench_mail.py                    # 100 games x 4 players, 10 rounds
-    python scripts/bench_mail.py --games 20 --rounds 3
-    python scripts/bench_mail.py --profile poll.prof  # also cProfile one round in-process
-    python scripts/bench_mail.py --connections 3      # [mail.smtp] connections = 3
+    python scripts/bench/mail.py                    # 100 games x 4 players, 10 rounds
+    python scripts/bench/mail.py --games 20 --rounds 3
+    python scripts/bench/mail.py --profile poll.prof  # also cProfile one round in-process
+    python scripts/bench/mail.py --connections 3      # [mail.smtp] connections = 3
 
 It starts Dovecot (IMAP + LMTP) and the SMTP relay on 127.0.0.1 (as the
 tests do), creates the games (auto placement: setup done) with a mailbox
@@ -46,7 +46,7 @@ from email.parser import BytesParser
 from email.utils import make_msgid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from sqlmodel import col, select  # noqa: E402
 
@@ -73,7 +73,7 @@ from pbem.store import Outbox, OutboxBody, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
 from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PROCESSED = "pbem-processed"
 SUMMARY = re.compile(r"^(\d+) mails; (\d+) sent, (\d+) deferred, (\d+) failed$", re.MULTILINE)
 PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
@@ -309,7 +309,7 @@ def main() -> int:
     args = parser.parse_args()
 
     if not Path(TIME).is_file():
-        print(f"bench_mail needs GNU time at {TIME} (apt-get install time)", file=sys.stderr)
+        print(f"scripts/bench/mail.py needs GNU time at {TIME} (apt-get install time)", file=sys.stderr)
         return 2
     servers = MailServers.start()
     try:

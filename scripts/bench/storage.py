@@ -3,7 +3,7 @@ SQLite database (the demo's whole mail path), measured as pbem stored them
 before issue 12 (every rendered mail kept whole), as it stores them now
 (compressed), and after the retention period (sent mail pruned to headers).
 
-    python scripts/bench_storage.py [--games 20] [--dir var/bench-storage]
+    python scripts/bench/storage.py [--games 20] [--dir var/bench-storage]
 
 Prints figures; it is a benchmark, not a test.
 """
@@ -19,7 +19,7 @@ import zlib
 from datetime import timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.service import demo, outbox  # noqa: E402
 from pbem.service.clock import SystemClock  # noqa: E402

@@ -1,6 +1,6 @@
 """Speed of the battle odds and of the dice stream; prints figures, asserts nothing.
 
-    python scripts/bench_odds.py [--runs N]
+    python scripts/bench/odds.py [--runs N]
 
 Figures: battle(1000, 1000) in-process; the whole process of
 `python -c "from pbem.rules.odds import battle; battle(1000,1000)"` (and of a bare
@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pbem.rules.dice import stream_for_turn  # noqa: E402

@@ -1,6 +1,6 @@
 """Dice cost per player-turn, pbem-dice-v1 against pbem-dice-v2; prints figures, asserts nothing.
 
-    python scripts/bench_dice.py [--games N] [--runs N]
+    python scripts/bench/dice.py [--games N] [--runs N]
 
 N games of greedy bots (classic rules and map) are played once to learn what each
 player-turn draws. Then, for every player-turn, the bench builds that turn's stream
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pbem.log import replay  # noqa: E402

@@ -1,6 +1,6 @@
 """Benchmark whole bot games: player-turns per second with 1 and 2 workers.
 
-    python scripts/bench_simulate.py --players 4 --games 200 --seed 1
+    python scripts/bench/simulate.py --players 4 --games 200 --seed 1
 
 Full classic rules (cards, events, dice v2 like `pbem simulate`; --dice v1 for the
 HMAC dice), random bots by default. Prints
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem import native  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402

@@ -1,7 +1,7 @@
 """Benchmark of the daemon's memory (issue 16): peak RSS of a poll cycle with N active games.
 
-    python scripts/bench_memory.py                 # 1,000 active games, 5 order mails
-    python scripts/bench_memory.py --games 100 --orders 3
+    python scripts/bench/memory.py                 # 1,000 active games, 5 order mails
+    python scripts/bench/memory.py --games 100 --orders 3
 
 It creates N running games (four players each, auto placement: every game
 is playing, its first deadline set) through the service API into a fresh
@@ -38,7 +38,7 @@ from email.message import EmailMessage
 from email.utils import make_msgid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.config import load_config  # noqa: E402
 from pbem.mail.maildir import spool_mailbox  # noqa: E402
@@ -50,7 +50,7 @@ from pbem.service.context import Context  # noqa: E402
 from pbem.service.games import PlayerSpec, create_game, load, players_of  # noqa: E402
 from pbem.store import init_db, session_scope  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GAME_ADDRESS = "pbem@bench.test"
 PLAYERS = 4
 PER_TRANSACTION = 50  # games created per transaction

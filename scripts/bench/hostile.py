@@ -1,8 +1,8 @@
 """What each hostile mail of issue 27 costs one `pbem poll`.
 
-    python scripts/bench_hostile.py                        # every attack, SQLite
-    python scripts/bench_hostile.py --postgresql           # on a private PostgreSQL too
-    python scripts/bench_hostile.py --only html_blockquotes,big_stranger
+    python scripts/bench/hostile.py                        # every attack, SQLite
+    python scripts/bench/hostile.py --postgresql           # on a private PostgreSQL too
+    python scripts/bench/hostile.py --only html_blockquotes,big_stranger
 
 The attacks are those of tests/service/test_hostile_mail.py. A game on the Maildir
 transport is set up once per engine (`pbem init`, `pbem new`, a poll), then
@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests import hostile_helpers as world  # noqa: E402
 from tests.fixtures_pg import _find_bindir, _Server  # noqa: E402

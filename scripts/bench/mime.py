@@ -1,7 +1,7 @@
 """Benchmark a mail's bytes: the EmailMessage path against the direct writer (issue 16).
 
-    python scripts/bench_mime.py                  # 12 turns of the sample game, 7 runs
-    python scripts/bench_mime.py --turns 4 --runs 3
+    python scripts/bench/mime.py                  # 12 turns of the sample game, 7 runs
+    python scripts/bench/mime.py --turns 4 --runs 3
 
 The sample game (pbem.testing.sample: classic map, 4 greedy bots, seed 7):
 each turn's report to the 4 players and the GM and the next player's "your
@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.report import (  # noqa: E402
     ics,

@@ -1,7 +1,7 @@
 """What the bounds of issue 27 cost ordinary mail: decoding before and after, and in a child.
 
-    python scripts/bench_decode.py              # 300 runs each
-    python scripts/bench_decode.py --runs 20 --before e6c51c4
+    python scripts/bench/decode.py              # 300 runs each
+    python scripts/bench/decode.py --runs 20 --before e6c51c4
 
 Prints, per case, the median wall time of one call:
 
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from pbem.mail import bounds  # noqa: E402

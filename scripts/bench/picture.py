@@ -1,7 +1,7 @@
 """Benchmark the map picture: drawn in pieces now, drawn whole before (issue 16).
 
-    python scripts/bench_picture.py                  # 12 turns of the sample game, 5 runs
-    python scripts/bench_picture.py --turns 2 --runs 1
+    python scripts/bench/picture.py                  # 12 turns of the sample game, 5 runs
+    python scripts/bench/picture.py --turns 2 --runs 1
 
 The sample game (pbem.testing.sample: classic map, 4 greedy bots, seed 7): for
 each turn, the two pictures a poll draws, the report's (after the turn, the
@@ -33,7 +33,7 @@ from pathlib import Path
 
 from PIL import Image
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.report import picture, views  # noqa: E402
 from pbem.report.picture import Side  # noqa: E402

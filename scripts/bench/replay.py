@@ -1,7 +1,7 @@
 """Benchmark `pbem verify`: replay with verification of an exported long game.
 
-    python scripts/bench_replay.py                # longest of seeds 1..20, 4 greedy bots
-    python scripts/bench_replay.py --seed 8 --repeat 20 --profile
+    python scripts/bench/replay.py                # longest of seeds 1..20, 4 greedy bots
+    python scripts/bench/replay.py --seed 8 --repeat 20 --profile
 
 The game: 4 greedy bots on the classic map, full classic rules. The longest
 of the simulated games of seeds 1..N is picked (``--seed`` picks one), then
@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.log import replay  # noqa: E402
 from pbem.log.records import definition_of, read_record, verify_record  # noqa: E402
@@ -192,7 +192,7 @@ def breakdown(path: Path, secret_hex: str) -> dict[str, float]:
 def time_process(path: Path, secret_hex: str) -> float:
     """CPU seconds (user + system) of one new `python -m pbem verify FILE --secret HEX`
     process: start-up, imports and the replay, as a user runs it."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(

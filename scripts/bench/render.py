@@ -1,7 +1,7 @@
 """Benchmark the mail of a turn: render to every reader, then MIME bytes (issue 16).
 
-    python scripts/bench_render.py                 # 6 turns of the sample game, 5 runs
-    python scripts/bench_render.py --turns 4 --runs 1
+    python scripts/bench/render.py                 # 6 turns of the sample game, 5 runs
+    python scripts/bench/render.py --turns 4 --runs 1
 
 The sample game (pbem.testing.sample: classic map, 4 greedy bots, seed 7): for
 each turn, the report to the 4 players and the GM and the next player's
@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.report import mime as mime_module  # noqa: E402
 from pbem.report import render  # noqa: E402
