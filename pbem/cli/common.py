@@ -26,12 +26,30 @@ def fail(message: str, code: int = 1) -> NoReturn:
 @contextmanager
 def user_errors() -> Iterator[None]:
     """Turn the project's error types into a one-line message and exit code 1."""
-    from pbem.errors import user_error_types
-
     try:
         yield
     except user_error_types() as exc:
         fail(str(exc))
+
+
+def user_error_types() -> tuple[type[BaseException], ...]:
+    """The error types a user can cause; imported late so that quick commands
+    do not load every layer."""
+    from pbem.config import ConfigError
+    from pbem.rules.errors import MapError, OptionsError, RulesError
+    from pbem.service.clock import ClockError
+    from pbem.service.errors import ServiceError
+    from pbem.store.errors import DatabaseError
+
+    return (
+        ConfigError,
+        MapError,
+        OptionsError,
+        RulesError,
+        ServiceError,
+        DatabaseError,
+        ClockError,
+    )
 
 
 def emit(data: Any, as_json: bool, text: Callable[[], str]) -> None:

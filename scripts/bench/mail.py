@@ -309,7 +309,10 @@ def main() -> int:
     args = parser.parse_args()
 
     if not Path(TIME).is_file():
-        print(f"scripts/bench/mail.py needs GNU time at {TIME} (apt-get install time)", file=sys.stderr)
+        print(
+            f"scripts/bench/mail.py needs GNU time at {TIME} (apt-get install time)",
+            file=sys.stderr,
+        )
         return 2
     servers = MailServers.start()
     try:

@@ -202,7 +202,10 @@ def main() -> int:
     args = parser.parse_args()
     bindir = _find_bindir()
     if bindir is None:
-        print("scripts/bench/workers.py needs PostgreSQL (scripts/install-system-deps.sh)", file=sys.stderr)
+        print(
+            "scripts/bench/workers.py needs PostgreSQL (scripts/install-system-deps.sh)",
+            file=sys.stderr,
+        )
         return 2
     servers = MailServers.start()
     server = _Server(bindir)

@@ -15,7 +15,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "pbem"
 
 # layer -> the layers of pbem it may import (besides itself and pbem.vocab,
-# pbem.errors, pbem.paths, which every layer may use)
+# pbem.paths, which every layer may use)
 ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "maps": {"rules"},  # map files and importers: the I/O the pure rules layer leaves out
@@ -44,7 +44,7 @@ ALLOWED: dict[str, set[str]] = {
     "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
 }
 # (native: whether the compiled rules engine is used; imports no layer)
-SHARED = {"vocab", "errors", "paths", "native", "__init__", "__main__"}
+SHARED = {"vocab", "paths", "native", "__init__", "__main__"}
 
 
 def modules() -> dict[str, Path]:

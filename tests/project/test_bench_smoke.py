@@ -84,9 +84,7 @@ def test_bench_mail() -> None:
 @pytest.mark.parametrize("mode", ["poll", "daemon"])
 def test_bench_workers(mode: str) -> None:
     _mail_benchmarks_can_run()
-    out = bench(
-        "scripts/bench/workers.py", "--games", "2", "--rounds", "1", "--workers", "2", "--mode", mode
-    )
+    out = bench("workers.py", "--games", "2", "--rounds", "1", "--workers", "2", "--mode", mode)
     assert "2 mails played once each" in out and "ratio: " in out
 
 

@@ -338,7 +338,14 @@ def test_the_benchmark_script_runs() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PBEM_")}
     env["PYTHONPATH"] = str(ROOT)
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "bench" / "picture.py"), "--turns", "2", "--runs", "1"],
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "bench" / "picture.py"),
+            "--turns",
+            "2",
+            "--runs",
+            "1",
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
