@@ -92,6 +92,25 @@ def import_record(
         record = read_record(text, source)
     except RecordError as exc:
         raise ServiceError(str(exc)) from None
+    secret = _checked_secret(record, secret_hex, source)
+    if session.exec(select(Game).where(Game.name == record.game)).first() is not None:
+        raise ServiceError(f"a game named {record.game!r} exists already")
+    game = _imported_game(record, secret)
+    session.add(game)
+    session.flush()
+    problem = reroll_problem(record)
+    if problem:
+        raise ServiceError(f"{source}: {problem}")
+    for turn, _, reroll_hex in record.rerolls:
+        add_reroll(session, game, turn, bytes.fromhex(reroll_hex or ""))
+    passwords = _seat_players(session, game, record)
+    _replay_into(session, game, record, source)
+    session.add(game)
+    return game, passwords
+
+
+def _checked_secret(record: Record, secret_hex: str | None, source: str) -> bytes:
+    """The game's secret (the record's or the one given), checked against its commitment."""
     secret_text = secret_hex or record.secret_hex
     if not secret_text:
         raise ServiceError(
@@ -104,11 +123,13 @@ def import_record(
         raise ServiceError("the secret is not hexadecimal") from None
     if commitment(secret) != record.commitment:
         raise ServiceError("the secret does not match the record's commitment")
-    if session.exec(select(Game).where(Game.name == record.game)).first() is not None:
-        raise ServiceError(f"a game named {record.game!r} exists already")
+    return secret
+
+
+def _imported_game(record: Record, secret: bytes) -> Game:
     import json
 
-    game = Game(
+    return Game(
         name=record.game,
         title=record.game,
         map_name=record.map_name,
@@ -121,13 +142,10 @@ def import_record(
         secret_revealed=record.secret_hex is not None,
         hash_version=record.hash_version,
     )
-    session.add(game)
-    session.flush()
-    problem = reroll_problem(record)
-    if problem:
-        raise ServiceError(f"{source}: {problem}")
-    for turn, _, reroll_hex in record.rerolls:
-        add_reroll(session, game, turn, bytes.fromhex(reroll_hex or ""))
+
+
+def _seat_players(session: Session, game: Game, record: Record) -> dict[str, str]:
+    """The record's players seated under stand-in addresses, each with a new password."""
     passwords = {}
     for seat, (name, colour) in enumerate(record.players):
         password = new_password()
@@ -147,6 +165,11 @@ def import_record(
             SeatHolder(game_id=id_of(game), seat=seat, name=name, address=address, from_turn=0)
         )
     session.flush()
+    return passwords
+
+
+def _replay_into(session: Session, game: Game, record: Record, source: str) -> None:
+    """Every entry logged and replayed, each step checked against the record's hash."""
     definition = definition_of(session, game)
     loaded, events = replay.start(definition)
     if loaded.state.phase not in SETUP_PHASES:
@@ -172,8 +195,6 @@ def import_record(
     if loaded.state.phase == ENDED:
         game.secret_revealed = True
     sync_row(game, loaded.state)  # the row shows the replayed phase, turn, winner
-    session.add(game)
-    return game, passwords
 
 
 def reveal(session: Session, game: Game, force: bool = False) -> str:
