@@ -127,6 +127,26 @@ class DovecotServer:
         nobody = pwd.getpwnam("nobody")
         return nobody.pw_uid, nobody.pw_gid, None
 
+    def _tls_lines(self) -> tuple[list[str], list[str]]:
+        """The ssl settings and the imaps listener: none unless the server has TLS."""
+        if not self.tls:
+            return ["ssl = no"], ["port = 0"]
+        self.cert_file, self.key_file = make_self_signed_cert(self.workdir)
+        ssl_lines = ["ssl = yes", f"ssl_cert = <{self.cert_file}", f"ssl_key = <{self.key_file}"]
+        return ssl_lines, [f"address = {HOST}", f"port = {self.imaps_port}", "ssl = yes"]
+
+    def _rootless_lines(self) -> tuple[list[str], list[str]]:
+        """When not root, every service runs as the current user, without chroot."""
+        if self._run_as is None:
+            return [], []
+        user, group = self._run_as
+        rootless = [
+            f"default_internal_user = {user}",
+            f"default_internal_group = {group}",
+            f"default_login_user = {user}",
+        ]
+        return rootless, ["  chroot ="]
+
     def _write_config(self) -> Path:
         run, state, mail, users = (
             self.workdir / name for name in ("run", "state", "mail", "users")
@@ -135,26 +155,8 @@ class DovecotServer:
             directory.mkdir(exist_ok=True)
         os.chown(mail, self._mail_uid, self._mail_gid)
         mail.chmod(0o700)
-        ssl_lines = ["ssl = no"]
-        imaps = ["port = 0"]
-        if self.tls:
-            self.cert_file, self.key_file = make_self_signed_cert(self.workdir)
-            ssl_lines = [
-                "ssl = yes",
-                f"ssl_cert = <{self.cert_file}",
-                f"ssl_key = <{self.key_file}",
-            ]
-            imaps = [f"address = {HOST}", f"port = {self.imaps_port}", "ssl = yes"]
-        rootless: list[str] = []
-        no_chroot: list[str] = []
-        if self._run_as is not None:  # "rootless": every service as the current user
-            user, group = self._run_as
-            rootless = [
-                f"default_internal_user = {user}",
-                f"default_internal_group = {group}",
-                f"default_login_user = {user}",
-            ]
-            no_chroot = ["  chroot ="]
+        ssl_lines, imaps = self._tls_lines()
+        rootless, no_chroot = self._rootless_lines()
         users_file = users / "%u"
         config = [
             f"base_dir = {run}",
