@@ -299,3 +299,81 @@ def test_a_turn_is_played_only_through_service_turns() -> None:
         for n in ast.walk(ast.parse((PACKAGE / "service" / "turns.py").read_text()))
         if isinstance(n, ast.FunctionDef)
     }
+
+
+# service/'s sub-packages (docs/ARCHITECTURE.md): what each may import besides
+# the shared base (service/context.py, clock.py, errors.py). Decide, then tell:
+# play decides and stores, tell renders what was decided, intake takes one mail
+# to play, ops runs the cycle and looks on.
+SERVICE_ALLOWED: dict[str, set[str]] = {
+    "base": set(),
+    "play": {"base"},
+    "tell": {"base", "play"},
+    "intake": {"base", "play"},
+    "ops": {"base", "play", "tell", "intake"},
+}
+
+
+def service_part(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 3 else "base"
+
+
+def test_service_sub_packages_import_only_those_below() -> None:
+    wrong = []
+    for module, targets in sorted(graph().items()):
+        if layer(module) != "service":
+            continue
+        own = service_part(module)
+        for target in sorted(targets):
+            if layer(target) != "service" or service_part(target) == own:
+                continue
+            if service_part(target) not in SERVICE_ALLOWED[own]:
+                wrong.append(f"{module} imports {target}")
+    assert wrong == []
+
+
+def test_each_service_sub_package_says_what_it_owns() -> None:
+    known = modules()
+    packages = {service_part(m) for m in known if layer(m) == "service"} - {"base"}
+    assert packages == set(SERVICE_ALLOWED) - {"base"}
+    for name in packages:
+        doc = ast.get_docstring(ast.parse(known[f"pbem.service.{name}"].read_text()))
+        assert doc and len(doc.splitlines()) == 1, name
+
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+LONG_ON_PURPOSE = "# long on purpose:"  # on the line above a def, with the reason
+
+
+def long_functions(path: Path) -> list[str]:
+    """Functions over MAX_FUNCTION_LINES without a comment saying why."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = []
+    for node in ast.walk(ast.parse("\n".join(lines))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            size = (node.end_lineno or node.lineno) - node.lineno + 1
+            if size > MAX_FUNCTION_LINES and LONG_ON_PURPOSE not in lines[first - 2]:
+                found.append(f"{path.name}:{node.lineno} {node.name} ({size} lines)")
+    return found
+
+
+def test_no_module_is_over_600_lines() -> None:
+    sizes = {
+        str(path.relative_to(PACKAGE)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in modules().values()
+    }
+    assert {name: n for name, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_no_function_is_over_80_lines_without_a_reason() -> None:
+    assert [f for path in sorted(modules().values()) for f in long_functions(path)] == []
+
+
+def test_the_length_check_sees_a_long_function(tmp_path: Path) -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES))
+    module = tmp_path / "m.py"
+    module.write_text(f"def f():\n{body}\n\n{LONG_ON_PURPOSE} a table\ndef g():\n{body}")
+    assert long_functions(module) == ["m.py:1 f (81 lines)"]
