@@ -20,7 +20,7 @@ from pbem.report.picture_image import _tinted
 from pbem.report.pictures import map_picture, picture_size
 from pbem.rules import opening
 from pbem.rules.dice import DiceStream
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
 
 DATA = Path(__file__).resolve().parent / "data" / "maps"

@@ -20,7 +20,7 @@ from pbem.orders.lines import HANDLERS, Abort, LineParser
 from pbem.orders.model import Order
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from tests import test_orders_fuzz as fuzz
 from tests.native_helpers import run_on_pure_engine
 

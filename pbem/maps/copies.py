@@ -22,7 +22,7 @@ from typing import Any
 
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
-from pbem.rules.maps import parse_map, parsed_before
+from pbem.rules.mapformat import parse_map, parsed_before
 
 SUFFIX = ".json"
 
