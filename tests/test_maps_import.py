@@ -306,7 +306,7 @@ def test_a_game_is_created_from_a_map_file_of_any_format() -> None:
 
 
 def test_an_attack_against_a_one_way_border_says_so() -> None:
-    from pbem.orders.lines import not_adjacent
+    from pbem.orders.linereader import not_adjacent
 
     board = import_file(DATA / "lux/valleys.luxb").board
     watchtower, orchard = board.territory("Watchtower"), board.territory("Orchard")

@@ -16,7 +16,8 @@ from pbem.maps import builtin_map
 from pbem.orders import OrdersError, parse_orders, parser
 from pbem.orders.canonical import CanonicalReader
 from pbem.orders.lexer import source_lines, strip_comment, tokenize
-from pbem.orders.lines import HANDLERS, Abort, LineParser
+from pbem.orders.linereader import Abort, LineParser
+from pbem.orders.lines import HANDLERS
 from pbem.orders.model import Order
 from pbem.paths import maps_dir
 from pbem.rules.board import Board

@@ -29,15 +29,15 @@ from pbem.orders.lexer import (
     strip_comment,
     tokenize,
 )
-from pbem.orders.lines import (
+from pbem.orders.linereader import (
     END_OF_LINE,
-    HANDLERS,
     Abort,
     HeaderLine,
     LineParser,
     LineResult,
     PressStart,
 )
+from pbem.orders.lines import HANDLERS
 from pbem.orders.model import (
     Check,
     Command,
