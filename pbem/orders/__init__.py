@@ -6,7 +6,7 @@ canonically (``render_action``, ``render_orders``), explain (``help_text``,
 ``format_problems``, ``check_text``). See ORDERS.md for the language.
 
 The names are loaded on first use (PEP 562): a `pbem verify` needs the parser and
-the validator, not the forecast of CHECK or the help text (about 30 ms of imports).
+the validator, not the forecast of CHECK or the help text.
 """
 
 from __future__ import annotations
