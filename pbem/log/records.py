@@ -50,9 +50,9 @@ from pbem.log.replay import (
     start,
 )
 from pbem.maps import map_names
+from pbem.maps.copies import parse_named
 from pbem.rules.dice import DICE_V1, check_version, commitment
 from pbem.rules.errors import MapError, OptionsError
-from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
 
 
@@ -351,7 +351,7 @@ def _entry(head: list[str], text: str, names: list[str], source: str, line: int)
 
 def definition_of(record: Record, secret: bytes) -> GameDefinition:
     try:
-        board = parse_map(record.map_text, f"{record.map_name} (in the record)")
+        board = parse_named(record.map_text, f"{record.map_name} (in the record)", record.map_name)
     except MapError as exc:
         raise RecordError(str(exc)) from None
     players = tuple(record.players)

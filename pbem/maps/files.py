@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from pbem.maps.copies import parse_named
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
 from pbem.rules.errors import MapError
@@ -32,6 +33,8 @@ def load_map(path: Path) -> Board:
     """Read and check the TOML map file at ``path`` (images next to it are found)."""
     path = Path(path)
     text, base = read_text(path), str(path.parent.resolve())
+    if path.parent.resolve() == maps_dir().resolve():  # a built-in map: its JSON copy
+        return parse_named(text, str(path), path.stem, base)
     return parse_map(text, str(path), base=base)
 
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 from sqlmodel import Session, col, func, select
 
 from pbem.log import replay
+from pbem.maps.copies import parse_named
 from pbem.maps.presets import load_preset
 from pbem.orders import (
     OrderProblem,
@@ -36,7 +37,6 @@ from pbem.rules.dice import (
     new_secret,
 )
 from pbem.rules.events import Event
-from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import pertx
@@ -259,8 +259,10 @@ def find_player(session: Session, game: Game, name: str) -> Player:
 @lru_cache(maxsize=32)
 def board_of(map_text: str, map_name: str) -> Board:
     """A stored map, parsed once per process (boards are immutable). Keyed by
-    the map's text, not the game: a hundred games on one map share one board."""
-    return parse_map(map_text, f"{map_name} (stored with the game)")
+    the map's text, not the game: a hundred games on one map share one board.
+    A built-in map is read from its JSON copy when that copy was made from this
+    very text (tomllib is pure Python and slow)."""
+    return parse_named(map_text, f"{map_name} (stored with the game)", map_name)
 
 
 def definition_of(session: Session, game: Game) -> replay.GameDefinition:
