@@ -65,8 +65,8 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "linereader",
         "lines",
         "parser",
+        "setupcheck",
         "validate",
-        "validate_setup",
     )
 ) + ("pbem.log.records",)  # (not log.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"

@@ -40,9 +40,9 @@ if TYPE_CHECKING:
     )
     from pbem.orders.parser import MAX_CHARS, parse_orders
     from pbem.orders.render import as_order, render_action, render_orders
+    from pbem.orders.setupcheck import validate_setup
     from pbem.orders.textbot import TextBot
     from pbem.orders.validate import turn_actions, validate_mail, validate_turn
-    from pbem.orders.validate_setup import validate_setup
 
 _WHERE = {
     "CheckResult": "pbem.orders.check",
@@ -78,7 +78,7 @@ _WHERE = {
     "TextBot": "pbem.orders.textbot",
     "turn_actions": "pbem.orders.validate",
     "validate_mail": "pbem.orders.validate",
-    "validate_setup": "pbem.orders.validate_setup",
+    "validate_setup": "pbem.orders.setupcheck",
     "validate_turn": "pbem.orders.validate",
 }
 

@@ -113,7 +113,7 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-# -- problems of validation (validate.py, validate_setup.py) ------------------------
+# -- problems of validation (validate.py, setupcheck.py) ------------------------
 def whole_problem(message: str, orders: Sequence[Order] = ()) -> OrderProblem:
     """A problem with the mail as a whole, shown on its first order when there is one."""
     if orders:

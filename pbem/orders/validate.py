@@ -1,5 +1,5 @@
 """Orders against a game's state, before any die is rolled: every problem, or none.
-Setup orders are checked by validate_setup.py; a whole mail (its TURN guard, then
+Setup orders are checked by setupcheck.py; a whole mail (its TURN guard, then
 its orders) here.
 
 What can be known before the dice is checked here (ORDERS.md): whose turn
@@ -24,7 +24,7 @@ from pbem.orders.errors import (
 )
 from pbem.orders.linereader import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
-from pbem.orders.validate_setup import PHASE_WORDS, validate_setup
+from pbem.orders.setupcheck import PHASE_WORDS, validate_setup
 from pbem.rules.actions import (
     AmountKind,
     Attack,
