@@ -34,8 +34,8 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 NATIVE_DIR = os.path.join(PACKAGE_DIR, "rules")  # the manifest and the group's library
 #: the mypyc group: its shared library is pbem/rules/_native__mypyc.*.so
 GROUP = "pbem.rules._native"
-#: what the build compiles: the rules engine's hot path (maps.py stays Python), and
-#: the order reader a replay runs for every turn (docs/PERFORMANCE.md, fourth pass)
+#: what the build compiles: the rules engine's hot path (mapformat.py stays Python), and
+#: the order reader a replay runs for every turn (docs/PERFORMANCE.md)
 NATIVE_MODULES: tuple[str, ...] = tuple(
     f"pbem.rules.{name}"
     for name in (
@@ -58,7 +58,16 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "victory",
     )
 ) + tuple(
-    f"pbem.orders.{name}" for name in ("canonical", "lexer", "lines", "parser", "validate")
+    f"pbem.orders.{name}"
+    for name in (
+        "canonical",
+        "lexer",
+        "linereader",
+        "lines",
+        "parser",
+        "setupcheck",
+        "validate",
+    )
 ) + ("pbem.log.records",)  # (not log.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"
 MANIFEST_FORMAT = 2  # 2: built files named by their path under pbem/ (rules/, orders/)

@@ -155,79 +155,17 @@ def read_record(text: str, source: str = "record") -> Record:
 
 
 def _read_record(text: str, source: str) -> Record:
-    headers: dict[str, str] = {}
-    players: list[tuple[str, str]] = []
-    entries: list[Entry] = []
-    hashes: list[str | None] = []
+    """The record's parts in the file's order: headers, entries, the map; then the
+    headers' values are checked (each error names ``source`` and what is wrong)."""
     lines = text.split("\n")
-    i = 0
-    while i < len(lines) and not lines[i].startswith("==="):
-        line = lines[i].strip()
-        i += 1
-        if not line:
-            continue
-        if not (line.startswith("[") and line.endswith("]") and " " in line):
-            raise RecordError(f'{source}: line {i}: expected a header like [Game "name"]')
-        key, _, raw = line[1:-1].partition(" ")
-        value = _unquote(raw.strip(), source, i)
-        if key == "Player":
-            parts = value.split()
-            if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) != len(players):
-                raise RecordError(
-                    f"{source}: line {i}: Player must be 'SEAT NAME [COLOUR]' in seat order"
-                )
-            players.append((parts[1], parts[2] if len(parts) > 2 else ""))
-        else:
-            headers[key] = value
-    map_text: str | None = None
+    headers, players, i = _read_headers(lines, source)
     names = [name for name, _ in players]
-    current: list[str] | None = None
-    head: list[str] = []
-    head_line = 0
-    draws: list[DrawSection] = []
-
-    def close() -> None:
-        if current is None:
-            return
-        if head[0] == "draws":
-            draws.append(_draws(head, current, source, head_line))
-            return
-        entries.append(_entry(head, "\n".join(current).strip("\n"), names, source, head_line))
-        hashes.append(next((p[5:] for p in head[4:] if p.startswith("hash=")), None))
-
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if line.startswith("=== map"):
-            close()
-            current = None
-            map_text = "\n".join(lines[i:]).rstrip("\n") + "\n"
-            break
-        if line.startswith("=== "):
-            close()
-            head, head_line, current = line[4:].split(), i, []
-            continue
-        if current is None:
-            if line.strip():
-                raise RecordError(f"{source}: line {i}: text outside an entry")
-            continue
-        current.append(line)
-    else:
-        close()
+    entries, hashes, draws, map_text = _read_sections(lines, i, names, source)
     for key in ("Game", "Map", "Options", "Commitment"):
         if key not in headers:
             raise RecordError(f"{source}: missing header [{key} ...]")
     map_name = headers["Map"]
-    if map_text is None:
-        if map_name not in map_names():
-            raise RecordError(f"{source}: map {map_name!r} is neither shipped nor embedded")
-        from pbem.paths import maps_dir
-
-        map_text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
-    if "MapSHA256" in headers and headers["MapSHA256"] != map_sha256(map_text):
-        raise RecordError(
-            f"{source}: the map {map_name!r} differs from the one the game was played on"
-        )
+    map_text = _map_text(headers, map_name, map_text, source)
     try:
         version = check_version(headers.get("DiceVersion", DICE_V1))
     except ValueError as exc:
@@ -260,6 +198,96 @@ def _read_record(text: str, source: str) -> Record:
         rerolls=_rerolls(headers.get("Rerolls", ""), source),
         hash_version=int(hash_version),
     )
+
+
+def _read_headers(
+    lines: list[str], source: str
+) -> tuple[dict[str, str], list[tuple[str, str]], int]:
+    """The ``[Key "value"]`` lines before the first ``===``: the headers, the players
+    (name, colour) in seat order, and the index of the first line after them."""
+    headers: dict[str, str] = {}
+    players: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines) and not lines[i].startswith("==="):
+        line = lines[i].strip()
+        i += 1
+        if not line:
+            continue
+        if not (line.startswith("[") and line.endswith("]") and " " in line):
+            raise RecordError(f'{source}: line {i}: expected a header like [Game "name"]')
+        key, _, raw = line[1:-1].partition(" ")
+        value = _unquote(raw.strip(), source, i)
+        if key == "Player":
+            parts = value.split()
+            if len(parts) < 2 or not parts[0].isdigit() or int(parts[0]) != len(players):
+                raise RecordError(
+                    f"{source}: line {i}: Player must be 'SEAT NAME [COLOUR]' in seat order"
+                )
+            players.append((parts[1], parts[2] if len(parts) > 2 else ""))
+        else:
+            headers[key] = value
+    return headers, players, i
+
+
+def _read_sections(
+    lines: list[str], i: int, names: list[str], source: str
+) -> tuple[list[Entry], list[str | None], list[DrawSection], str | None]:
+    """The ``=== ...`` sections from line ``i``: the log's entries with the hash each
+    names, the draws sections, and the embedded map's text (None: not embedded)."""
+    entries: list[Entry] = []
+    hashes: list[str | None] = []
+    draws: list[DrawSection] = []
+    map_text: str | None = None
+    current: list[str] | None = None
+    head: list[str] = []
+    head_line = 0
+
+    def close() -> None:
+        if current is None:
+            return
+        if head[0] == "draws":
+            draws.append(_draws(head, current, source, head_line))
+            return
+        entries.append(_entry(head, "\n".join(current).strip("\n"), names, source, head_line))
+        hashes.append(next((p[5:] for p in head[4:] if p.startswith("hash=")), None))
+
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if line.startswith("=== map"):
+            close()
+            current = None
+            map_text = "\n".join(lines[i:]).rstrip("\n") + "\n"
+            break
+        if line.startswith("=== "):
+            close()
+            head, head_line, current = line[4:].split(), i, []
+            continue
+        if current is None:
+            if line.strip():
+                raise RecordError(f"{source}: line {i}: text outside an entry")
+            continue
+        current.append(line)
+    else:
+        close()
+    return entries, hashes, draws, map_text
+
+
+def _map_text(headers: dict[str, str], map_name: str, embedded: str | None, source: str) -> str:
+    """The map the record was played on: embedded, else the shipped map of its name;
+    checked against its MapSHA256 header when it has one."""
+    map_text = embedded
+    if map_text is None:
+        if map_name not in map_names():
+            raise RecordError(f"{source}: map {map_name!r} is neither shipped nor embedded")
+        from pbem.paths import maps_dir
+
+        map_text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
+    if "MapSHA256" in headers and headers["MapSHA256"] != map_sha256(map_text):
+        raise RecordError(
+            f"{source}: the map {map_name!r} differs from the one the game was played on"
+        )
+    return map_text
 
 
 def _rerolls(value: str, source: str) -> list[tuple[int, str, str | None]]:

@@ -46,7 +46,7 @@ class Entry:
 
 
 HASH_PLAIN: Final = 1  # SHA-256 of the canonical state: anyone can test a guess against it
-HASH_KEYED: Final = 2  # HMAC-SHA256 under hash_key(secret): new games from issue 27 on
+HASH_KEYED: Final = 2  # HMAC-SHA256 under hash_key(secret): what new games use
 HASH_VERSIONS: Final = (HASH_PLAIN, HASH_KEYED)
 
 
@@ -69,7 +69,7 @@ class GameDefinition:
     # a turn's dice come from the last one whose first turn is at or before it.
     rerolls: tuple[tuple[int, bytes], ...] = ()
     # What the stored and published state hashes are: HASH_PLAIN (version 1, the
-    # SHA-256 of the state: games and records from before issue 27) or HASH_KEYED
+    # SHA-256 of the state: games and records older than version 2) or HASH_KEYED
     # (version 2, keyed by a key that follows from the game's own secret).
     hash_version: int = 1
 
@@ -312,8 +312,8 @@ def paused_gc() -> Iterator[None]:
 
     A replay allocates tens of thousands of small containers that die by reference
     counting; each 700 of them start a collection that walks the young objects and
-    every tenth a walk of older ones, the whole process heap included (a fifth of a
-    verify's time, measured: docs/PERFORMANCE.md, fourth pass). What the replay
+    every tenth a walk of older ones, the whole process heap included (a large share
+    of a verify's time: docs/PERFORMANCE.md). What the replay
     leaves in cycles is collected as usual once the collector runs again."""
     if not gc.isenabled():  # nested, or the caller chose: leave it as it is
         yield

@@ -1,8 +1,9 @@
-"""JSON copies of the built-in maps: the same data, decoded 40x faster than the TOML.
+"""JSON copies of the built-in maps: the same data, decoded much faster than the TOML.
 
-``tomllib`` is pure Python: decoding the classic map took 2 ms of the 3 ms a new
-`pbem verify` spent on its map. Each built-in ``config/maps/NAME.toml`` is also
-shipped as ``NAME.json``, the decoded TOML together with the SHA-256 of the
+``tomllib`` is pure Python, and decoding a map was most of the time a new
+`pbem verify` spent on it (docs/PERFORMANCE.md). Each built-in
+``config/maps/NAME.toml`` is also shipped as ``NAME.json``, the decoded TOML
+together with the SHA-256 of the
 text it was made from. A copy is used only for that exact text (a map file edited
 since, or a stored game's own map, is read from its TOML), and the board is
 checked from it by the same code with the same messages. The TOML stays the
@@ -22,7 +23,7 @@ from typing import Any
 
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
-from pbem.rules.maps import parse_map, parsed_before
+from pbem.rules.mapformat import parse_map, parsed_before
 
 SUFFIX = ".json"
 

@@ -33,7 +33,7 @@ from typing import NoReturn
 from pbem.maps.model import Imported, RawMap, RawTerritory, build, image_size
 from pbem.rules.board import Mission, MissionKind
 from pbem.rules.errors import MapError
-from pbem.rules.maps import DEFAULT_COLOURS
+from pbem.rules.mapformat import DEFAULT_COLOURS
 
 _DESIGN_WORDS = {
     "infantry": "infantry",

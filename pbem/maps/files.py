@@ -1,6 +1,6 @@
 """Map files: the built-in maps, a TOML map file, or a file in another format.
 
-Everything here reads files; the rules layer receives the text (pbem.rules.maps)
+Everything here reads files; the rules layer receives the text (pbem.rules.mapformat)
 or the Board.  A map is named by a built-in name (``classic``) or by a path to
 a file: a ``.toml`` map, or a Domination, Conquest or Lux map, imported on the
 fly (pbem.maps.formats).
@@ -15,7 +15,8 @@ from pbem.maps.copies import parse_named
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
 from pbem.rules.errors import MapError
-from pbem.rules.maps import dump_map, parse_map
+from pbem.rules.mapdump import dump_map
+from pbem.rules.mapformat import parse_map
 
 
 def read_text(path: Path) -> str:

@@ -6,7 +6,7 @@ names, continents, the borders exactly as the file lists them (one-way ones
 included), positions, images, cards and missions.  ``check`` then finds every
 problem at once, so the report names all of them, each with the file and the
 line or entry at fault; ``build`` makes the Board and its TOML text, which is
-parsed again by pbem.rules.maps, so an imported map is held to every rule of a
+parsed again by pbem.rules.mapformat, so an imported map is held to every rule of a
 hand-written one.
 """
 
@@ -20,7 +20,8 @@ from pathlib import Path
 from pbem.rules.board import DESIGNS, NO_CARD, WILD, Board, Continent, Mission, Territory
 from pbem.rules.board import fold_name as fold
 from pbem.rules.errors import MapError
-from pbem.rules.maps import DEFAULT_COLOURS, dump_map, parse_map
+from pbem.rules.mapdump import dump_map
+from pbem.rules.mapformat import DEFAULT_COLOURS, parse_map
 
 _NUMBER = re.compile(r"[\d\s]+")
 

@@ -6,7 +6,7 @@ canonically (``render_action``, ``render_orders``), explain (``help_text``,
 ``format_problems``, ``check_text``). See ORDERS.md for the language.
 
 The names are loaded on first use (PEP 562): a `pbem verify` needs the parser and
-the validator, not the forecast of CHECK or the help text (about 30 ms of imports).
+the validator, not the forecast of CHECK or the help text.
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     )
     from pbem.orders.parser import MAX_CHARS, parse_orders
     from pbem.orders.render import as_order, render_action, render_orders
+    from pbem.orders.setupcheck import validate_setup
     from pbem.orders.textbot import TextBot
-    from pbem.orders.validate import turn_actions, validate_mail, validate_setup, validate_turn
+    from pbem.orders.validate import turn_actions, validate_mail, validate_turn
 
 _WHERE = {
     "CheckResult": "pbem.orders.check",
@@ -77,7 +78,7 @@ _WHERE = {
     "TextBot": "pbem.orders.textbot",
     "turn_actions": "pbem.orders.validate",
     "validate_mail": "pbem.orders.validate",
-    "validate_setup": "pbem.orders.validate",
+    "validate_setup": "pbem.orders.setupcheck",
     "validate_turn": "pbem.orders.validate",
 }
 

@@ -4,7 +4,8 @@ The order log, records and receipts hold canonical lines only (``ATTACK Alaska -
 Kamchatka UNTIL 2 LEFT MOVE ALL BUT 1``): upper-case keywords, single blanks,
 names exactly as on the map, defaults left out. A `pbem verify` reads hundreds of
 distinct such lines once each, and the tokenizer plus the recursive descent of
-lines.py cost about 16 us a line. Here one compiled pattern per order reads them.
+lines.py are the larger part of reading them. Here one compiled pattern per order
+reads them (docs/PERFORMANCE.md has what it saves).
 
 The short cut gives an answer only where the full reading gives the same order
 without a problem; for anything else (a problem, another spelling or order of

@@ -13,7 +13,8 @@ from pbem.orders.forecast import forecast_lines
 from pbem.orders.model import ParsedMail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_orders
-from pbem.orders.validate import PHASE_WORDS, validate_mail
+from pbem.orders.setupcheck import PHASE_WORDS
+from pbem.orders.validate import validate_mail
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 

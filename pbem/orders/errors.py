@@ -8,11 +8,14 @@ one exists.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pbem.orders.lexer import source_lines
+from pbem.orders.model import Order
 from pbem.rules.board import Board, fold_name
+from pbem.rules.state import GameState
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,3 +111,27 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
         out.append("")
     out.append("Send all the orders again, corrected. HELP replies with the order language.")
     return "\n".join(out) + "\n"
+
+
+# -- problems of validation (validate.py, setupcheck.py) ------------------------
+def whole_problem(message: str, orders: Sequence[Order] = ()) -> OrderProblem:
+    """A problem with the mail as a whole, shown on its first order when there is one."""
+    if orders:
+        first = orders[0]
+        return OrderProblem(first.line, first.column, first.keyword, message)
+    return OrderProblem(0, 0, "", message)
+
+
+def problem_at(order: Order, message: str, item: int | None = None, text: str = "") -> OrderProblem:
+    """A problem at ``order``'s keyword, or at its item number ``item``."""
+    column = order.column if item is None else order.item_column(item)
+    return OrderProblem(order.line, column, text or order.keyword, message)
+
+
+def not_yours(state: GameState, territory: int) -> str:
+    """The message for a territory of someone else (or no one)."""
+    name = state.board.territories[territory].name
+    owner = state.owner[territory]
+    if owner < 0:
+        return f"{name} is not yours"
+    return f"{name} is not yours; it is {state.players[owner].name}'s"

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from pbem.orders.errors import OrderProblem, OrdersError
 from pbem.orders.model import Order
-from pbem.orders.validate import setup_actions, turn_actions, validate_setup
+from pbem.orders.setupcheck import setup_actions, validate_setup
+from pbem.orders.validate import turn_actions
 from pbem.rules.actions import SetupAction
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.events import Event

@@ -29,15 +29,15 @@ from pbem.orders.lexer import (
     strip_comment,
     tokenize,
 )
-from pbem.orders.lines import (
+from pbem.orders.linereader import (
     END_OF_LINE,
-    HANDLERS,
     Abort,
     HeaderLine,
     LineParser,
     LineResult,
     PressStart,
 )
+from pbem.orders.lines import HANDLERS
 from pbem.orders.model import (
     Check,
     Command,
@@ -162,81 +162,25 @@ class _MailReader:
         self.mail = ParsedMail()
         self.problems: list[OrderProblem] = []
         self.header_lines: dict[str, int] = {}
+        self.press: PressStart | None = None  # the PRESS being read, to its ENDPRESS
+        self.body: list[str] = []  # its lines so far
 
     def read(self, lines: list[str]) -> ParsedMail:
-        press: PressStart | None = None
-        body: list[str] = []
+        """The whole mail: the span of orders, then each line in turn."""
         start = orders_start(lines)
         first, last = _order_span(lines, start, self.lines, self.canonical)
         for index in range(start, len(lines)):
             raw = lines[index]
-            if press is not None:
-                if raw.strip().upper() == g.ENDPRESS:
-                    self.mail.press.append(
-                        Press(
-                            press.recipient, "\n".join(body), press.line, press.column, press.text
-                        )
-                    )
-                    press, body = None, []
-                else:
-                    body.append(raw)
+            if self.press is not None:
+                self._press_line(raw)
                 continue
             if is_quoted(raw):
                 continue
             if is_signature(raw):
                 break
-            content = strip_comment(raw)
-            # an order line read before or in canonical form (never END & co.)
-            known = _known_line(content, self.lines, self.canonical)
-            if known is not None:
-                action, column, items = known
-                self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
-                continue
-            tokens = tokenize(content)
-            if not tokens:
-                continue
-            head = tokens[0]
-            keyword = head.upper if head.kind == WORD else ""
-            if keyword == g.END:
-                if len(tokens) > 1:
-                    extra = tokens[1]
-                    self._problem(
-                        index + 1,
-                        extra,
-                        f"{extra.text}: expected {END_OF_LINE} after END",
-                        END_OF_LINE,
-                    )
-                break
-            if keyword == g.ORDERS and len(tokens) == 1:
-                continue
-            if keyword == g.ENDPRESS:
-                self._problem(index + 1, head, "ENDPRESS without a PRESS line before it")
-                continue
-            handler = HANDLERS.get(keyword)
-            if handler is None:
-                if not first <= index <= last:  # a greeting or a sign-off: not an order
-                    self.mail.ignored.append((index + 1, raw.strip()))
-                else:
-                    self._unknown(index + 1, head)
-                continue
-            parser = LineParser(
-                tokens, index + 1, raw, content, self.board, self.names, self.longest_name
-            )
-            try:
-                result = handler(parser)
-            except Abort:
-                result = None
-            if parser.problems:
-                self.problems += parser.problems
-                continue
-            if isinstance(result, PressStart):
-                press = result
-            else:
-                if isinstance(result, Order):
-                    if len(self.lines) >= _LINES_KEPT:
-                        self.lines.clear()
-                    self.lines[content] = (result.action, result.column, result.items)
-                self._record(result)
+            if not self._line(index, raw, first <= index <= last):
+                break  # END
+        press = self.press
         if press is not None:
             self.problems.append(
                 OrderProblem(
@@ -248,6 +192,69 @@ class _MailReader:
                 )
             )
         return self.mail
+
+    def _press_line(self, raw: str) -> None:
+        """A line of a press message, or the ENDPRESS that ends it."""
+        press = self.press
+        assert press is not None
+        if raw.strip().upper() == g.ENDPRESS:
+            self.mail.press.append(
+                Press(press.recipient, "\n".join(self.body), press.line, press.column, press.text)
+            )
+            self.press, self.body = None, []
+        else:
+            self.body.append(raw)
+
+    def _line(self, index: int, raw: str, in_span: bool) -> bool:
+        """Read line ``index`` (not quoted, no signature); False at END."""
+        content = strip_comment(raw)
+        # an order line read before or in canonical form (never END & co.)
+        known = _known_line(content, self.lines, self.canonical)
+        if known is not None:
+            action, column, items = known
+            self.mail.orders.append(Order(action, index + 1, column, raw, items))  # type: ignore[arg-type]
+            return True
+        tokens = tokenize(content)
+        if not tokens:
+            return True
+        head = tokens[0]
+        keyword = head.upper if head.kind == WORD else ""
+        if keyword == g.END:
+            if len(tokens) > 1:
+                extra = tokens[1]
+                message = f"{extra.text}: expected {END_OF_LINE} after END"
+                self._problem(index + 1, extra, message, END_OF_LINE)
+            return False
+        if keyword == g.ORDERS and len(tokens) == 1:
+            return True
+        if keyword == g.ENDPRESS:
+            self._problem(index + 1, head, "ENDPRESS without a PRESS line before it")
+            return True
+        handler = HANDLERS.get(keyword)
+        if handler is None:
+            if not in_span:  # a greeting or a sign-off: not an order
+                self.mail.ignored.append((index + 1, raw.strip()))
+            else:
+                self._unknown(index + 1, head)
+            return True
+        parser = LineParser(
+            tokens, index + 1, raw, content, self.board, self.names, self.longest_name
+        )
+        try:
+            result = handler(parser)
+        except Abort:
+            result = None
+        if parser.problems:
+            self.problems += parser.problems
+        elif isinstance(result, PressStart):
+            self.press = result
+        else:
+            if isinstance(result, Order):
+                if len(self.lines) >= _LINES_KEPT:
+                    self.lines.clear()
+                self.lines[content] = (result.action, result.column, result.items)
+            self._record(result)
+        return True
 
     def only_orders(self, lines: list[str]) -> ParsedMail | None:
         """The mail when every line is empty or an order line read before or in

@@ -1,4 +1,6 @@
 """Orders against a game's state, before any die is rolled: every problem, or none.
+Setup orders are checked by setupcheck.py; a whole mail (its TURN guard, then
+its orders) here.
 
 What can be known before the dice is checked here (ORDERS.md): whose turn
 it is, cards held and sets, the armies due, ownership at the start of the
@@ -12,53 +14,31 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pbem.orders.errors import OrderProblem, OrdersError, one_of
-from pbem.orders.lines import not_adjacent
+from pbem.orders.errors import (
+    OrderProblem,
+    OrdersError,
+    not_yours,
+    one_of,
+    problem_at,
+    whole_problem,
+)
+from pbem.orders.linereader import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
-from pbem.rules import opening
+from pbem.orders.setupcheck import PHASE_WORDS, validate_setup
 from pbem.rules.actions import (
     AmountKind,
     Attack,
-    Claim,
     Defend,
     Fortify,
-    Headquarters,
     Place,
     PlaceInitial,
-    PlaceNeutral,
-    SetupAction,
     Trade,
     TurnAction,
     UntilKind,
 )
 from pbem.rules.board import WILD
 from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
-from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, REINFORCE, SETUP_PHASES, GameState
-
-PHASE_WORDS = {
-    CLAIM: "claiming territories",
-    PLACE: "placing initial armies",
-    HQ: "choosing headquarters",
-}
-_SETUP_KINDS: dict[str, tuple[type, ...]] = {
-    CLAIM: (Claim,),
-    PLACE: (PlaceInitial, PlaceNeutral),
-    HQ: (Headquarters,),
-}
-_SETUP_WORDS = {CLAIM: "CLAIM", PLACE: "PLACE", HQ: "HQ"}
-
-
-def _whole(message: str, orders: Sequence[Order] = ()) -> OrderProblem:
-    """A problem with the mail as a whole, shown on its first order when there is one."""
-    if orders:
-        first = orders[0]
-        return OrderProblem(first.line, first.column, first.keyword, message)
-    return OrderProblem(0, 0, "", message)
-
-
-def _at(order: Order, message: str, item: int | None = None, text: str = "") -> OrderProblem:
-    column = order.column if item is None else order.item_column(item)
-    return OrderProblem(order.line, column, text or order.keyword, message)
+from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 
 
 def _plural(n: int, word: str) -> str:
@@ -67,14 +47,6 @@ def _plural(n: int, word: str) -> str:
 
 def _armies(n: int) -> str:
     return "1 army" if n == 1 else f"{n} armies"
-
-
-def _owner_words(state: GameState, territory: int) -> str:
-    name = state.board.territories[territory].name
-    owner = state.owner[territory]
-    if owner < 0:
-        return f"{name} is not yours"
-    return f"{name} is not yours; it is {state.players[owner].name}'s"
 
 
 # ---------------------------------------------------------------------- turn
@@ -134,7 +106,7 @@ class _TurnCheck:
                 continue
             if rank < self.stage:
                 later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
-                self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
+                self.problems.append(problem_at(order, f"{order.keyword} must come before {later}"))
             elif rank > self.stage:
                 self.stage = rank
             _CHECKS[rank](self, order, action)
@@ -150,7 +122,7 @@ class _TurnCheck:
             return
         if not isinstance(action, Trade | Place | Attack | Fortify):
             self.problems.append(
-                _at(order, f"{order.keyword} is a setup order; the game is under way")
+                problem_at(order, f"{order.keyword} is a setup order; the game is under way")
             )
             return
         if isinstance(action, Place) and self.stage == TURN_KEYWORDS.index("ATTACK"):
@@ -159,7 +131,7 @@ class _TurnCheck:
         rank = TURN_KEYWORDS.index(order.keyword)
         if rank < self.stage:
             later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
-            self.problems.append(_at(order, f"{order.keyword} must come before {later}"))
+            self.problems.append(problem_at(order, f"{order.keyword} must come before {later}"))
         self.stage = max(self.stage, rank)
         if isinstance(action, Trade):
             self.trade(order, action)
@@ -176,12 +148,12 @@ class _TurnCheck:
         options = state.options
         self.trades += 1
         if options.card_values == "none":
-            self.problems.append(_at(order, "these rules use no cards"))
+            self.problems.append(problem_at(order, "these rules use no cards"))
             self.due_known = False
             return
         if self.trades > options.max_trades:
             message = f"at most {_plural(options.max_trades, 'set')} may be traded in a turn"
-            self.problems.append(_at(order, message))
+            self.problems.append(problem_at(order, message))
             self.due_known = False
             return
         left = list(self.hand)
@@ -195,7 +167,7 @@ class _TurnCheck:
                         message = f"you hold only {_plural(wilds_held, 'Wild card')}"
                     else:
                         message = "you do not hold a Wild card"
-                    self.problems.append(_at(order, message, i, "Wild"))
+                    self.problems.append(problem_at(order, message, i, "Wild"))
                     continue
                 card = wilds[0]
             elif card in left:
@@ -203,11 +175,11 @@ class _TurnCheck:
             elif card in self.traded_on:
                 name = board.card_name(card)
                 message = f"the {name} card is already traded on line {self.traded_on[card]}"
-                self.problems.append(_at(order, message, i, name))
+                self.problems.append(problem_at(order, message, i, name))
                 continue
             else:
                 name = board.card_name(card)
-                self.problems.append(_at(order, f"you do not hold the {name} card", i, name))
+                self.problems.append(problem_at(order, f"you do not hold the {name} card", i, name))
                 continue
             left.remove(card)
             resolved.append(card)
@@ -223,7 +195,7 @@ class _TurnCheck:
                 else "three of a design, or two of a design and a Wild"
             )
             message = f"{names} is not a set ({designs}): a set is {kinds}"
-            self.problems.append(_at(order, message))
+            self.problems.append(problem_at(order, message))
             self.due_known = False
             return
         self.hand = left
@@ -249,9 +221,9 @@ class _TurnCheck:
             self.placed += armies  # counted as written, so a wrong name is one problem
             if self.state.owner[territory] != self.seat:
                 name = self.state.board.territories[territory].name
-                self.problems.append(_at(order, _owner_words(self.state, territory), i, name))
+                self.problems.append(problem_at(order, not_yours(self.state, territory), i, name))
             elif armies < 1:
-                self.problems.append(_at(order, "armies to place must be at least 1", i))
+                self.problems.append(problem_at(order, "armies to place must be at least 1", i))
             else:
                 self.upper[territory] += armies
         self.actions.append(action)
@@ -262,22 +234,20 @@ class _TurnCheck:
         for i, (armies, territory) in enumerate(action.placements):
             if not self._mine(territory):
                 name = self.state.board.territories[territory].name
-                message = f"{_owner_words(self.state, territory)}, and no earlier ATTACK takes it"
-                self.problems.append(_at(order, message, i, name))
+                message = f"{not_yours(self.state, territory)}, and no earlier ATTACK takes it"
+                self.problems.append(problem_at(order, message, i, name))
             elif armies < 1:
-                self.problems.append(_at(order, "armies to place must be at least 1", i))
+                self.problems.append(problem_at(order, "armies to place must be at least 1", i))
             self.unknown.add(territory)
         self.actions.append(action)
 
     def defend(self, order: Order, action: Defend) -> None:
         if not self._mine(action.territory):
             name = self.state.board.territories[action.territory].name
-            message = (
-                f"{_owner_words(self.state, action.territory)}, and no earlier ATTACK takes it"
-            )
-            self.problems.append(_at(order, message, 0, name))
+            message = f"{not_yours(self.state, action.territory)}, and no earlier ATTACK takes it"
+            self.problems.append(problem_at(order, message, 0, name))
         if action.dice not in (1, 2):
-            self.problems.append(_at(order, "a defender rolls 1 or 2 dice"))
+            self.problems.append(problem_at(order, "a defender rolls 1 or 2 dice"))
         self.actions.append(action)
 
     # -- attacks -----------------------------------------------------------------
@@ -313,25 +283,29 @@ class _TurnCheck:
         target_name = board.territories[target].name
         if source == target:
             message = f"{source_name} -> {source_name}: a territory cannot attack itself"
-            self.problems.append(_at(order, message, 0, source_name))
+            self.problems.append(problem_at(order, message, 0, source_name))
         elif not board.adjacent(source, target):
-            self.problems.append(_at(order, not_adjacent(board, source, target), 1, target_name))
+            self.problems.append(
+                problem_at(order, not_adjacent(board, source, target), 1, target_name)
+            )
         if not self._mine(source):
-            message = f"{_owner_words(state, source)}, and no earlier ATTACK takes it"
-            self.problems.append(_at(order, message, 0, source_name))
+            message = f"{not_yours(state, source)}, and no earlier ATTACK takes it"
+            self.problems.append(problem_at(order, message, 0, source_name))
         elif source not in self.unknown and self.upper[source] < 2:
             message = f"{source_name} has {_armies(self.upper[source])}; an attack needs at least 2"
-            self.problems.append(_at(order, message, 0, source_name))
+            self.problems.append(problem_at(order, message, 0, source_name))
         if state.owner[target] == self.seat:
-            self.problems.append(_at(order, f"{target_name} is already yours", 1, target_name))
+            self.problems.append(
+                problem_at(order, f"{target_name} is already yours", 1, target_name)
+            )
         if not 1 <= action.dice <= 3:
-            self.problems.append(_at(order, "an attacker rolls 1 to 3 dice"))
+            self.problems.append(problem_at(order, "an attacker rolls 1 to 3 dice"))
         if action.reroll and not state.options.card_reroll:
-            self.problems.append(_at(order, "REROLL: these rules have no card re-roll"))
+            self.problems.append(problem_at(order, "REROLL: these rules have no card re-roll"))
         if action.until.kind != UntilKind.CONQUERED and action.until.n < 1:
-            self.problems.append(_at(order, "UNTIL needs at least 1"))
+            self.problems.append(problem_at(order, "UNTIL needs at least 1"))
         if action.move.kind in (AmountKind.N, AmountKind.ALL_BUT) and action.move.n < 1:
-            self.problems.append(_at(order, "armies to move must be at least 1"))
+            self.problems.append(problem_at(order, "armies to move must be at least 1"))
 
     # -- fortify -----------------------------------------------------------------
     def fortify(self, order: Order, action: Fortify) -> None:
@@ -339,32 +313,32 @@ class _TurnCheck:
         rule = state.options.fortify
         self.fortifies += 1
         if rule == "none":
-            self.problems.append(_at(order, "these rules allow no FORTIFY"))
+            self.problems.append(problem_at(order, "these rules allow no FORTIFY"))
             return
         if rule != "unlimited" and self.fortifies > 1:
-            self.problems.append(_at(order, "only one FORTIFY is allowed in a turn"))
+            self.problems.append(problem_at(order, "only one FORTIFY is allowed in a turn"))
             return
         source, target = action.source, action.target
         names = board.territories
         for item, territory in ((1, source), (2, target)):
             if not self._mine(territory):
                 self.problems.append(
-                    _at(order, _owner_words(state, territory), item, names[territory].name)
+                    problem_at(order, not_yours(state, territory), item, names[territory].name)
                 )
         if source == target:
             name = names[source].name
             message = f"{name} -> {name}: FORTIFY needs two different territories"
-            self.problems.append(_at(order, message, 1, names[source].name))
+            self.problems.append(problem_at(order, message, 1, names[source].name))
         elif self._mine(source) and self._mine(target):
             if rule == "adjacent" and not board.adjacent(source, target):
                 message = not_adjacent(board, source, target)
-                self.problems.append(_at(order, message, 2, names[target].name))
+                self.problems.append(problem_at(order, message, 2, names[target].name))
             elif rule != "adjacent" and not self._chain(source, target):
                 message = (
                     f"no chain of your territories joins {names[source].name} "
                     f"and {names[target].name}"
                 )
-                self.problems.append(_at(order, message, 2, names[target].name))
+                self.problems.append(problem_at(order, message, 2, names[target].name))
         self._check_amount(order, action)
         self.unknown.update((source, target))
         self.actions.append(action)
@@ -388,7 +362,7 @@ class _TurnCheck:
         if amount.kind == AmountKind.MIN or (
             amount.kind in (AmountKind.N, AmountKind.ALL_BUT) and amount.n < 1
         ):
-            self.problems.append(_at(order, "armies to move must be at least 1", 0))
+            self.problems.append(problem_at(order, "armies to move must be at least 1", 0))
             return
         source = action.source
         if source in self.unknown:
@@ -404,7 +378,7 @@ class _TurnCheck:
             message = f"{name} has {bound} armies; ALL BUT {amount.n} leaves none to move"
         else:
             return
-        self.problems.append(_at(order, message, 1, name))
+        self.problems.append(problem_at(order, message, 1, name))
 
     # -- the whole turn ------------------------------------------------------------
     def finish(self) -> None:
@@ -429,7 +403,7 @@ class _TurnCheck:
                 sets = " + ".join(str(v) for v in self.values)
                 what = "set" if len(self.values) == 1 else "sets"
                 message += f" ({state.reinforcements} + {sets} for the traded {what})"
-            self.problems.append(_at(self.place_orders[0], message))
+            self.problems.append(problem_at(self.place_orders[0], message))
 
 
 # The turn orders read most, by their action's exact type: their rank in
@@ -472,7 +446,7 @@ def checked_turn(
     orders = list(orders)
     gate = _turn_gate(state, seat)
     if gate is not None:
-        return [_whole(gate, orders)], []
+        return [whole_problem(gate, orders)], []
     check = _TurnCheck(state, seat)
     check.complete = complete
     check.run(orders)
@@ -486,97 +460,6 @@ def turn_actions(state: GameState, orders: Sequence[Order]) -> list[TurnAction]:
     if problems:
         raise OrdersError(problems)
     return actions
-
-
-# ---------------------------------------------------------------------- setup
-def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
-    """Every problem with ``seat``'s orders for the current setup phase."""
-    orders = [o.as_setup() for o in orders]
-    phase = state.phase
-    if phase == ENDED:
-        return [_whole("the game is over", orders)]
-    if phase not in SETUP_PHASES:
-        return [_whole("the game is under way; setup orders are over", orders)]
-    if not 0 <= seat < len(state.players) or seat not in state.order:
-        return [_whole("you are not a player of this game", orders)]
-    problems: list[OrderProblem] = []
-    kinds = _SETUP_KINDS[phase]
-    wanted = [o for o in orders if isinstance(o.action, kinds)]
-    for order in orders:
-        if isinstance(order.action, kinds):
-            continue
-        if order.keyword in TURN_KEYWORDS and order.keyword != "PLACE":
-            message = (
-                f"{order.keyword} is a turn order; the game is still being set up "
-                f"({PHASE_WORDS[phase]})"
-            )
-        else:
-            message = (
-                f"{order.keyword} is not an order of this phase: the game is "
-                f"{PHASE_WORDS[phase]} (send {_SETUP_WORDS[phase]})"
-            )
-        problems.append(_at(order, message))
-    if phase == CLAIM:
-        problems += _one(wanted, "CLAIM", "your preference list")
-    elif phase == HQ:
-        problems += _one(wanted, "HQ", "your headquarters")
-        for order in wanted:
-            assert isinstance(order.action, Headquarters)
-            territory = order.action.territory
-            if state.owner[territory] != seat:
-                name = state.board.territories[territory].name
-                problems.append(_at(order, _owner_words(state, territory), 0, name))
-    else:
-        places = [o for o in wanted if isinstance(o.action, PlaceInitial)]
-        problems += _placement(state, places, seat, state.players[seat].to_place, "PLACE")
-        neutral = [o for o in wanted if isinstance(o.action, PlaceNeutral)]
-        share = opening.neutral_share(state, seat)
-        if neutral and not share:
-            problems.append(_at(neutral[0], "there are no neutral armies for you to place"))
-        elif state.neutral_seat is not None:
-            problems += _placement(state, neutral, state.neutral_seat, share, "NEUTRAL")
-    return problems
-
-
-def _one(orders: list[Order], keyword: str, what: str) -> list[OrderProblem]:
-    if not orders:
-        return [OrderProblem(0, 0, "", f"no {keyword} order: send one, with {what}")]
-    return [_at(o, f"only one {keyword} order may be sent") for o in orders[1:]]
-
-
-def _placement(
-    state: GameState, orders: list[Order], owner: int, due: int, keyword: str
-) -> list[OrderProblem]:
-    problems: list[OrderProblem] = []
-    total = 0
-    for order in orders:
-        action = order.action
-        assert isinstance(action, PlaceInitial | PlaceNeutral)
-        for i, (armies, territory) in enumerate(action.placements):
-            name = state.board.territories[territory].name
-            if state.owner[territory] != owner:
-                if owner == state.neutral_seat:
-                    message = f"{name} is not neutral"
-                else:
-                    message = _owner_words(state, territory)
-                problems.append(_at(order, message, i, name))
-            elif armies < 1:
-                problems.append(_at(order, "armies to place must be at least 1", i))
-            else:
-                total += armies
-    if problems:
-        return problems
-    what = "neutral armies" if keyword == "NEUTRAL" else "armies"
-    if not orders and due > 0:
-        return [OrderProblem(0, 0, "", f"no {keyword} order: {due} {what} must be placed")]
-    if orders and total != due:
-        message = f"{keyword} orders place {total} {what}; {due} are due"
-        return [_at(orders[0], message)]
-    return []
-
-
-def setup_actions(orders: Sequence[Order]) -> list[SetupAction]:
-    return [o.as_setup().action for o in orders]  # type: ignore[misc]
 
 
 # ----------------------------------------------------------------------- mail

@@ -11,16 +11,7 @@ from __future__ import annotations
 
 from pbem.rules import victory
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
-from pbem.rules.combat import (
-    CODED_LOSSES,
-    CODED_ROLLS,
-    PLAIN,
-    Stream,
-    coded_losses,
-    plain_roll,
-    roll,
-)
-from pbem.rules.dice import DiceStream
+from pbem.rules.combat import Stream, battle, roll
 from pbem.rules.engine import (
     check_reinforcements_done,
     check_territory,
@@ -63,6 +54,55 @@ def attack(
     ``reroll``: the attacker asks for the expert card re-roll (the rules let
     the player choose; it is used on every roll where it applies).
     """
+    _check_attack(state, source, target, dice, seat, reroll)
+    leftover = place_leftover(state) if state.reinforcements else []
+    state.phase = ATTACK
+    me = state.current
+    defender = state.owner[target]
+    hand = state.players[me].cards
+    reroll = reroll and (source in hand or target in hand)
+    one_die = target in state.defend_one  # the defender's standing order
+    rolls: list[Roll] = []
+    # roll and compare, each side losing an army per comparison lost
+    if until_left is None and max_rolls is None and not reroll and not _has_commander(state):
+        have, left = battle(rng, dice, one_die, state.armies[source], state.armies[target], rolls)
+        state.armies[source], state.armies[target] = have, left
+        stop = "conquered" if left == 0 else "exhausted"
+    else:
+        stop = _battle_with_limits(
+            state, source, target, rng, dice, until_left, max_rolls, reroll, one_die, rolls
+        )
+    conquered = stop == "conquered"
+    if conquered:
+        _conquer(state, source, target, rolls[-1], one_die)
+    events: list[Event] = leftover + [
+        AttackResolved(
+            me,
+            defender,
+            source,
+            target,
+            tuple(rolls),
+            conquered,
+            state.armies[source],
+            state.armies[target],
+            stop,
+        )
+    ]
+    if conquered:
+        eliminated = defender not in state.owner
+        if eliminated:
+            events += _eliminate(state, defender, me)
+        if eliminated or state.options.goal != "domination":
+            events += check_victory(state)
+        if state.phase == ENDED and state.pending_move is not None:
+            events += move_armies(state, state.pending_move[2], None)
+    return events
+
+
+def _check_attack(
+    state: GameState, source: int, target: int, dice: int, seat: int | None, reroll: bool
+) -> None:
+    """Raise RulesError for an attack the rules do not allow now."""
     if (
         state.phase is not ATTACK
         or state.pending_move is not None
@@ -93,142 +133,66 @@ def attack(
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
-    leftover = place_leftover(state) if state.reinforcements else []
-    state.phase = ATTACK
-    options = state.options
-    owner = state.owner
+
+
+def _has_commander(state: GameState) -> bool:
+    """The expert commander is still to be used this turn."""
+    return state.options.commander and not state.commander_used
+
+
+def _battle_with_limits(
+    state: GameState,
+    source: int,
+    target: int,
+    rng: Stream,
+    dice: int,
+    until_left: int | None,
+    max_rolls: int | None,
+    reroll: bool,
+    one_die: bool,
+    rolls: list[Roll],
+) -> str:
+    """A battle with UNTIL, the card re-roll or the commander, one roll at a time;
+    why it stopped."""
     armies = state.armies
-    defender = owner[target]
-    hand = state.players[me].cards
-    reroll = reroll and (source in hand or target in hand)
-    one_die = target in state.defend_one  # the defender's standing order
-    commander = options.commander and not state.commander_used
-    no_limit = until_left is None and max_rolls is None
-    rolls: list[Roll] = []
-    stop = "exhausted"
-    # The plain case (no re-roll, no commander) is decided by the dice alone: take
-    # them in one block and look the outcome up (combat.plain_roll), without a call
-    # to combat.roll per roll. Other streams (tests, forecasts) go through
-    # combat.roll. (isinstance, not getattr: compiled, the calls below are direct
-    # and their results typed.)
-    stream = rng if isinstance(rng, DiceStream) else None
-    plain = stream is not None and not (reroll or commander)
-    if stream is not None and plain and no_limit:  # the bots' and most players' attack
-        have = armies[source]
-        left = armies[target]
-        # the dice are sliced from the stream's decoded faces (no call per roll)
-        faces, i = stream.face_cursor() or ((), 0)
-        start = i
-        count = len(faces)
-        while have >= 2:
-            a = dice if dice < have else have - 1
-            d = 1 if one_die or left < 2 else 2
-            n = a + d
-            pair = (a - 1) * 2 + d - 1  # combat.pair_index
-            # the dice as a code (combat.CODED_ROLLS), 0 on a rejected word or too few
-            code = 0
-            end: int = i + n
-            if end <= count:
-                j: int = i
-                while j < end:
-                    face: int = faces[j]
-                    if face == 0:
-                        code = 0
-                        break
-                    code = code * 7 + face
-                    j += 1
-            if code:
-                packed = CODED_LOSSES[pair][code]
-                if packed < 0:
-                    packed = coded_losses(a, d, code, faces[i : i + n])
-                result = CODED_ROLLS[pair][code]
-                i += n
-            else:  # the faces run out or hold a rejected word: the stream's own path
-                if i != start:
-                    stream.skip_faces(i - start)
-                drawn = stream.roll_tuple(n)
-                faces, i = stream.face_cursor() or ((), 0)
-                count = len(faces)
-                start = i
-                result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
-                packed = result.attacker_losses * 4 + result.defender_losses
-            rolls.append(result)  # type: ignore[arg-type]  # filled with its losses
-            have -= packed >> 2
-            left -= packed & 3
-            if left == 0:
-                stop = "conquered"
-                break
-        if i != start:
-            stream.skip_faces(i - start)
-        armies[source] = have
-        armies[target] = left
-    while not (plain and no_limit):
+    commander = _has_commander(state)
+    while True:
         have = armies[source]
         if have < 2:
-            stop = "exhausted"
-            break
-        if not no_limit:
-            if until_left is not None and have <= until_left:
-                stop = "until_left"
-                break
-            if max_rolls is not None and len(rolls) >= max_rolls:
-                stop = "max_rolls"
-                break
+            return "exhausted"
+        if until_left is not None and have <= until_left:
+            return "until_left"
+        if max_rolls is not None and len(rolls) >= max_rolls:
+            return "max_rolls"
         a = dice if dice < have else have - 1
         d = 1 if one_die or armies[target] < 2 else 2
-        if stream is not None and plain:
-            drawn = stream.roll_tuple(a + d)
-            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
-        else:
-            result = roll(rng, a, d, reroll, commander)
-            if commander and result.commander is not None:
-                state.commander_used = True
-                commander = False
+        result = roll(rng, a, d, reroll, commander)
+        if commander and result.commander is not None:
+            state.commander_used = True
+            commander = False
         rolls.append(result)
         armies[source] = have - result.attacker_losses
         armies[target] -= result.defender_losses
         if armies[target] == 0:
-            stop = "conquered"
-            break
-    conquered = stop == "conquered"
-    if conquered:
-        # the conquering roll lost the attacker nothing (every pair was won), so
-        # "dice of the last roll" and "its survivors" are the same number
-        last = rolls[-1]
-        dice_rolled = len(last.attacker)
-        if options.move_in == "survivors":
-            minimum = dice_rolled - last.attacker_losses
-        else:
-            minimum = dice_rolled
-        minimum = max(1, min(minimum, armies[source] - 1))
-        owner[target] = me
-        if one_die:
-            state.defend_one.remove(target)  # a standing order ends with its territory
-        state.conquered_this_turn = True
-        state.last_conquest = target
-        state.pending_move = (source, target, minimum)
-    events: list[Event] = leftover + [
-        AttackResolved(
-            me,
-            defender,
-            source,
-            target,
-            tuple(rolls),
-            conquered,
-            armies[source],
-            armies[target],
-            stop,
-        )
-    ]
-    if conquered:
-        eliminated = defender not in owner
-        if eliminated:
-            events += _eliminate(state, defender, me)
-        if eliminated or options.goal != "domination":
-            events += check_victory(state)
-        if state.phase == ENDED and state.pending_move is not None:
-            events += move_armies(state, state.pending_move[2], None)
-    return events
+            return "conquered"
+
+
+def _conquer(state: GameState, source: int, target: int, last: Roll, one_die: bool) -> None:
+    """TO changes hands; the armies that must move in wait as the pending move."""
+    # the conquering roll lost the attacker nothing (every pair was won), so
+    # "dice of the last roll" and "its survivors" are the same number
+    dice_rolled = len(last.attacker)
+    if state.options.move_in == "survivors":
+        minimum = dice_rolled - last.attacker_losses
+    else:
+        minimum = dice_rolled
+    minimum = max(1, min(minimum, state.armies[source] - 1))
+    state.owner[target] = state.current
+    if one_die:
+        state.defend_one.remove(target)  # a standing order ends with its territory
+    state.conquered_this_turn = True
+    state.last_conquest = target
+    state.pending_move = (source, target, minimum)
 
 
 def _eliminate(state: GameState, loser: int, winner: int) -> list[Event]:

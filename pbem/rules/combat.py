@@ -1,9 +1,11 @@
-"""One roll of the dice: compare, apply card re-roll and commander, count losses."""
+"""One roll of the dice: compare, apply card re-roll and commander, count losses;
+and a plain battle fought to its end (``battle``), the hot path of every game."""
 
 from __future__ import annotations
 
 from typing import Final, Protocol
 
+from pbem.rules.dice import DiceStream
 from pbem.rules.events import Roll
 
 
@@ -62,7 +64,7 @@ def pair_index(att_dice: int, def_dice: int) -> int:
     return (att_dice - 1) * 2 + def_dice - 1
 
 
-def coded_losses(att_dice: int, def_dice: int, code: int, drawn: tuple[int, ...]) -> int:
+def _coded_losses(att_dice: int, def_dice: int, code: int, drawn: tuple[int, ...]) -> int:
     """Fill the coded tables for ``drawn`` (whose code is ``code``); its losses."""
     found = PLAIN[(att_dice, def_dice)].get(drawn) or plain_roll(att_dice, def_dice, drawn)
     pair = pair_index(att_dice, def_dice)
@@ -128,3 +130,82 @@ def _commander(attacker: list[int], defender: tuple[int, ...]) -> tuple[int, int
         if gain > best_gain:
             best, best_gain = (value, 6), gain
     return best
+
+
+# ------------------------------------------------- a plain battle to its end
+def battle(
+    rng: Stream, dice: int, one_die: bool, have: int, left: int, rolls: list[Roll]
+) -> tuple[int, int]:
+    """Roll until the defender has no army left or the attacker one (no re-roll, no
+    commander, no UNTIL): each roll's Roll appended to ``rolls``; the armies left on
+    both sides. The same dice and the same Rolls as ``battle_by_rolls``, which stays
+    as the reference; a DiceStream takes the fast way (``_battle_from_faces``)."""
+    if isinstance(rng, DiceStream):
+        return _battle_from_faces(rng, dice, one_die, have, left, rolls)
+    return battle_by_rolls(rng, dice, one_die, have, left, rolls)
+
+
+def battle_by_rolls(
+    rng: Stream, dice: int, one_die: bool, have: int, left: int, rolls: list[Roll]
+) -> tuple[int, int]:
+    """``battle`` as the rulebook says it: one ``roll`` after another."""
+    while have >= 2 and left > 0:
+        a = dice if dice < have else have - 1
+        d = 1 if one_die or left < 2 else 2
+        result = roll(rng, a, d)
+        rolls.append(result)
+        have -= result.attacker_losses
+        left -= result.defender_losses
+    return have, left
+
+
+def _battle_from_faces(
+    stream: DiceStream, dice: int, one_die: bool, have: int, left: int, rolls: list[Roll]
+) -> tuple[int, int]:
+    """``battle`` without a call per roll: the dice are sliced from the stream's
+    decoded faces (``face_cursor``) and each roll is found by its code in
+    CODED_ROLLS/CODED_LOSSES. Where the faces run short or hold a rejected word (0)
+    the stream rolls the dice itself (``roll_tuple``), so the dice are the same.
+    (Typed DiceStream, not a Protocol: compiled, the stream's calls are direct.)"""
+    faces, i = stream.face_cursor() or ((), 0)
+    start = i
+    count = len(faces)
+    while have >= 2:
+        a = dice if dice < have else have - 1
+        d = 1 if one_die or left < 2 else 2
+        n = a + d
+        pair = (a - 1) * 2 + d - 1  # pair_index
+        code = 0  # the dice as a code, 0 on a rejected word or too few faces
+        end: int = i + n
+        if end <= count:
+            j: int = i
+            while j < end:
+                face: int = faces[j]
+                if face == 0:
+                    code = 0
+                    break
+                code = code * 7 + face
+                j += 1
+        if code:
+            packed = CODED_LOSSES[pair][code]
+            if packed < 0:
+                packed = _coded_losses(a, d, code, faces[i : i + n])
+            result = CODED_ROLLS[pair][code]
+            i += n
+        else:  # the stream's own path
+            if i != start:
+                stream.skip_faces(i - start)
+            drawn = stream.roll_tuple(n)
+            faces, i = stream.face_cursor() or ((), 0)
+            count = len(faces)
+            start = i
+            result = PLAIN[a, d].get(drawn) or plain_roll(a, d, drawn)
+            packed = result.attacker_losses * 4 + result.defender_losses
+        rolls.append(result)  # type: ignore[arg-type]  # filled with its losses
+        have -= packed >> 2
+        left -= packed & 3
+        if left == 0:
+            break
+    if i != start:
+        stream.skip_faces(i - start)
+    return have, left

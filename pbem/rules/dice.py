@@ -293,7 +293,7 @@ def faces_by_bytes(buf: bytes) -> tuple[int, ...]:
     2**8, 2**16 and 2**24 are all 4 modulo 6, so a word b0 b1 b2 b3 (big-endian)
     is ``4 * (b0 + b1 + b2) + b3`` modulo 6, and it is rejected (>= 2**32 - 4)
     when b0 = b1 = b2 = 255 and b3 >= 252. Compiled (mypyc), this makes no
-    Python int at all; interpreted, it is 4x slower than ``faces_unpacked``."""
+    Python int at all; interpreted, it is slower than ``faces_unpacked``."""
     out: list[int] = []
     end = len(buf) & ~3
     k = 0

@@ -4,10 +4,10 @@ Reports, receipts and logs are built from events alone, so every die rolled
 is in them. ``private`` events are shown only to the seat they name.
 
 Events are values: compare them, hash them, never change one. (They are not
-``frozen`` dataclasses only because a frozen dataclass is about four times
-slower to build, and a simulated turn builds twenty of them.) Each writes its
+``frozen`` dataclasses only because a frozen dataclass is slower to build,
+and a simulated turn builds many of them.) Each writes its
 own ``__init__`` (``init=False``): compiled with mypyc, a generated one would
-run as Python code, and building events was a tenth of a simulated game.
+run as Python code, and building events is a good part of a simulated game.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ class GameState:
 
     def continents_held(self, seat: int) -> list[int]:
         # no set of the seat's territories: most continents fail at their first territory
-        # (a plain loop: about 4x faster than a set or all() with a generator)
+        # (a plain loop: faster than a set or all() with a generator)
         owner = self.owner
         held = []
         for c in self.board.continents:
@@ -299,9 +299,9 @@ _COMPILED: Final = not __file__.endswith(".py")
 
 def _ints(values: Any) -> str:
     """The JSON of a list of ints. Compiled, the digits of small ints come from a table
-    (repr converts each int anew: 2.4 us for the 42 armies of the classic map; the loop
-    interpreted is slower than repr). Anything else than a list of ints in 0..1023 goes
-    to ``_ints_repr``: the bytes are the same either way."""
+    (repr converts each int anew; the loop interpreted is slower than repr). Anything
+    else than a list of ints in 0..1023 goes to ``_ints_repr``: the bytes are the same
+    either way."""
     if not _COMPILED or type(values) is not list:
         return _ints_repr(values)
     items: list[Any] = values

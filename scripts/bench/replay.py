@@ -109,12 +109,12 @@ def cold_caches() -> None:
     """Forget what earlier runs left in the process: parsed maps, the tokens of lines
     and the parser's lines read before (a `pbem verify` starts with none of them)."""
     from pbem.orders import lexer, parser
-    from pbem.rules import maps
+    from pbem.rules import mapformat
 
-    maps._BOARDS.clear()
+    mapformat._BOARDS.clear()
     lexer._tokenize.cache_clear()
     parser._NAMES.clear()
-    maps._fold.cache_clear()
+    mapformat._fold.cache_clear()
 
 
 def time_verify(path: Path, secret_hex: str, steps: int, warm: bool = False) -> float:

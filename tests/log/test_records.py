@@ -30,7 +30,7 @@ from pbem.paths import maps_dir
 from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.state import SETUP_PHASES
 from pbem.service.archive import export_record, import_record, replay_game
 from pbem.service.games import find_game

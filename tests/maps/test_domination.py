@@ -10,7 +10,7 @@ from PIL import Image
 
 from pbem.maps.domination import import_domination
 from pbem.rules.errors import MapError
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "maps"
 MAP = DATA / "sample.map"

@@ -11,7 +11,8 @@ import pytest
 from pbem.maps import builtin_map, load_map, map_names
 from pbem.rules.board import fold_name
 from pbem.rules.errors import MapError
-from pbem.rules.maps import dump_map, parse_map
+from pbem.rules.mapdump import dump_map
+from pbem.rules.mapformat import parse_map
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = Path("/work/shared/reference")

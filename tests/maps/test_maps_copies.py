@@ -12,9 +12,9 @@ from pbem.log.records import read_record
 from pbem.maps import builtin_map, map_names
 from pbem.maps.copies import SUFFIX, decoded_copy, parse_named, render_copy, text_sha256
 from pbem.paths import maps_dir
-from pbem.rules import maps as rules_maps
+from pbem.rules import mapformat as rules_maps
 from pbem.rules.errors import MapError
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 
 
 @pytest.mark.parametrize("name", map_names())

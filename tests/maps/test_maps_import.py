@@ -20,7 +20,7 @@ from pbem.report.picture_image import _tinted
 from pbem.report.pictures import map_picture, picture_size
 from pbem.rules import opening
 from pbem.rules.dice import DiceStream
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "maps"
@@ -306,7 +306,7 @@ def test_a_game_is_created_from_a_map_file_of_any_format() -> None:
 
 
 def test_an_attack_against_a_one_way_border_says_so() -> None:
-    from pbem.orders.lines import not_adjacent
+    from pbem.orders.linereader import not_adjacent
 
     board = import_file(DATA / "lux/valleys.luxb").board
     watchtower, orchard = board.territory("Watchtower"), board.territory("Orchard")

@@ -7,18 +7,22 @@ import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pbem import native
 from pbem.log.records import read_record
 from pbem.maps import builtin_map
 from pbem.orders import OrdersError, parse_orders, parser
 from pbem.orders.canonical import CanonicalReader
-from pbem.orders.lexer import strip_comment, tokenize
-from pbem.orders.lines import HANDLERS, Abort, LineParser
+from pbem.orders.lexer import source_lines, strip_comment, tokenize
+from pbem.orders.linereader import Abort, LineParser
+from pbem.orders.lines import HANDLERS
 from pbem.orders.model import Order
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
+from tests import test_orders_fuzz as fuzz
 from tests.native_helpers import run_on_pure_engine
 
 RECORDS = sorted((Path(__file__).parents[1] / "data" / "records").glob("*.pgn"))
@@ -229,3 +233,68 @@ def _read(text: str, board: Board) -> object:
         return parse_orders(text, board)
     except OrdersError as exc:
         return exc.problems, exc.partial
+
+
+# ----------------------------------------- the corpus of tests/orders/test_orders_fuzz.py
+CANONICAL = [
+    "ATTACK Alaska -> Kamchatka UNTIL 2 LEFT MOVE ALL BUT 1",
+    "ATTACK Ontario -> Quebec WITH 2 DICE UNTIL 3 ROLLS MOVE 4 REROLL",
+    "FORTIFY ALL BUT 2 Ontario -> Quebec",
+    "PLACE 2 Ontario, 1 Quebec",
+    "TRADE Alaska, Ontario, Wild",
+]
+
+
+def _check_every_line(text: str) -> None:
+    board = fuzz.BOARD
+    reader = CanonicalReader(board)
+    for line in source_lines(text):
+        check_line(line, board, reader)
+
+
+@fuzz.fast
+@given(st.text(max_size=400))
+def test_fuzz_random_text_agrees(text: str) -> None:
+    _check_every_line(text)
+
+
+@fuzz.fast
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(fuzz.VOCABULARY), st.sampled_from(fuzz.SEPARATORS)),
+        max_size=60,
+    )
+)
+def test_fuzz_token_soup_agrees(parts: list[tuple[str, str]]) -> None:
+    _check_every_line("".join(word + sep for word, sep in parts))
+
+
+@fuzz.fast
+@given(st.data())
+def test_fuzz_mutations_agree(data: st.DataObject) -> None:
+    """The fuzz test's mutations of its valid mail, and of canonical lines (which the
+    short cut answers unmutated), line by line: the short cut answers as lines.py or
+    not at all."""
+    text = data.draw(st.sampled_from([fuzz.VALID, "\n".join(CANONICAL)]))
+    for _ in range(data.draw(st.integers(1, 6))):
+        at = data.draw(st.integers(0, len(text)))
+        kind = data.draw(st.sampled_from(["delete", "insert", "replace", "duplicate"]))
+        if kind == "delete":
+            end = data.draw(st.integers(at, min(len(text), at + 12)))
+            text = text[:at] + text[end:]
+        elif kind == "insert":
+            words = fuzz.VOCABULARY + fuzz.SEPARATORS
+            text = text[:at] + data.draw(st.sampled_from(words)) + text[at:]
+        elif kind == "replace":
+            text = text[:at] + data.draw(st.text(max_size=3)) + text[at + 1 :]
+        else:
+            end = data.draw(st.integers(at, min(len(text), at + 40)))
+            text = text[:end] + text[at:end] + text[end:]
+    _check_every_line(text)
+
+
+def test_canonical_lines_of_the_fuzz_corpus_take_the_short_cut() -> None:
+    board = fuzz.BOARD
+    reader = CanonicalReader(board)
+    for line in CANONICAL:
+        assert check_line(line, board, reader), line

@@ -30,7 +30,7 @@ from pbem.rules.dice import (
     make_stream,
     stream_key,
 )
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope

@@ -110,7 +110,9 @@ def test_the_manifest_names_every_source_hash(fake_build: Path) -> None:
 def test_the_source_finder_loads_the_py_file(fake_build: Path) -> None:
     spec = native.SourceFinder(native.NATIVE_MODULES).find_spec("pbem.rules.engine", None)
     assert spec is not None and spec.origin == str(fake_build / "engine.py")
-    assert native.SourceFinder(native.NATIVE_MODULES).find_spec("pbem.rules.maps", None) is None
+    assert (
+        native.SourceFinder(native.NATIVE_MODULES).find_spec("pbem.rules.mapformat", None) is None
+    )
 
 
 def where_modules_load(pbem_parent: Path, env: dict[str, str]) -> dict[str, str]:

@@ -17,7 +17,8 @@ from dataclasses import replace
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.rules import opening
-from pbem.rules.maps import dump_map, parse_map
+from pbem.rules.mapdump import dump_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.victory import mission_deck
 from tests.rules.support import ScriptedDice, classic
 

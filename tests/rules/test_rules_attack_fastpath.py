@@ -8,6 +8,7 @@ import pytest
 from pbem import native
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
+from pbem.rules import combat
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, make_stream
 from pbem.rules.simulate import play_game
 from tests.native_helpers import run_on_pure_engine
@@ -46,3 +47,43 @@ def test_face_cursor_and_skip() -> None:
     assert stream.roll_tuple(3) == twin.roll_tuple(3)
     stream.read(1)  # off the word boundary: no cursor
     assert stream.face_cursor() is None
+
+
+def _battles(fight: object, dice_version: str, seed: int) -> list[object]:
+    """Many battles from one stream (every dice count, army size and the defender's
+    one-die order), each with the armies left, its Rolls and the next draw after it."""
+    stream = make_stream(dice_version, seed.to_bytes(32, "big"), f"g{seed}", "turn:1")
+    stream.log = []
+    out: list[object] = []
+    for have in (2, 3, 4, 7, 20):
+        for left in (1, 2, 5, 30):
+            for dice in (1, 2, 3):
+                for one_die in (False, True):
+                    rolls: list[object] = []
+                    end = fight(stream, dice, one_die, have, left, rolls)  # type: ignore[operator]
+                    out.append((end, rolls))
+    out.append(stream.roll_tuple(7))
+    out.append(list(stream.log))
+    return out
+
+
+@pytest.mark.parametrize("dice", [DICE_V1, DICE_V2])
+def test_battle_from_faces_same_as_by_rolls(dice: str) -> None:
+    """combat.battle (the dice sliced from the decoded faces, rolls found by code)
+    gives the same Rolls, armies, stream position and logged draws as
+    combat.battle_by_rolls (one combat.roll after another), over many seeds."""
+    for seed in range(40):
+        assert _battles(combat.battle, dice, seed) == _battles(combat.battle_by_rolls, dice, seed)
+
+
+def test_battle_from_faces_off_the_word_boundary() -> None:
+    """After a ``read`` the stream has no face cursor: the battle still rolls the
+    same dice as one roll after another."""
+    for seed in range(10):
+        runs = []
+        for fight in (combat.battle, combat.battle_by_rolls):
+            stream = make_stream(DICE_V2, bytes([seed]) * 32, "g", "turn:2")
+            stream.read(1)
+            rolls: list[object] = []
+            runs.append((fight(stream, 3, False, 40, 40, rolls), rolls, stream.roll_tuple(3)))
+        assert runs[0] == runs[1]

@@ -14,7 +14,7 @@ from pbem.rules import opening
 from pbem.rules.armies import starting_armies
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
-from pbem.rules.maps import parse_map
+from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
 from pbem.rules.simulate import play_game
 from pbem.rules.state import GameState

@@ -1,0 +1,120 @@
+"""Setup orders (CLAIM, PLACE, NEUTRAL, HQ) against the setup phase the game is
+in: every problem, or none (validate.py checks turn orders and whole mails)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pbem.orders.errors import OrderProblem, not_yours, problem_at, whole_problem
+from pbem.orders.model import TURN_KEYWORDS, Order
+from pbem.rules import opening
+from pbem.rules.actions import (
+    Claim,
+    Headquarters,
+    PlaceInitial,
+    PlaceNeutral,
+    SetupAction,
+)
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, SETUP_PHASES, GameState
+
+PHASE_WORDS = {
+    CLAIM: "claiming territories",
+    PLACE: "placing initial armies",
+    HQ: "choosing headquarters",
+}
+_SETUP_KINDS: dict[str, tuple[type, ...]] = {
+    CLAIM: (Claim,),
+    PLACE: (PlaceInitial, PlaceNeutral),
+    HQ: (Headquarters,),
+}
+_SETUP_WORDS = {CLAIM: "CLAIM", PLACE: "PLACE", HQ: "HQ"}
+
+
+def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
+    """Every problem with ``seat``'s orders for the current setup phase."""
+    orders = [o.as_setup() for o in orders]
+    phase = state.phase
+    if phase == ENDED:
+        return [whole_problem("the game is over", orders)]
+    if phase not in SETUP_PHASES:
+        return [whole_problem("the game is under way; setup orders are over", orders)]
+    if not 0 <= seat < len(state.players) or seat not in state.order:
+        return [whole_problem("you are not a player of this game", orders)]
+    problems: list[OrderProblem] = []
+    kinds = _SETUP_KINDS[phase]
+    wanted = [o for o in orders if isinstance(o.action, kinds)]
+    for order in orders:
+        if isinstance(order.action, kinds):
+            continue
+        if order.keyword in TURN_KEYWORDS and order.keyword != "PLACE":
+            message = (
+                f"{order.keyword} is a turn order; the game is still being set up "
+                f"({PHASE_WORDS[phase]})"
+            )
+        else:
+            message = (
+                f"{order.keyword} is not an order of this phase: the game is "
+                f"{PHASE_WORDS[phase]} (send {_SETUP_WORDS[phase]})"
+            )
+        problems.append(problem_at(order, message))
+    if phase == CLAIM:
+        problems += _one(wanted, "CLAIM", "your preference list")
+    elif phase == HQ:
+        problems += _one(wanted, "HQ", "your headquarters")
+        for order in wanted:
+            assert isinstance(order.action, Headquarters)
+            territory = order.action.territory
+            if state.owner[territory] != seat:
+                name = state.board.territories[territory].name
+                problems.append(problem_at(order, not_yours(state, territory), 0, name))
+    else:
+        places = [o for o in wanted if isinstance(o.action, PlaceInitial)]
+        problems += _placement(state, places, seat, state.players[seat].to_place, "PLACE")
+        neutral = [o for o in wanted if isinstance(o.action, PlaceNeutral)]
+        share = opening.neutral_share(state, seat)
+        if neutral and not share:
+            problems.append(problem_at(neutral[0], "there are no neutral armies for you to place"))
+        elif state.neutral_seat is not None:
+            problems += _placement(state, neutral, state.neutral_seat, share, "NEUTRAL")
+    return problems
+
+
+def _one(orders: list[Order], keyword: str, what: str) -> list[OrderProblem]:
+    if not orders:
+        return [OrderProblem(0, 0, "", f"no {keyword} order: send one, with {what}")]
+    return [problem_at(o, f"only one {keyword} order may be sent") for o in orders[1:]]
+
+
+def _placement(
+    state: GameState, orders: list[Order], owner: int, due: int, keyword: str
+) -> list[OrderProblem]:
+    problems: list[OrderProblem] = []
+    total = 0
+    for order in orders:
+        action = order.action
+        assert isinstance(action, PlaceInitial | PlaceNeutral)
+        for i, (armies, territory) in enumerate(action.placements):
+            name = state.board.territories[territory].name
+            if state.owner[territory] != owner:
+                if owner == state.neutral_seat:
+                    message = f"{name} is not neutral"
+                else:
+                    message = not_yours(state, territory)
+                problems.append(problem_at(order, message, i, name))
+            elif armies < 1:
+                problems.append(problem_at(order, "armies to place must be at least 1", i))
+            else:
+                total += armies
+    if problems:
+        return problems
+    what = "neutral armies" if keyword == "NEUTRAL" else "armies"
+    if not orders and due > 0:
+        return [OrderProblem(0, 0, "", f"no {keyword} order: {due} {what} must be placed")]
+    if orders and total != due:
+        message = f"{keyword} orders place {total} {what}; {due} are due"
+        return [problem_at(orders[0], message)]
+    return []
+
+
+def setup_actions(orders: Sequence[Order]) -> list[SetupAction]:
+    return [o.as_setup().action for o in orders]  # type: ignore[misc]
