@@ -24,7 +24,7 @@ from pbem.report.context import (
     YourTurn,
 )
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
-from pbem.report.pictures import map_picture
+from pbem.report.picture import map_picture
 from pbem.report.render import (
     render_error_reply,
     render_game_over,

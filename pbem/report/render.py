@@ -36,7 +36,7 @@ from pbem.report.context import (
     YourTurn,
 )
 from pbem.report.mime import RenderedMail
-from pbem.report.pictures import map_picture
+from pbem.report.picture import map_picture
 from pbem.report.shared import shared, shared_as
 from pbem.report.textfmt import (
     WIDTH,

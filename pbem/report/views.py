@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pbem.report.context import GameInfo, TurnReport
-from pbem.report.picture import NEUTRAL, Side, colour_rgb, hex_colour, text_on
+from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import join_words, plural
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from pbem.paths import templates_dir
 from pbem.report import context as rc
 from pbem.report import ics, views
-from pbem.report.pictures import map_picture
+from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
