@@ -16,7 +16,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from pbem.paths import templates_dir
-from pbem.report import subjects, views
+from pbem.report import subjects, turnview, views
 from pbem.report.bytecode import bytecode_cache
 from pbem.report.context import (
     OUT,
@@ -56,8 +56,8 @@ NO_PICTURE = "There is no picture for this map (it has no territory positions)."
 
 
 # ------------------------------------------------------------------ templates
-def _item_text(item: str | views.AttackLine) -> str:
-    if isinstance(item, views.AttackLine):
+def _item_text(item: str | turnview.AttackLine) -> str:
+    if isinstance(item, turnview.AttackLine):
         result = [item.result] if len(item.result) <= WIDTH - 6 else item.result.split()
         return "\n".join(flow([item.head, *item.rolls, *result], "  ", "      "))
     return wrap(item, indent="  ", subsequent="    ")
@@ -119,9 +119,9 @@ def environment() -> Environment:
         plural=plural,
         join_words=join_words,
     )
-    env.globals.update(AttackLine=views.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
+    env.globals.update(AttackLine=turnview.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
     env.globals["once"] = _once
-    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
+    env.tests["attack"] = lambda item: isinstance(item, turnview.AttackLine)
     return env
 
 
@@ -218,7 +218,7 @@ def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
 def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
     """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM)."""
     game, after = report.game, report.after
-    view = views.turn_view(report, viewer)
+    view = turnview.turn_view(report, viewer)
     next_who = (
         views.who(game, after, report.next_seat)
         if report.next_seat is not None and after.phase != ENDED
@@ -483,7 +483,7 @@ def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
         **_board_context(game, state, None),
         "state": state,
         "winner": winner,
-        "reason": views.WIN_REASONS.get(state.win_reason, state.win_reason),
+        "reason": turnview.WIN_REASONS.get(state.win_reason, state.win_reason),
         "win_mission": win_mission,
         "standings": standings,
         "secret": game.secret_hex,

@@ -20,7 +20,7 @@ from sqlmodel import Session, col, select
 
 from pbem.paths import templates_dir
 from pbem.report import context as rc
-from pbem.report import ics, views
+from pbem.report import ics, turnview, views
 from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
@@ -41,7 +41,7 @@ class TurnPage:
     turn: int
     mover: str
     headline: list[str]
-    sections: list[views.Section]
+    sections: list[turnview.Section]
     picture: str | None  # file name of the map after the turn
     file: str
 
@@ -81,7 +81,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["duration"] = duration
-    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
+    env.tests["attack"] = lambda item: isinstance(item, turnview.AttackLine)
     return env
 
 
@@ -183,7 +183,7 @@ def _game_page(
             None,
             after.current if after.phase != ENDED else None,
         )
-        view = views.turn_view(report, None)
+        view = turnview.turn_view(report, None)
         picture = _picture(
             info,
             after,
