@@ -23,7 +23,7 @@ from pbem.report.picture.colours import (
     Side,
     colour_rgb,
 )
-from pbem.report.render import NO_PICTURE
+from pbem.report.templating import NO_PICTURE
 from pbem.testing.sample import play_sample
 
 ALASKA, KAMCHATKA, JAPAN = 0, 33, 32
