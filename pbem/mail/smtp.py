@@ -207,7 +207,7 @@ class SmtpSender:
             return f"cannot connect to {where}: {_describe(exc)}"
 
     async def _open(self) -> aiosmtplib.SMTP:
-        # Loading the system's CA bundle costs ~25 ms a connection: only for TLS.
+        # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
         context = None if self.tls == "none" else ssl.create_default_context(cafile=self.ca_file)
         smtp = aiosmtplib.SMTP(
             hostname=self.host,

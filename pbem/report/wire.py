@@ -1,29 +1,26 @@
-"""A mail's bytes written straight from its parts, without an EmailMessage (issue 16).
+"""A mail's bytes written straight from its parts, without an EmailMessage.
 
 ``mail_bytes`` gives exactly the bytes of ``bytes(to_mime(...))`` (with a
 text attachment added by ``add_attachment`` when there is one) for the mails
 pbem makes: the same headers in the same order, folded by the same policy
 (``mime.POLICY``), the bodies in the transfer encoding ``set_content(text,
-charset="utf-8")`` picks, the shared picture parts' bytes, and the MIME
-boundaries drawn the same way and in the same order (innermost multipart
-first, as the generator does). What it does not know how to write (an
-attachment that is not text or has an odd file name, a value that is not a
-str, a Content-* extra header, a policy that is not the one it was written
-for) goes the EmailMessage way, so no mail is ever lost or changed
+charset="utf-8")`` picks, each picture's part as the generator writes it,
+and the MIME boundaries drawn the same way and in the same order (innermost
+multipart first, as the generator does). What it does not know how to write
+(an attachment that is not text or has an odd file name, a value that is not
+a str, a Content-* extra header, a policy that is not the one it was written
+for) goes the plain way, ``to_mime``, so no mail is ever lost or changed
 (tests/test_report_mime_writer.py compares the two on every kind of mail).
 
-Where the time went (scripts/bench_mime.py, the sample game's 72 mails of
-12 turns, ~72 KB each): ``bytes(to_mime(...))`` ~2.2 ms a mail, of which
-to_mime ~1.25 ms (the HTML's quoted-printable, ``quoprimime.body_encode``:
-a Python translate of 28 KB and a loop over its 400 lines, ~0.75 ms; the
-headers and the parts' Content-Type parsed again at every ``set_param``)
-and the bytes ~0.8 ms (folding every header, ~0.25 ms; the two
-``Content-Type: multipart/...; boundary=...`` headers parsed anew for their
-random boundary, ~0.16 ms). Here: every header's fold is kept, a boundary
-header is folded once per shape with the new boundary put in its place,
-plain Message-IDs skip the parser, and quoted-printable is written line by
-line, each line's encoding kept (98% of the lines of a game's reports
-recur): ~0.18 ms a mail, ~0.21 ms with nothing kept yet.
+Why it pays (scripts/bench_mime.py; the figures in docs/PERFORMANCE.md): the
+standard library parses every header again at each ``set_param``, folds
+every header anew, searches the whole mail with a regex for each boundary it
+draws, and writes quoted-printable one character at a time. Here every
+header's fold is kept, a boundary header is folded once per shape with the
+new boundary put in its place, plain Message-IDs skip the parser, a picture's
+part is written once for every mail that carries it, and quoted-printable is
+written line by line, each line's encoding kept (a game's reports repeat
+most of their lines).
 """
 
 from __future__ import annotations
@@ -46,7 +43,7 @@ from threading import Lock
 from pbem.report import mime
 from pbem.report.mime import RenderedMail
 
-KEPT_QP_LINES = 8192  # quoted-printable lines kept (a 12-turn game's reports: 547)
+KEPT_QP_LINES = 8192  # quoted-printable lines kept (many games' reports; a game has hundreds)
 KEPT_PICTURES = 32  # pictures' parts kept: a poll answers one turn of many games in a row
 KEPT_FOLDS = 1024  # folded headers kept: a poll's From, To, kinds, games, parts' headers
 _lock = Lock()
@@ -153,8 +150,8 @@ def _qp_lines(lines: list[bytes], maxlinelen: int) -> bytes:
     """``qp_encode`` of the lines joined by "\\n" with one at the end, line by line.
 
     Quoted-printable works line by line, and a poll's HTML is mostly the same
-    lines (the board's table, the styles): 98% of the lines of the sample
-    game's reports were seen before, so each line's encoding is kept."""
+    lines (the board's table, the styles): nearly every line of a game's
+    reports was seen before, so each line's encoding is kept."""
     kept = _qp_kept if maxlinelen == 78 else {}
     out = list(map(kept.get, lines))
     if None in out:

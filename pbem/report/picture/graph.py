@@ -10,14 +10,14 @@ checked exactly. A map without
 positions has no picture: ``map_picture`` returns None.
 
 Every turn draws two pictures (the report's and the next player's notice),
-so they are made of kept pieces (issue 16): quantizing to a fixed palette
+so they are made of kept pieces: quantizing to a fixed palette
 without dithering maps each pixel on its own, so the board's background is
 quantized once, each disc is a quantized sprite per (colour, ring, number),
 each legend entry a quantized tile, and a picture is their pastes. What a
 piece cannot be exact for (a number spilling past its disc, legend entries
 running into each other) is drawn in full colour and quantized in place. The
 bytes are those of the picture drawn whole (``_render_whole``); the PNG's
-zlib deflate, the larger half of the time, is the same work either way.
+zlib deflate is the same work either way (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ RADIUS = 12  # territory disc
 RING_RADIUS = 17  # "changed hands" ring (outer radius)
 LAND_RADIUS = 38  # the continent tint around each territory
 LEGEND_ROW = 24
-OPTIMIZE = False  # optimize=True saves ~5% of the bytes at ten times the time
+OPTIMIZE = False  # optimize=True: a little smaller, far slower (docs/PERFORMANCE.md)
 
 
 @lru_cache(maxsize=16)
