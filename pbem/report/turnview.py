@@ -105,17 +105,14 @@ class _Telling:
     winner: Who | None = None
     win_text: str = ""
 
-    @property
-    def board(self) -> Board:
-        return self.report.after.board
+    after: GameState = field(init=False)
+    board: Board = field(init=False)
+    name: str = field(init=False)  # the mover's
 
-    @property
-    def after(self) -> GameState:
-        return self.report.after
-
-    @property
-    def name(self) -> str:
-        return self.after.players[self.report.seat].name
+    def __post_init__(self) -> None:
+        self.after = self.report.after
+        self.board = self.after.board
+        self.name = self.after.players[self.report.seat].name
 
     def opening(self) -> None:
         """The lines before any event: a missed turn, the armies due, a forced trade."""
