@@ -28,8 +28,7 @@ MAX_HEADER_SECTION_BYTES = 256 * 1024
 # --- what a header parser may see of one value --------------------------------
 
 # The standard library's structured header parser grows faster than the
-# value (a 64 KiB From of "a a a ..." takes 16 s, of '"' far more; 2,000
-# '"' take 0.13 s, 1,000 take 0.05 s); each value is cut to these many
+# value (the figures: docs/PERFORMANCE.md); each value is cut to these many
 # characters (after unfolding) before it is parsed, so every header costs a
 # small, fixed amount. Real values are far shorter: a From is ~50
 # characters, an address list of 20 players ~800.

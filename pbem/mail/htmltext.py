@@ -1,7 +1,7 @@
 """HTML to plain lines, in time linear in the HTML and with bounded output.
 
 The standard library's html.parser retries an unfinished construct at every
-later "<" (160 KB of "<a<a<a..." took 50 s), so HTML is read here by a
+later "<" (quadratic on "<a<a<a...", docs/PERFORMANCE.md), so HTML is read here by a
 tokenizer whose every scan stops at the next "<". The lines it gives are
 the ones html.parser gave for real mail (tests/mail/test_mail_decode.py).
 """
@@ -97,7 +97,7 @@ class _HtmlText:
 # The tokens of HTML, as html.parser reads them, but each found by a scan
 # that stops at the next "<": a construct without its end is text, so no
 # input makes the work grow faster than its length (html.parser's own
-# retries are quadratic on "<a<a<a...": 160 KB took 50 s).
+# retries are quadratic on "<a<a<a...").
 _TAG = re.compile(r"<(/?)([a-zA-Z][^\t\n\r\f />\x00<]*)((?:\"[^\"<]*\"|'[^'<]*'|[^'\"<>])*)>")
 _DECLARATION = re.compile(r"<[!?][^<>]*>")
 _COMMENT_END = re.compile(r"--\s*>")

@@ -93,7 +93,7 @@ class ImapInbox:
         if self._client is not None:
             return self._client
         where = f"IMAP server {self.host}:{self.port}"
-        # Loading the system's CA bundle costs ~25 ms: only when TLS is used.
+        # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
         context = None if self.tls == "none" else ssl.create_default_context(cafile=self.ca_file)
         try:
             client = IMAPClient(

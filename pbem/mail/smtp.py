@@ -8,8 +8,10 @@ them; the outbox stays as it was.
 
 A mail is prepared for the wire once (``prepare``: CRLF line endings, dot
 stuffing, its SIZE) and sent with aiosmtplib's MAIL and RCPT commands and a
-DATA command of our own, because aiosmtplib's ``sendmail`` scans a 72 KB mail
-twice with a regex (py-spy: 5% of a poll cycle).
+DATA command of our own, because aiosmtplib's ``sendmail`` scans the mail
+twice with a regex (scripts/bench/smtp.py; docs/PERFORMANCE.md). That is
+``DataPath.PREPARED``; ``DataPath.PLAIN`` is aiosmtplib's ``sendmail`` itself,
+the plain path that tests/mail/test_mail_smtp_wire.py checks it against.
 
 With ``connections`` > 1 the batch is shared over that many connections in
 one event loop, each taking the next mail of the batch when it is free; each
@@ -25,6 +27,7 @@ import ssl
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 import aiosmtplib
 from aiosmtplib import (
@@ -55,6 +58,13 @@ from pbem.mail.transport import (
 _CONNECTION_ERRORS = (SMTPException, OSError, asyncio.TimeoutError)
 _START_INPUT = 354
 _COMPLETED = 250
+
+
+class DataPath(StrEnum):
+    """How a mail's transaction is sent."""
+
+    PREPARED = "prepared"  # MAIL, RCPT, then DATA of the mail prepared once (``prepare``)
+    PLAIN = "plain"  # aiosmtplib's ``sendmail``
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,7 @@ class SmtpSender:
         ca_file: str | None = None,
         local_hostname: str | None = None,
         connections: int = 1,
+        data_path: DataPath = DataPath.PREPARED,
     ) -> None:
         check_tls(tls)
         if not 1 <= connections <= MAX_SMTP_CONNECTIONS:
@@ -111,6 +122,7 @@ class SmtpSender:
         self.ca_file = ca_file
         self.local_hostname = local_hostname
         self.connections = connections
+        self.data_path = data_path
 
     @property
     def _where(self) -> str:
@@ -195,7 +207,7 @@ class SmtpSender:
             return f"cannot connect to {where}: {_describe(exc)}"
 
     async def _open(self) -> aiosmtplib.SMTP:
-        # Loading the system's CA bundle costs ~25 ms a connection: only for TLS.
+        # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
         context = None if self.tls == "none" else ssl.create_default_context(cafile=self.ca_file)
         smtp = aiosmtplib.SMTP(
             hostname=self.host,
@@ -231,7 +243,8 @@ class SmtpSender:
         """One mail's transaction and its result; None when the batch was
         stopped while this mail's envelope was being given (nothing sent)."""
         try:
-            refused = await _transaction(smtp, message, lambda: batch.stop is None)
+            transaction = _TRANSACTIONS[self.data_path]
+            refused = await transaction(smtp, message, lambda: batch.stop is None)
         except _Stopped:
             return None
         except SMTPRecipientsRefused as exc:
@@ -306,6 +319,22 @@ async def _transaction(
             pass  # a reset that fails says nothing about this mail
         raise
     return refused
+
+
+async def _plain_transaction(
+    smtp: aiosmtplib.SMTP, message: OutgoingMail, go_on: Callable[[], bool]
+) -> dict[str, SMTPResponse]:
+    """The transaction as aiosmtplib's ``sendmail`` sends it (the batch's stop is
+    checked before MAIL: sendmail gives no moment between RCPT and DATA)."""
+    for address in (message.sender, *message.recipients):
+        _check_address(address)
+    if not go_on():
+        raise _Stopped
+    refused, _ = await smtp.sendmail(message.sender, list(message.recipients), message.raw)
+    return refused
+
+
+_TRANSACTIONS = {DataPath.PREPARED: _transaction, DataPath.PLAIN: _plain_transaction}
 
 
 async def _recipients(smtp: aiosmtplib.SMTP, recipients: Iterable[str]) -> dict[str, SMTPResponse]:

@@ -1,8 +1,9 @@
 """Everything pbem mails: turn reports, notices, receipts, errors, the map picture.
 
 The service builds the inputs (``pbem.report.context``) and calls one
-``render_*`` function per mail and recipient; ``to_mime`` turns the result
-into the message the outbox sends. Nothing here touches the database or
+``render_*`` function per mail and recipient; ``wire.mail_bytes`` turns the
+result into the bytes the outbox sends (``to_mime`` is the plain way to the
+same message). Nothing here touches the database or
 changes a game.
 """
 
@@ -24,7 +25,7 @@ from pbem.report.context import (
     YourTurn,
 )
 from pbem.report.mime import RenderedMail, thread_root_id, to_mime
-from pbem.report.pictures import map_picture
+from pbem.report.picture import map_picture
 from pbem.report.render import (
     render_error_reply,
     render_game_over,

@@ -1,8 +1,8 @@
 """Compiled mail templates kept between processes (jinja2's bytecode cache).
 
 A `pbem poll` run by cron is a new process each time, and compiling the
-templates a turn needs cost it ~50 ms of CPU (all 31: 120-160 ms) before
-the first mail; the daemon paid it once. Jinja can keep the compiled code
+templates a turn needs is a large share of its work before the first mail
+(docs/PERFORMANCE.md); the daemon paid it once. Jinja can keep the compiled code
 on disk (``FileSystemBytecodeCache``: in a directory of this user's own
 under the temporary directory, written by rename, so concurrent workers
 never read half a file).

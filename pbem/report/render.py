@@ -1,23 +1,17 @@
 """One function per mail: the inputs of ``context`` in, a RenderedMail out.
 
-Each mail is two jinja2 templates, ``templates/mail/KIND.txt`` (plain text,
-78 columns, complete on its own) and ``KIND.html`` (inline styles only, no
-external resources, the map picture by Content-ID). ``views`` computes what
-they print; this module picks the recipient, the subject and the picture.
+Each mail is two jinja2 templates, rendered by ``templating``; ``views`` and
+``turnview`` compute what they print; this module picks the recipient, the
+subject, the picture and the context.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
-from pbem.paths import templates_dir
-from pbem.report import subjects, views
-from pbem.report.bytecode import bytecode_cache
+from pbem.report import subjects, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -36,128 +30,16 @@ from pbem.report.context import (
     YourTurn,
 )
 from pbem.report.mime import RenderedMail
-from pbem.report.pictures import map_picture
-from pbem.report.shared import shared, shared_as
+from pbem.report.picture import map_picture
+from pbem.report.shared import shared
+from pbem.report.templating import template_mail
 from pbem.report.textfmt import (
-    WIDTH,
-    flow,
     join_words,
     plural,
-    table,
-    two_columns,
     when,
     when_short,
-    wrap,
-    wrap_long,
 )
 from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
-
-NO_PICTURE = "There is no picture for this map (it has no territory positions)."
-
-
-# ------------------------------------------------------------------ templates
-def _item_text(item: str | views.AttackLine) -> str:
-    if isinstance(item, views.AttackLine):
-        result = [item.result] if len(item.result) <= WIDTH - 6 else item.result.split()
-        return "\n".join(flow([item.head, *item.rolls, *result], "  ", "      "))
-    return wrap(item, indent="  ", subsequent="    ")
-
-
-def _board_text(blocks: list[views.ContinentBlock]) -> str:
-    return shared(_board_text_of, blocks)
-
-
-def _board_text_of(blocks: list[views.ContinentBlock]) -> str:
-    name_width = max(len(r.name) for b in blocks for r in b.rows)
-    owner_width = max(len(r.who.name) for b in blocks for r in b.rows)
-    lines = [views.board_block_lines(b, name_width, owner_width) for b in blocks]
-    return "\n".join(two_columns(lines))
-
-
-def _players_text(rows: list[views.PlayerRow]) -> str:
-    return shared(_players_text_of, rows)
-
-
-def _players_text_of(rows: list[views.PlayerRow]) -> str:
-    header, cells, align = views.player_table(rows)
-    return "\n".join(table(cells, align, header))
-
-
-def _table_text(rows: list[list[Any]], align: str, header: list[str] | None = None) -> str:
-    return "\n".join(table(rows, align, header))
-
-
-def _once(name: str, macro: Any, *args: Any) -> Any:
-    """``{{ once("board", m.board, blocks, marks_key) }}``: a macro's HTML that every
-    reader of a turn shares, rendered once per render_once scope."""
-    return shared_as(("macro", name), macro, *args)
-
-
-def _underline(text: str, char: str = "-") -> str:
-    return f"{text}\n{char * min(len(text), WIDTH)}"
-
-
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    escaped = ("html",)
-    compiled_in = {"trim_blocks": True, "lstrip_blocks": True, "keep_trailing_newline": True}
-    env = Environment(
-        loader=FileSystemLoader(str(templates_dir() / "mail")),
-        autoescape=select_autoescape(enabled_extensions=escaped, default_for_string=False),
-        undefined=StrictUndefined,
-        bytecode_cache=bytecode_cache({**compiled_in, "autoescape": escaped}),
-        **compiled_in,  # type: ignore[arg-type]
-    )
-    env.filters.update(
-        wrap=wrap,
-        wrap_long=wrap_long,
-        item_text=_item_text,
-        board_text=_board_text,
-        players_text=_players_text,
-        table_text=_table_text,
-        underline=_underline,
-        plural=plural,
-        join_words=join_words,
-    )
-    env.globals.update(AttackLine=views.AttackLine, NO_PICTURE=NO_PICTURE, WIDTH=WIDTH)
-    env.globals["once"] = _once
-    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
-    return env
-
-
-_BLANKS = re.compile(r"\n{3,}")
-
-
-def _tidy(text: str) -> str:
-    lines = [line.rstrip() for line in text.splitlines()]
-    return _BLANKS.sub("\n\n", "\n".join(lines)).strip("\n") + "\n"
-
-
-def _pair(kind: str, context: dict[str, Any]) -> tuple[str, str]:
-    env = environment()
-    text = env.get_template(f"{kind}.txt").render(**context)
-    html = env.get_template(f"{kind}.html").render(**context)
-    return _tidy(text), html
-
-
-def _mail(
-    kind: str,
-    subject: str,
-    recipient: str,
-    context: dict[str, Any],
-    game: GameInfo | None,
-    images: dict[str, bytes] | None = None,
-) -> RenderedMail:
-    text, html = _pair(kind, {"kind": kind, "game": game, "subject": subject, **context})
-    return RenderedMail(
-        subject=subject,
-        text=text,
-        html=html,
-        images=images or {},
-        recipient=recipient,
-        kind=kind,
-        game=game.name if game else "",
-    )
 
 
 # -------------------------------------------------------------------- helpers
@@ -218,7 +100,7 @@ def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
 def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
     """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM)."""
     game, after = report.game, report.after
-    view = views.turn_view(report, viewer)
+    view = turnview.turn_view(report, viewer)
     next_who = (
         views.who(game, after, report.next_seat)
         if report.next_seat is not None and after.phase != ENDED
@@ -252,7 +134,7 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
         "cid": cid,
         "round": after.round,
     }
-    return _mail("turn_report", subject, game.address_of(viewer), context, game, images)
+    return template_mail("turn_report", subject, game.address_of(viewer), context, game, images)
 
 
 def render_game_start(start: GameStart) -> RenderedMail:
@@ -298,7 +180,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "capital": game.options.goal == "capital",
         "headquarters": state.board.territories[hq].name if hq is not None else "",
     }
-    return _mail("game_start", subject, you.address, context, game, images)
+    return template_mail("game_start", subject, you.address, context, game, images)
 
 
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
@@ -318,7 +200,7 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
         "deadline": when(prompt.deadline, game.timezone, game.zone_of(seat)),
         "cid": cid,
     }
-    return _mail("setup_prompt", subject, game.address_of(seat), context, game, images)
+    return template_mail("setup_prompt", subject, game.address_of(seat), context, game, images)
 
 
 def render_your_turn(notice: YourTurn) -> RenderedMail:
@@ -345,7 +227,7 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "cid": cid,
     }
     subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
-    return _mail("your_turn", subject, game.address_of(seat), context, game, images)
+    return template_mail("your_turn", subject, game.address_of(seat), context, game, images)
 
 
 def _example_orders(state: GameState, seat: int, sets: list[views.SetView]) -> list[str]:
@@ -404,7 +286,7 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
             else "their territories become neutral"
         ),
     }
-    return _mail("reminder", subject, game.address_of(seat), context, game)
+    return template_mail("reminder", subject, game.address_of(seat), context, game)
 
 
 def plural_hours(hours: float) -> str:
@@ -442,7 +324,7 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         "orders": receipt.orders_text.strip("\n").splitlines(),
     }
     subject = subjects.fit([f"{subjects.tag(game.name)}{title}"])
-    return _mail("receipt", subject, game.address_of(receipt.seat), context, game)
+    return template_mail("receipt", subject, game.address_of(receipt.seat), context, game)
 
 
 def render_error_reply(reply: ErrorReply) -> RenderedMail:
@@ -460,7 +342,7 @@ def render_error_reply(reply: ErrorReply) -> RenderedMail:
         "problems": reply.problems,
         "count": count,
     }
-    return _mail("error_reply", subject, reply.address, context, reply.game)
+    return template_mail("error_reply", subject, reply.address, context, reply.game)
 
 
 def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
@@ -483,13 +365,13 @@ def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
         **_board_context(game, state, None),
         "state": state,
         "winner": winner,
-        "reason": views.WIN_REASONS.get(state.win_reason, state.win_reason),
+        "reason": turnview.WIN_REASONS.get(state.win_reason, state.win_reason),
         "win_mission": win_mission,
         "standings": standings,
         "secret": game.secret_hex,
         "cid": cid,
     }
-    return _mail("game_over", subject, game.address_of(viewer), context, game, images)
+    return template_mail("game_over", subject, game.address_of(viewer), context, game, images)
 
 
 def _standings(over: GameOver) -> list[list[str]]:
@@ -544,13 +426,13 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     prefix = "GM alert: " if to_gm else ""
     subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
     heading = f"{prefix}{alert.subject}"
-    return _mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
+    return template_mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:
     game = help_.game
     subject = f"{subjects.tag(game.name if game else None)}Help: the order language"
-    return _mail("help", subject, help_.address, {"help": help_}, game)
+    return template_mail("help", subject, help_.address, {"help": help_}, game)
 
 
 def render_press(press: Press, recipient: int) -> RenderedMail:
@@ -575,7 +457,7 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
         "sender": sender,
         "audience": audience,
     }
-    return _mail("press", subject, game.address_of(recipient), context, game)
+    return template_mail("press", subject, game.address_of(recipient), context, game)
 
 
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
@@ -602,4 +484,4 @@ def render_status(status: Status, viewer: int | None) -> RenderedMail:
         "deadline": when(status.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
     }
-    return _mail("status", subject, game.address_of(viewer), context, game, images)
+    return template_mail("status", subject, game.address_of(viewer), context, game, images)

@@ -1,55 +1,57 @@
-"""A mail's bytes written straight from its parts, without an EmailMessage (issue 16).
+"""A mail's bytes written straight from its parts, without an EmailMessage.
 
 ``mail_bytes`` gives exactly the bytes of ``bytes(to_mime(...))`` (with a
 text attachment added by ``add_attachment`` when there is one) for the mails
 pbem makes: the same headers in the same order, folded by the same policy
 (``mime.POLICY``), the bodies in the transfer encoding ``set_content(text,
-charset="utf-8")`` picks, the shared picture parts' bytes, and the MIME
-boundaries drawn the same way and in the same order (innermost multipart
-first, as the generator does). What it does not know how to write (an
-attachment that is not text or has an odd file name, a value that is not a
-str, a Content-* extra header, a policy that is not the one it was written
-for) goes the EmailMessage way, so no mail is ever lost or changed
+charset="utf-8")`` picks, each picture's part as the generator writes it,
+and the MIME boundaries drawn the same way and in the same order (innermost
+multipart first, as the generator does). What it does not know how to write
+(an attachment that is not text or has an odd file name, a value that is not
+a str, a Content-* extra header, a policy that is not the one it was written
+for) goes the plain way, ``to_mime``, so no mail is ever lost or changed
 (tests/report/test_report_mime_writer.py compares the two on every kind of mail).
 
-Where the time went (scripts/bench/mime.py, the sample game's 72 mails of
-12 turns, ~72 KB each): ``bytes(to_mime(...))`` ~2.2 ms a mail, of which
-to_mime ~1.25 ms (the HTML's quoted-printable, ``quoprimime.body_encode``:
-a Python translate of 28 KB and a loop over its 400 lines, ~0.75 ms; the
-headers and the parts' Content-Type parsed again at every ``set_param``)
-and the bytes ~0.8 ms (folding every header, ~0.25 ms; the two
-``Content-Type: multipart/...; boundary=...`` headers parsed anew for their
-random boundary, ~0.16 ms). Here: every header's fold is kept, a boundary
-header is folded once per shape with the new boundary put in its place,
-plain Message-IDs skip the parser, and quoted-printable is written line by
-line, each line's encoding kept (98% of the lines of a game's reports
-recur): ~0.18 ms a mail, ~0.21 ms with nothing kept yet.
+Why it pays (scripts/bench/mime.py; the figures in docs/PERFORMANCE.md): the
+standard library parses every header again at each ``set_param``, folds
+every header anew, searches the whole mail with a regex for each boundary it
+draws, and writes quoted-printable one character at a time. Here every
+header's fold is kept, a boundary header is folded once per shape with the
+new boundary put in its place, plain Message-IDs skip the parser, a picture's
+part is written once for every mail that carries it, and quoted-printable is
+written line by line, each line's encoding kept (a game's reports repeat
+most of their lines).
 """
 
 from __future__ import annotations
 
 import binascii
+import random
 import re
+import sys
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from email import policy as email_policy
 from email import quoprimime
-from email.headerregistry import HeaderRegistry
+from email.generator import BytesGenerator
+from email.message import EmailMessage
 from email.utils import format_datetime
 from io import BytesIO
 from threading import Lock
-from typing import Any
 
 from pbem.report import mime
 from pbem.report.mime import RenderedMail
 
-KEPT_QP_LINES = 8192  # quoted-printable lines kept (a 12-turn game's reports: 547)
+KEPT_QP_LINES = 8192  # quoted-printable lines kept (many games' reports; a game has hundreds)
+KEPT_PICTURES = 32  # pictures' parts kept: a poll answers one turn of many games in a row
 KEPT_FOLDS = 1024  # folded headers kept: a poll's From, To, kinds, games, parts' headers
 _lock = Lock()
 _folds: OrderedDict[tuple[str, str], bytes] = OrderedDict()
 _qp_kept: dict[bytes, bytes] = {}  # a line (no line break) -> its quoted-printable
 _boundary_folds: dict[tuple[str, int], tuple[bytes, bytes]] = {}
+_pictures: OrderedDict[tuple[str, bytes], bytes] = OrderedDict()  # (cid, PNG) -> its part
+_BOUNDARY_FORMAT = f"%0{len(repr(sys.maxsize - 1))}d"  # as email.generator's _fmt
 # Message-IDs as pbem and common mailers make them (no '?', so no encoded word, which
 # the parser would decode; no quotes, comments, brackets or white space but one space)
 _ID = r"<[A-Za-z0-9._+=-]+@[A-Za-z0-9][A-Za-z0-9.-]*>"
@@ -148,8 +150,8 @@ def _qp_lines(lines: list[bytes], maxlinelen: int) -> bytes:
     """``qp_encode`` of the lines joined by "\\n" with one at the end, line by line.
 
     Quoted-printable works line by line, and a poll's HTML is mostly the same
-    lines (the board's table, the styles): 98% of the lines of the sample
-    game's reports were seen before, so each line's encoding is kept."""
+    lines (the board's table, the styles): nearly every line of a game's
+    reports was seen before, so each line's encoding is kept."""
     kept = _qp_kept if maxlinelen == 78 else {}
     out = list(map(kept.get, lines))
     if None in out:
@@ -233,10 +235,8 @@ def multipart_header(subtype: str, boundary: str) -> bytes:
 
 
 def _fold_fresh(name: str, value: str) -> bytes:
-    """Fold without keeping the parsed header (a boundary header never comes again)."""
-    registry: Any = mime.POLICY.header_factory  # a _KeptHeaders, whose keeping is skipped
-    header = HeaderRegistry.__call__(registry, name, value)
-    return mime.POLICY.fold_binary(name, header)
+    """Fold a header parsed anew (a boundary header never comes again)."""
+    return mime.POLICY.fold_binary(name, mime.POLICY.header_factory(name, value))
 
 
 def _supported() -> bool:
@@ -249,7 +249,6 @@ def _supported() -> bool:
         and pol.max_line_length == 78
         and not pol.utf8
         and pol.mangle_from_ is False
-        and isinstance(pol.header_factory, mime._KeptHeaders)
     )
 
 
@@ -287,12 +286,12 @@ def _top_headers(
     add("To", recipient)
     add("Subject", rendered.subject)
     add("Date", format_datetime(date or datetime.now(UTC)))
-    add("Message-ID", mime._angle(message_id))
+    add("Message-ID", mime.angled(message_id))
     if in_reply_to:
-        add("In-Reply-To", mime._angle(in_reply_to))
-    refs = list(dict.fromkeys(mime._angle(r) for r in references))
-    if in_reply_to and mime._angle(in_reply_to) not in refs:
-        refs.append(mime._angle(in_reply_to))
+        add("In-Reply-To", mime.angled(in_reply_to))
+    refs = list(dict.fromkeys(mime.angled(r) for r in references))
+    if in_reply_to and mime.angled(in_reply_to) not in refs:
+        refs.append(mime.angled(in_reply_to))
     if refs:
         add("References", " ".join(refs))
     add("Auto-Submitted", "auto-generated")
@@ -322,17 +321,56 @@ def _text_part(subtype: str, text: str, mime_version: bool, disposition: bytes =
 
 
 def _picture_bytes(cid: str, data: bytes) -> bytes:
-    """The shared picture part's bytes, as the generator writes it inside a mail."""
-    part = mime._shared_image(mime.Mail, mime.POLICY, cid, data)
+    """The inline picture part's bytes, as ``add_related`` builds it and the generator
+    writes it inside a mail; written once per picture (it goes to every player)."""
+    key = (cid, data)
+    with _lock:
+        done = _pictures.get(key)
+        if done is not None:
+            _pictures.move_to_end(key)
+            return done
+    part = EmailMessage(policy=mime.POLICY)
+    part.set_content(
+        data,
+        maintype="image",
+        subtype="png",
+        cid=mime.angled(cid),
+        disposition="inline",
+        filename=mime.picture_filename(cid),
+    )
     buffer = BytesIO()
-    mime._SharedPartsGenerator(buffer, False, None, policy=mime.POLICY).flatten(part, False, "\n")
-    return buffer.getvalue()
+    BytesGenerator(buffer, False, policy=mime.POLICY).flatten(part, False, "\n")
+    done = buffer.getvalue()
+    with _lock:
+        _pictures[key] = done
+        while len(_pictures) > KEPT_PICTURES:
+            _pictures.popitem(last=False)
+    return done
+
+
+def draw_boundary(text: bytes) -> str:
+    """A MIME boundary for a multipart whose parts are ``text``, drawn as
+    ``email.generator.Generator._make_boundary`` draws it (the same ``random``
+    call, so the same boundary from the same seed).
+
+    The standard one searches the whole mail with a regex for the boundary
+    before using it; here the regex runs only when the boundary occurs in the
+    mail at all, which practically never happens."""
+    token = random.randrange(sys.maxsize)
+    boundary = "=" * 15 + _BOUNDARY_FORMAT % token + "=="
+    if b"--" + boundary.encode("ascii") not in text:
+        return boundary
+    found, counter = boundary, 0
+    while re.search(b"^--" + re.escape(found.encode("ascii")) + b"(--)?$", text, re.MULTILINE):
+        found = f"{boundary}.{counter}"
+        counter += 1
+    return found
 
 
 def _multipart(subtype: str, parts: list[bytes], head: bytes) -> bytes:
     """``head`` (the headers before Content-Type), the boundary header and the parts,
     the boundary drawn as the generator draws it: after its parts are written."""
-    boundary = mime._SharedPartsGenerator._make_boundary(b"\n".join(parts))
+    boundary = draw_boundary(b"\n".join(parts))
     mark = b"--" + boundary.encode("ascii")
     return b"".join(
         (

@@ -20,8 +20,8 @@ from sqlmodel import Session, col, select
 
 from pbem.paths import templates_dir
 from pbem.report import context as rc
-from pbem.report import ics, views
-from pbem.report.pictures import map_picture
+from pbem.report import ics, turnview, views
+from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
@@ -41,7 +41,7 @@ class TurnPage:
     turn: int
     mover: str
     headline: list[str]
-    sections: list[views.Section]
+    sections: list[turnview.Section]
     picture: str | None  # file name of the map after the turn
     file: str
 
@@ -81,7 +81,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["duration"] = duration
-    env.tests["attack"] = lambda item: isinstance(item, views.AttackLine)
+    env.tests["attack"] = lambda item: isinstance(item, turnview.AttackLine)
     return env
 
 
@@ -167,6 +167,24 @@ def _game_page(
         page.start_picture = _picture(
             info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written
         )
+    page.turns = _turn_pages(info, results, states, folder, written)
+    if game.deadline is not None and now is not None and to_move is not None:
+        page.calendar = _calendar(ctx, game, now, to_move, folder, written)
+    page.press = _public_press(session, game)
+    if over:
+        page.record = _record(session, game, page.slug, folder, written)
+    return page
+
+
+def _turn_pages(
+    info: rc.GameInfo,
+    results: list[TurnResult],
+    states: list[GameState],
+    folder: Path,
+    written: list[Path],
+) -> list[TurnPage]:
+    """Each played turn as its report tells it to an observer, with its picture."""
+    pages: list[TurnPage] = []
     for i, row in enumerate(results):
         if row.seat is None or row.turn <= 0 or i == 0:
             continue
@@ -183,17 +201,17 @@ def _game_page(
             None,
             after.current if after.phase != ENDED else None,
         )
-        view = views.turn_view(report, None)
+        view = turnview.turn_view(report, None)
         picture = _picture(
             info,
             after,
             view.changed,
-            f"{game.name}: after turn {row.turn}",
+            f"{info.name}: after turn {row.turn}",
             folder,
             f"map-{row.seq}.png",
             written,
         )
-        page.turns.append(
+        pages.append(
             TurnPage(
                 row.seq,
                 row.turn,
@@ -204,18 +222,26 @@ def _game_page(
                 f"turn-{row.seq}.html",
             )
         )
-    if game.deadline is not None and now is not None and to_move is not None:
-        due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
-        text = ics.calendar([due], outmail.host_of(ctx), ctx.clock.now())
-        _write(folder / "deadline.ics", text, written)
-        page.calendar = "deadline.ics"
-    page.press = _public_press(session, game)
-    if over:
-        record = export_record(session, game, with_secret=game.secret_revealed)
-        name = f"{page.slug}.pgn"
-        _write(folder / name, record, written)
-        page.record = name
-    return page
+    return pages
+
+
+def _calendar(
+    ctx: Context, game: Game, now: GameState, to_move: int, folder: Path, written: list[Path]
+) -> str:
+    """The next deadline as an iCalendar file beside the page; its name."""
+    assert game.deadline is not None
+    due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
+    text = ics.calendar([due], outmail.host_of(ctx), ctx.clock.now())
+    _write(folder / "deadline.ics", text, written)
+    return "deadline.ics"
+
+
+def _record(session: Session, game: Game, slug: str, folder: Path, written: list[Path]) -> str:
+    """The finished game's record beside the page; its name."""
+    record = export_record(session, game, with_secret=game.secret_revealed)
+    name = f"{slug}.pgn"
+    _write(folder / name, record, written)
+    return name
 
 
 def _status(game: Game, state: GameState | None) -> str:

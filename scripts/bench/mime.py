@@ -1,4 +1,4 @@
-"""Benchmark a mail's bytes: the EmailMessage path against the direct writer (issue 16).
+"""Benchmark a mail's bytes: the EmailMessage path against the direct writer.
 
     python scripts/bench/mime.py                  # 12 turns of the sample game, 7 runs
     python scripts/bench/mime.py --turns 4 --runs 3

@@ -8,7 +8,7 @@ each turn, the two pictures a poll draws, the report's (after the turn, the
 conquests ringed) and the next player's notice (before the next turn). Timed
 in CPU seconds, the best of the runs, per picture and per turn:
 
-- now: ``_render`` without its cache: the board's quantized background, the
+- now: ``draw_graph`` without its cache: the board's quantized background, the
   discs pasted as ready sprites, the legend from ready entry tiles;
 - the baseline, in the same run: ``_render_whole``, the picture drawn in full
   colour and quantized whole, as before issue 16.
@@ -35,8 +35,9 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pbem.report import picture, views  # noqa: E402
-from pbem.report.picture import Side  # noqa: E402
+from pbem.report import views  # noqa: E402
+from pbem.report.picture import graph as picture  # noqa: E402
+from pbem.report.picture.colours import Side  # noqa: E402
 from pbem.rules.board import Board  # noqa: E402
 from pbem.testing.sample import play_sample  # noqa: E402
 
@@ -80,7 +81,7 @@ def main() -> int:
     options = parser.parse_args()
     turns = turn_pictures(options.turns)
     pictures = [args for pair in turns for args in pair]
-    now = picture._render.__wrapped__
+    now = picture.draw_graph.__wrapped__
     whole = picture._render_whole
 
     for _ in range(2):  # the second time: Pillow's own first-use costs paid by then
@@ -97,7 +98,7 @@ def main() -> int:
             whole(*args)
 
     def fresh() -> None:
-        _clear(keep=("_font", "_background"))  # the background: drawn and kept either way
+        _clear(keep=("load_font", "_background"))  # the background: drawn and kept either way
         for args in pictures:
             now(*args)
 
@@ -145,7 +146,7 @@ def main() -> int:
 
 def _cold(render: Callable[..., bytes], args: Args) -> tuple[float, bytes]:
     """The time of a first picture, every cache of the picture module emptied."""
-    _clear(keep=("_font",))  # the fonts: loaded at start-up
+    _clear(keep=("load_font",))  # the fonts: loaded at start-up
     start = time.process_time()
     png = render(*args)
     return time.process_time() - start, png

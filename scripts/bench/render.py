@@ -1,4 +1,4 @@
-"""Benchmark the mail of a turn: render to every reader, then MIME bytes (issue 16).
+"""Benchmark the mail of a turn: render to every reader, then MIME bytes.
 
     python scripts/bench/render.py                 # 6 turns of the sample game, 5 runs
     python scripts/bench/render.py --turns 4 --runs 1
@@ -9,11 +9,10 @@ each turn, the report to the 4 players and the GM and the next player's
 load on the machine does not change them), per mail:
 
 - now: inside ``render_once()`` (the board rendered once for every reader)
-  and the MIME bytes with the shared picture part;
-- the baseline, in the same run: no render-once scope, the picture's part
-  built for every mail and the standard library's generator for the bytes
-  (``EmailMessage.as_bytes``): every mail rendered and serialised on its own,
-  as before issue 16.
+  and the bytes as the outbox writes them (``report.wire.mail_bytes``);
+- the baseline, in the same run: no render-once scope and the standard
+  library's bytes (``bytes(to_mime(...))``): every mail rendered and
+  serialised on its own.
 
 The map pictures are drawn before timing (they are cached per board and
 caption either way), so the figures are the templates and MIME. Both ways
@@ -29,16 +28,16 @@ import sys
 import time
 from contextlib import nullcontext
 from datetime import UTC, datetime
-from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pbem.report import mime as mime_module  # noqa: E402
 from pbem.report import render  # noqa: E402
 from pbem.report.context import YourTurn  # noqa: E402
 from pbem.report.mime import RenderedMail, to_mime  # noqa: E402
 from pbem.report.shared import render_once  # noqa: E402
+from pbem.report.wire import mail_bytes  # noqa: E402
 from pbem.testing.sample import SampleGame, deadline, play_sample  # noqa: E402
 
 DATE = datetime(2025, 3, 4, 9, 30, tzinfo=UTC)
@@ -60,19 +59,19 @@ def turn_mails(sample: SampleGame, shared: bool) -> list[RenderedMail]:
 
 
 def mime(mails: list[RenderedMail], shared: bool) -> list[bytes]:
+    """Each mail's bytes: now as the outbox writes them (``wire.mail_bytes``), the
+    baseline the standard library's (``bytes(to_mime(...))``)."""
     out = []
     for i, rendered in enumerate(mails):
-        if not shared:  # as before: the picture's part built for every mail
-            mime_module._parts.clear()
-            mime_module._written.clear()
-        msg = to_mime(
-            rendered,
+        headers: dict[str, Any] = dict(
             sender="pbem@pbem.example",
             recipient=rendered.recipient,
             message_id=f"<m{i}@pbem.example>",
             date=DATE,
         )
-        out.append(bytes(msg) if shared else EmailMessage.as_bytes(msg))
+        out.append(
+            mail_bytes(rendered, **headers) if shared else bytes(to_mime(rendered, **headers))
+        )
     return out
 
 

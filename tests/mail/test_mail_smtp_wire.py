@@ -1,6 +1,7 @@
-"""A mail is prepared for the wire once (issue 16): the bytes and the SIZE are
-exactly what aiosmtplib's own ``sendmail`` would send, and a real SMTP server
-(aiosmtpd on 127.0.0.1) receives the mail as it was, with or without SIZE."""
+"""A mail is prepared for the wire once: the bytes and the SIZE are exactly what
+aiosmtplib's own ``sendmail`` would send (``DataPath.PLAIN``, which a real SMTP
+server, aiosmtpd on 127.0.0.1, receives byte for byte as the prepared path
+sends it), with or without SIZE."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from aiosmtplib.protocol import PERIOD_REGEX, normalize_message_line_endings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbem.mail.smtp import SmtpSender, prepare
+from pbem.mail.smtp import DataPath, SmtpSender, prepare
 from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.testing.mailservers import HOST, free_port
 
@@ -164,3 +165,18 @@ def test_a_non_ascii_address_fails_for_good_before_anything_is_sent(
         SendResult("k0", ok=True),
     ]
     assert [content for _, content in taken.mails] == [b"Subject: after\r\n\r\nx\r\n"]
+
+
+@pytest.mark.parametrize("limit", [1_000_000, None])
+def test_the_plain_path_delivers_what_the_prepared_path_delivers(limit: int | None) -> None:
+    big = b"Subject: big\r\n\r\n" + b"y" * 1_000_000  # over the limit when there is one
+    raws = [*RAWS, *ODD[1:], big, b"Subject: after\r\n\r\nx\r\n"]
+    seen = []
+    for path in DataPath:
+        for taken, sender in server(limit):
+            sender.data_path = path
+            results = sender.send(mails(raws))
+            seen.append(([(r.ok, r.permanent, r.error[:4]) for r in results], taken.mails))
+    assert seen[0] == seen[1]
+    assert seen[0][0][-1] == (True, False, "")  # the connection went on
+    assert len(seen[0][1]) >= len(raws) - 2

@@ -15,9 +15,9 @@ from pbem.maps import load_any, map_source
 from pbem.maps.balance import play_one
 from pbem.maps.formats import detect, import_file
 from pbem.maps.model import wraps_across
-from pbem.report.picture import Side
-from pbem.report.picture_image import _tinted
-from pbem.report.pictures import map_picture, picture_size
+from pbem.report.picture import map_picture, picture_size
+from pbem.report.picture.colours import Side
+from pbem.report.picture.image import _tinted
 from pbem.rules import opening
 from pbem.rules.dice import DiceStream
 from pbem.rules.mapformat import parse_map

@@ -49,6 +49,16 @@ def test_bench_render() -> None:
     assert "the same bytes both ways" in out
 
 
+def test_bench_smtp() -> None:
+    out = bench("bench_smtp.py", "--mails", "6", "--runs", "1")
+    assert "prepared " in out and "plain " in out and "ms CPU" in out
+
+
+def test_bench_mime() -> None:
+    out = bench("scripts/bench/mime.py", "--turns", "1", "--runs", "1")
+    assert "writer mail_bytes(...)" in out
+
+
 def test_bench_replay() -> None:
     out = bench("replay.py", "--seeds", "1", "--repeat", "1")
     assert "turns/s" in out and "ratio replay / minimal parse" in out

@@ -13,7 +13,8 @@ from PIL import Image
 from pbem.maps import builtin_map
 from pbem.report import map_picture, render_status, render_turn_report, to_mime
 from pbem.report.context import Status
-from pbem.report.picture import (
+from pbem.report.picture import picture_size
+from pbem.report.picture.colours import (
     COLOURS,
     LAND_TINTS,
     LEGEND_BG,
@@ -22,8 +23,7 @@ from pbem.report.picture import (
     Side,
     colour_rgb,
 )
-from pbem.report.pictures import picture_size
-from pbem.report.render import NO_PICTURE
+from pbem.report.templating import NO_PICTURE
 from pbem.testing.sample import play_sample
 
 ALASKA, KAMCHATKA, JAPAN = 0, 33, 32

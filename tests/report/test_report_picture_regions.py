@@ -1,6 +1,6 @@
 """The map picture drawn in pieces gives the same bytes as drawn whole (issue 16).
 
-``_render`` starts from the board's background already quantized and pastes
+``draw_graph`` starts from the board's background already quantized and pastes
 in only what a picture adds: the discs (ready quantized sprites, or a disc's
 reach drawn again when its number spills past it) and the legend strip (ready
 entry tiles, or the strip drawn whole). ``reference_render`` below is the
@@ -23,30 +23,33 @@ import pytest
 from PIL import Image, ImageDraw
 
 from pbem.maps import builtin_map
-from pbem.report import picture, views
+from pbem.report import views
 from pbem.report.context import GameInfo
-from pbem.report.picture import (
+from pbem.report.picture import graph as picture
+from pbem.report.picture.colours import (
     EDGE,
     INK,
     LABEL,
     LAND_TINTS,
     LEGEND_BG,
-    LEGEND_ROW,
     NEUTRAL,
     PAPER,
-    RADIUS,
     RING,
-    RING_RADIUS,
     SEA,
     Side,
-    _background,
-    _blend,
-    _box,
-    _font,
-    _legend_columns,
-    _legend_height,
     colour_rgb,
     text_on,
+)
+from pbem.report.picture.graph import (
+    LEGEND_ROW,
+    RADIUS,
+    RING_RADIUS,
+    _background,
+    _blend,
+    _legend_columns,
+    box,
+    legend_height,
+    load_font,
 )
 from pbem.rules.board import Board
 from pbem.rules.state import GameState
@@ -67,16 +70,16 @@ def reference_render(
 ) -> bytes:
     assert board.picture is not None
     width, height = board.picture
-    image = _background(board, _legend_height(width, len(sides))).copy()
+    image = _background(board, legend_height(width, len(sides))).copy()
     draw = ImageDraw.Draw(image)
-    number_font = _font(13)
+    number_font = load_font(13)
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         seat = owner[t.index]
         fill = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
         if t.index in changed:
-            draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
-        draw.ellipse(_box(x, y, RADIUS), fill=fill, outline=INK)
+            draw.ellipse(box(x, y, RING_RADIUS), fill=RING, outline=INK)
+        draw.ellipse(box(x, y, RADIUS), fill=fill, outline=INK)
         if seat >= 0:
             draw.text(
                 (x, y), str(armies[t.index]), fill=text_on(fill), font=number_font, anchor="mm"
@@ -97,9 +100,9 @@ def reference_legend(
     rings: bool,
     caption: str,
 ) -> None:
-    draw.rectangle((0, top, width, top + _legend_height(width, len(sides))), fill=LEGEND_BG)
+    draw.rectangle((0, top, width, top + legend_height(width, len(sides))), fill=LEGEND_BG)
     draw.line([(0, top), (width, top)], fill=EDGE, width=1)
-    font = _font(13)
+    font = load_font(13)
     columns = _legend_columns(width)
     cell = width // columns
     y = top + 6
@@ -168,8 +171,8 @@ class Paths:
 
 
 def new_render(*args: object) -> bytes:
-    """The picture as ``_render`` draws it now, not from its cache."""
-    return picture._render.__wrapped__(*args)  # type: ignore[no-any-return]
+    """The picture as ``draw_graph`` draws it now, not from its cache."""
+    return picture.draw_graph.__wrapped__(*args)  # type: ignore[no-any-return]
 
 
 def assert_same(args: Args, whole: bool = False) -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pbem.report import ErrorReply, Problem, render_error_reply, render_turn_report
 from pbem.report.context import TurnReport
 from pbem.report.textfmt import flow, table, two_columns, when, when_short, wrap_long
-from pbem.report.views import turn_view
+from pbem.report.turnview import turn_view
 from pbem.rules.events import (
     ArmiesPlaced,
     AttackResolved,

@@ -1,10 +1,9 @@
-"""Which map picture a board gets: the graph, or the map's own image.
+"""The map pictures; here: which picture a board gets, the graph or the map's own image.
 
-The one entry point of the map pictures (``map_picture``, ``picture_size``):
-``picture.py`` draws the graph (the classic map and every map with
-positions), ``picture_image.py`` draws on an imported map's own image and
-uses the graph's legend and colours, so this module sits above both and
-neither imports it.
+The one entry point (``map_picture``, ``picture_size``): ``graph.py`` draws
+the graph (the classic map and every map with positions), ``image.py`` draws
+on an imported map's own image with the graph's legend, and ``colours.py``
+holds the colours both use (and the reports' tables).
 """
 
 from __future__ import annotations
@@ -13,8 +12,9 @@ from collections.abc import Iterable, Sequence
 
 from PIL import UnidentifiedImageError
 
-from pbem.report.picture import Side, _legend_height, _render
-from pbem.report.picture_image import render_on_image
+from pbem.report.picture.colours import Side
+from pbem.report.picture.graph import draw_graph, legend_height
+from pbem.report.picture.image import render_on_image
 from pbem.rules.board import Board
 
 
@@ -39,7 +39,7 @@ def map_picture(
             return render_on_image(*args)
         except (OSError, UnidentifiedImageError, ValueError):
             pass  # the image has gone or is broken since the game began: draw the graph
-    return _render(*args)
+    return draw_graph(*args)
 
 
 def picture_size(board: Board, sides: int) -> tuple[int, int] | None:
@@ -47,4 +47,4 @@ def picture_size(board: Board, sides: int) -> tuple[int, int] | None:
     if board.picture is None:
         return None
     width, height = board.picture
-    return width, height + _legend_height(width, sides)
+    return width, height + legend_height(width, sides)

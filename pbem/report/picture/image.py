@@ -4,7 +4,7 @@ With a colour map (Domination's ``map`` image, whose pixel value v marks
 territory v, 255 the sea) every territory is tinted in its owner's colour;
 without one, the owner shows in the armies disc. The image has colours of its
 own, so the picture is quantized to a palette made for it (median cut), not
-to the fixed palette of ``picture._render``.
+to the fixed palette of ``graph.draw_graph``.
 """
 
 from __future__ import annotations
@@ -14,19 +14,8 @@ from functools import lru_cache
 
 from PIL import Image, ImageDraw
 
-from pbem.report.picture import (
-    INK,
-    NEUTRAL,
-    RING,
-    RING_RADIUS,
-    SEA,
-    Side,
-    _box,
-    _font,
-    _legend,
-    _legend_height,
-    text_on,
-)
+from pbem.report.picture.colours import INK, NEUTRAL, RING, SEA, Side, text_on
+from pbem.report.picture.graph import RING_RADIUS, box, draw_legend, legend_height, load_font
 from pbem.rules.board import Board
 
 DISC = 10  # radius of the armies disc: smaller than the graph's, the image is busy
@@ -47,20 +36,20 @@ def render_on_image(
     base = _base(board)
     if board.colour_map:
         base = _tinted(board, base, owner, sides)
-    image = Image.new("RGB", (width, height + _legend_height(width, len(sides))), SEA)
+    image = Image.new("RGB", (width, height + legend_height(width, len(sides))), SEA)
     image.paste(base, (0, 0))
     draw = ImageDraw.Draw(image)
-    font = _font(12)
+    font = load_font(12)
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         seat = owner[t.index]
         fill = sides[seat].rgb if 0 <= seat < len(sides) else NEUTRAL
         if t.index in changed:
-            draw.ellipse(_box(x, y, RING_RADIUS - 3), fill=RING, outline=INK)
-        draw.ellipse(_box(x, y, DISC), fill=fill, outline=INK)
+            draw.ellipse(box(x, y, RING_RADIUS - 3), fill=RING, outline=INK)
+        draw.ellipse(box(x, y, DISC), fill=fill, outline=INK)
         if seat >= 0:
             draw.text((x, y), str(armies[t.index]), fill=text_on(fill), font=font, anchor="mm")
-    _legend(draw, width, height, sides, bool(changed), caption)
+    draw_legend(draw, width, height, sides, bool(changed), caption)
     out = io.BytesIO()
     image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
         out, "PNG"

@@ -2,22 +2,22 @@
 
 Drawn with Pillow on the map's own canvas (``Board.picture``), then a legend
 strip below it.  An imported map with its own image is drawn on that image
-instead (``picture_image.render_on_image``; ``pictures.map_picture`` chooses).
+instead (``image.render_on_image``; the package's ``map_picture`` chooses).
 Maps without an image keep the graph. The PNG is saved with a fixed palette
 (every colour drawn is in it exactly, plus the blends that anti-aliased
 text needs), so it stays small (tens of KiB) and a pixel's colour can be
 checked exactly. A map without
-positions has no picture: ``pictures.map_picture`` returns None.
+positions has no picture: ``map_picture`` returns None.
 
 Every turn draws two pictures (the report's and the next player's notice),
-so they are made of kept pieces (issue 16): quantizing to a fixed palette
+so they are made of kept pieces: quantizing to a fixed palette
 without dithering maps each pixel on its own, so the board's background is
 quantized once, each disc is a quantized sprite per (colour, ring, number),
 each legend entry a quantized tile, and a picture is their pastes. What a
 piece cannot be exact for (a number spilling past its disc, legend entries
 running into each other) is drawn in full colour and quantized in place. The
 bytes are those of the picture drawn whole (``_render_whole``); the PNG's
-zlib deflate, the larger half of the time, is the same work either way.
+zlib deflate is the same work either way (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -27,94 +27,33 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from PIL import Image, ImageChops, ImageColor, ImageDraw, ImageFont
+from PIL import Image, ImageChops, ImageDraw, ImageFont
 
+from pbem.report.picture.colours import (
+    EDGE,
+    INK,
+    LABEL,
+    LAND_TINTS,
+    LEGEND_BG,
+    NEUTRAL,
+    PAPER,
+    RGB,
+    RING,
+    SEA,
+    Side,
+    text_on,
+)
 from pbem.rules.board import Board
-
-RGB = tuple[int, int, int]
-
-# Player colours as drawn; other colour names go through Pillow's CSS names.
-COLOURS: dict[str, RGB] = {
-    "red": (204, 40, 40),
-    "blue": (38, 84, 196),
-    "yellow": (236, 196, 0),
-    "green": (40, 150, 60),
-    "black": (40, 40, 40),
-    "purple": (128, 60, 170),
-    "orange": (240, 130, 20),
-    "pink": (230, 110, 170),
-    "brown": (140, 90, 40),
-    "cyan": (0, 170, 190),
-    "grey": (120, 120, 120),
-    "white": (245, 245, 245),
-}
-NEUTRAL: RGB = (170, 170, 170)
-FALLBACK = (
-    (204, 40, 40),
-    (38, 84, 196),
-    (236, 196, 0),
-    (40, 150, 60),
-    (40, 40, 40),
-    (128, 60, 170),
-)
-SEA: RGB = (214, 230, 242)
-LAND_TINTS: tuple[RGB, ...] = (
-    (246, 226, 190),
-    (212, 236, 196),
-    (222, 222, 246),
-    (242, 212, 194),
-    (238, 220, 236),
-    (204, 236, 230),
-    (240, 240, 200),
-    (230, 230, 230),
-)
-EDGE: RGB = (120, 132, 150)
-RING: RGB = (255, 140, 0)
-INK: RGB = (20, 20, 20)
-PAPER: RGB = (255, 255, 255)
-LABEL: RGB = (60, 60, 60)
-LEGEND_BG: RGB = (248, 248, 248)
 
 RADIUS = 12  # territory disc
 RING_RADIUS = 17  # "changed hands" ring (outer radius)
 LAND_RADIUS = 38  # the continent tint around each territory
 LEGEND_ROW = 24
-OPTIMIZE = False  # optimize=True saves ~5% of the bytes at ten times the time
-
-
-def colour_rgb(name: str, seat: int = 0) -> RGB:
-    """The RGB of a player's colour name (a fixed shade for the usual ones)."""
-    key = name.strip().lower()
-    if key in COLOURS:
-        return COLOURS[key]
-    try:
-        return ImageColor.getrgb(key.replace("-", ""))[:3]
-    except ValueError:
-        return FALLBACK[seat % len(FALLBACK)]
-
-
-def text_on(fill: RGB) -> RGB:
-    """Black or white, whichever reads better on ``fill``."""
-    r, g, b = fill
-    return INK if 0.299 * r + 0.587 * g + 0.114 * b > 150 else PAPER
-
-
-def hex_colour(rgb: RGB) -> str:
-    return "#{:02x}{:02x}{:02x}".format(*rgb)
-
-
-@dataclass(frozen=True)
-class Side:
-    """One owner as the picture shows it."""
-
-    name: str
-    rgb: RGB
-    territories: int
-    armies: int
+OPTIMIZE = False  # optimize=True: a little smaller, far slower (docs/PERFORMANCE.md)
 
 
 @lru_cache(maxsize=16)
-def _render(
+def draw_graph(
     board: Board,
     owner: tuple[int, ...],
     armies: tuple[int, ...],
@@ -131,7 +70,7 @@ def _render(
     """
     assert board.picture is not None
     width, height = board.picture
-    legend = _legend_height(width, len(sides))
+    legend = legend_height(width, len(sides))
     key = _palette_key(board, sides)
     image = _quantized_background(board, legend, key).copy()
     _paste_discs(image, board, _discs(board, owner, armies, sides, changed), legend, key)
@@ -147,12 +86,12 @@ def _render_whole(
     changed: tuple[int, ...],
     caption: str,
 ) -> bytes:
-    """The PNG drawn in full colour and quantized whole: what ``_render`` must equal."""
+    """The PNG drawn in full colour and quantized whole: what ``draw_graph`` must equal."""
     assert board.picture is not None
     width, height = board.picture
-    image = _background(board, _legend_height(width, len(sides))).copy()
+    image = _background(board, legend_height(width, len(sides))).copy()
     _draw_discs(ImageDraw.Draw(image), board, owner, armies, sides, changed)
-    _legend(ImageDraw.Draw(image), width, height, sides, bool(changed), caption)
+    draw_legend(ImageDraw.Draw(image), width, height, sides, bool(changed), caption)
     return _png(_quantize(image, _palette_key(board, sides)))
 
 
@@ -210,10 +149,10 @@ def _draw_disc(draw: ImageDraw.ImageDraw, disc: _Disc, dx: int, dy: int) -> None
     """The disc, moved by (dx, dy): drawn on a canvas that is a piece of the picture."""
     x, y = disc.x + dx, disc.y + dy
     if disc.ringed:
-        draw.ellipse(_box(x, y, RING_RADIUS), fill=RING, outline=INK)
-    draw.ellipse(_box(x, y, RADIUS), fill=disc.fill, outline=INK)
+        draw.ellipse(box(x, y, RING_RADIUS), fill=RING, outline=INK)
+    draw.ellipse(box(x, y, RADIUS), fill=disc.fill, outline=INK)
     if disc.text:
-        draw.text((x, y), disc.text, fill=text_on(disc.fill), font=_font(13), anchor="mm")
+        draw.text((x, y), disc.text, fill=text_on(disc.fill), font=load_font(13), anchor="mm")
 
 
 def _paste_discs(
@@ -270,7 +209,7 @@ def _ink(text: str) -> tuple[Image.Image, Box] | None:
     centre (None: nowhere)."""
     margin = 16 + 16 * len(text)  # wider than any font-13 line of that many characters
     ink = Image.new("L", (2 * margin, 2 * margin), 0)
-    ImageDraw.Draw(ink).text((margin, margin), text, fill=255, font=_font(13), anchor="mm")
+    ImageDraw.Draw(ink).text((margin, margin), text, fill=255, font=load_font(13), anchor="mm")
     found = ink.getbbox()
     if found is None:
         return None
@@ -279,7 +218,7 @@ def _ink(text: str) -> tuple[Image.Image, Box] | None:
 
 
 @lru_cache(maxsize=8)
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
@@ -291,7 +230,7 @@ def _background(board: Board, legend: int) -> Image.Image:
     draw = ImageDraw.Draw(image)
     _land(draw, board)
     _edges(draw, board)
-    label_font = _font(10)
+    label_font = load_font(10)
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         draw.text(
@@ -306,7 +245,7 @@ def _background(board: Board, legend: int) -> Image.Image:
     return image
 
 
-def _box(x: int, y: int, r: int) -> tuple[int, int, int, int]:
+def box(x: int, y: int, r: int) -> tuple[int, int, int, int]:
     return (x - r, y - r, x + r, y + r)
 
 
@@ -323,7 +262,7 @@ def _land(draw: ImageDraw.ImageDraw, board: Board) -> None:
     for t in board.territories:
         x, y = t.pos  # type: ignore[misc]
         tint = LAND_TINTS[t.continent % len(LAND_TINTS)]
-        draw.ellipse(_box(x, y, LAND_RADIUS), fill=tint)
+        draw.ellipse(box(x, y, LAND_RADIUS), fill=tint)
 
 
 def _edges(draw: ImageDraw.ImageDraw, board: Board) -> None:
@@ -365,12 +304,12 @@ def _legend_columns(width: int) -> int:
     return max(1, width // 220)
 
 
-def _legend_height(width: int, sides: int) -> int:
+def legend_height(width: int, sides: int) -> int:
     rows = -(-(sides + 1) // _legend_columns(width))  # the sides and the "changed" key
     return 8 + LEGEND_ROW * (rows + 1)  # plus the caption row
 
 
-def _legend(
+def draw_legend(
     draw: ImageDraw.ImageDraw,
     width: int,
     top: int,
@@ -378,7 +317,7 @@ def _legend(
     rings: bool,
     caption: str,
 ) -> None:
-    draw.rectangle((0, top, width, top + _legend_height(width, len(sides))), fill=LEGEND_BG)
+    draw.rectangle((0, top, width, top + legend_height(width, len(sides))), fill=LEGEND_BG)
     draw.line([(0, top), (width, top)], fill=EDGE, width=1)
     for entry in _legend_entries(width, sides, rings, caption):
         _draw_entry(draw, entry, 0, top)
@@ -394,7 +333,7 @@ def _legend_strip(
     running into the next column) or the strip's top line is under it;
     otherwise the strip is drawn whole.
     """
-    height = _legend_height(width, len(sides))
+    height = legend_height(width, len(sides))
     entries = _legend_entries(width, sides, rings, caption)
     pieces: list[tuple[Image.Image, Box]] = []
     for entry in entries:
@@ -417,8 +356,8 @@ def _legend_strip(
 def _legend_whole(
     width: int, sides: tuple[Side, ...], rings: bool, caption: str, key: PaletteKey
 ) -> Image.Image:
-    strip = Image.new("RGB", (width, _legend_height(width, len(sides))), LEGEND_BG)
-    _legend(ImageDraw.Draw(strip), width, 0, sides, rings, caption)
+    strip = Image.new("RGB", (width, legend_height(width, len(sides))), LEGEND_BG)
+    draw_legend(ImageDraw.Draw(strip), width, 0, sides, rings, caption)
     return _quantize(strip, key)
 
 
@@ -440,7 +379,7 @@ def _entry_tile(
     with the ink's box from the entry's corner; (None, box) when it leaves no ink,
     None when its ink may reach past the canvas."""
     margin = 16
-    size = (48 + int(_font(13).getlength(text)) + 2 * margin, LEGEND_ROW + 2 * margin)
+    size = (48 + int(load_font(13).getlength(text)) + 2 * margin, LEGEND_ROW + 2 * margin)
     canvas = Image.new("RGB", size, LEGEND_BG)
     _draw_entry(ImageDraw.Draw(canvas), _Entry(margin, margin, kind, rgb, text), 0, 0)
     ink = ImageChops.difference(canvas, Image.new("RGB", size, LEGEND_BG)).getbbox()
@@ -489,7 +428,7 @@ def _legend_entries(width: int, sides: tuple[Side, ...], rings: bool, caption: s
 def _draw_entry(draw: ImageDraw.ImageDraw, entry: _Entry, dx: int, dy: int) -> None:
     """The entry, moved by (dx, dy) from its place in the legend strip."""
     cx, cy = entry.x + dx, entry.y + dy
-    font = _font(13)
+    font = load_font(13)
     if entry.key == "caption":
         draw.text((cx, cy + 2), entry.text, fill=INK, font=font)
         return
@@ -558,10 +497,10 @@ def _sprite(
     picture = Image.new("RGB", (2 * r + 1, 2 * r + 1), SEA)
     draw = ImageDraw.Draw(picture)
     if ringed:
-        draw.ellipse(_box(r, r, RING_RADIUS), fill=RING, outline=INK)
-    draw.ellipse(_box(r, r, RADIUS), fill=fill, outline=INK)
+        draw.ellipse(box(r, r, RING_RADIUS), fill=RING, outline=INK)
+    draw.ellipse(box(r, r, RADIUS), fill=fill, outline=INK)
     if text:
-        draw.text((r, r), text, fill=text_on(fill), font=_font(13), anchor="mm")
+        draw.text((r, r), text, fill=text_on(fill), font=load_font(13), anchor="mm")
     return _quantize(picture, key), _disc_mask(ringed), r
 
 
@@ -572,8 +511,8 @@ def _disc_mask(ringed: bool) -> Image.Image:
     mask = Image.new("1", (2 * r + 1, 2 * r + 1), 0)
     shape = ImageDraw.Draw(mask)
     if ringed:
-        shape.ellipse(_box(r, r, RING_RADIUS), fill=1, outline=1)
-    shape.ellipse(_box(r, r, RADIUS), fill=1, outline=1)
+        shape.ellipse(box(r, r, RING_RADIUS), fill=1, outline=1)
+    shape.ellipse(box(r, r, RADIUS), fill=1, outline=1)
     return mask
 
 
