@@ -50,7 +50,7 @@ def test_bench_render() -> None:
 
 
 def test_bench_smtp() -> None:
-    out = bench("bench_smtp.py", "--mails", "6", "--runs", "1")
+    out = bench("smtp.py", "--mails", "6", "--runs", "1")
     assert "prepared " in out and "plain " in out and "ms CPU" in out
 
 

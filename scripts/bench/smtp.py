@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from pbem.mail import smtp  # noqa: E402
 from pbem.mail.transport import OutgoingMail  # noqa: E402
