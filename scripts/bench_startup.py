@@ -18,8 +18,8 @@ to warm the bytecode cache:
   every minute);
 - the idle poll's own work: ``pbem.cli.mail.poll`` called in a process that
   has already imported the command's modules (``pbem.cli``, ``pbem.cli.mail``,
-  ``pbem.store``, ``pbem.config``); whatever the cycle imports lazily counts
-  as its work.
+  ``pbem.service.poll``, ``pbem.store``, ``pbem.config``); whatever the cycle
+  imports lazily counts as its work.
 
 For each it prints the median wall time, CPU time (user + system) and peak
 RSS of the process (``os.wait4``), and the ratio of the medians to the
@@ -47,7 +47,7 @@ IDLE = "0 mails; 0 sent, 0 deferred, 0 failed"
 
 WORK = """
 import sys, time
-import pbem.cli, pbem.cli.mail, pbem.config, pbem.store
+import pbem.cli, pbem.cli.mail, pbem.config, pbem.service.poll, pbem.store
 start = time.perf_counter()
 try:
     pbem.cli.mail.poll(None)

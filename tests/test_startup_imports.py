@@ -5,7 +5,8 @@ nothing due; `pbem show` prints one game. Each runs here in a new process on
 a prepared game (SQLite, the local Maildir) and the modules it imported are
 compared with the heavy ones it must not need: the templates (jinja2), the
 map picture (Pillow), the reports, the rules engine and the order reader,
-the mail transports of other setups, Alembic, the PostgreSQL dialect. No
+the mail transports of other setups and the mail decoder, Alembic, the
+PostgreSQL dialect. No
 time is measured (scripts/bench_startup.py does that).
 """
 
@@ -45,6 +46,8 @@ HEAVY = (
     "aiosmtplib",
     "imapclient",
     "sqlalchemy.dialects.postgresql",
+    "pbem.mail.decode",
+    "pbem.mail.htmltext",
     "pbem.report.render",
     "pbem.report.pictures",
     "pbem.report.picture",
