@@ -3,6 +3,7 @@
     python scripts/bench_startup.py                 # 9 runs of each command
     python scripts/bench_startup.py --runs 15
     python scripts/bench_startup.py --root /tmp/base  # time another checkout of pbem
+    python scripts/bench_startup.py --compare /tmp/base  # this one and another, in turn
 
 It prepares a game as the README does (``pbem init``, ``pbem new g1`` with
 three players, one ``pbem poll`` to send the start mails) in a temporary
@@ -25,7 +26,9 @@ For each it prints the median wall time, CPU time (user + system) and peak
 RSS of the process (``os.wait4``), and the ratio of the medians to the
 baseline's. The children get a bytecode cache of their own
 (``PYTHONPYCACHEPREFIX`` in the temporary folder, ``PYTHONDONTWRITEBYTECODE``
-unset), as an installed package has, and no ``PBEM_*`` variables. Exits 1
+unset), as an installed package has, and no ``PBEM_*`` variables. With
+``--compare OTHER``, the same runs of another checkout (its own game and
+folder) alternate with this one's, so that both meet the same load. Exits 1
 when the idle poll was not idle (it must read no mail and send none).
 """
 
@@ -121,47 +124,59 @@ def prepare(folder: Path, env: dict[str, str]) -> None:
     run([*pbem, "poll"], folder, env, None)
 
 
+COMMANDS = {
+    'python -c "import sqlmodel"': [sys.executable, "-c", "import sqlmodel"],
+    "pbem --help": [sys.executable, "-m", "pbem", "--help"],
+    "pbem show g1": [sys.executable, "-m", "pbem", "show", "g1"],
+    "pbem poll (idle)": [sys.executable, "-m", "pbem", "poll"],
+    "the idle poll's work": [sys.executable, "-c", WORK],
+}
+BASELINE = 'python -c "import sqlmodel"'
+
+
+def report(root: Path, runs: int, figures: dict[str, Figures]) -> None:
+    base = figures[BASELINE]
+    print(f"pbem at {root}; {runs} runs each, medians; Python {sys.version.split()[0]}")
+    for name, fig in figures.items():
+        print(fig.line(name, None if fig is base else base))
+    work = figures["the idle poll's work"].work
+    print(
+        f"the idle poll's own work (after its imports): {statistics.median(work) * 1000:.0f} ms"
+        f" (min {min(work) * 1000:.0f}, max {max(work) * 1000:.0f})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=9, help="runs of each command (median)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the pbem checkout to time")
+    parser.add_argument("--compare", type=Path, help="another checkout, timed in turn with it")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="pbem-startup-"))
+    roots = [args.root.resolve()] + ([args.compare.resolve()] if args.compare else [])
+    top = Path(tempfile.mkdtemp(prefix="pbem-startup-"))
     try:
-        env = child_env(args.root.resolve(), folder)
-        prepare(folder, env)
-        pbem = [sys.executable, "-m", "pbem"]
-        commands = {
-            'python -c "import sqlmodel"': [sys.executable, "-c", "import sqlmodel"],
-            "pbem --help": [*pbem, "--help"],
-            "pbem show g1": [*pbem, "show", "g1"],
-            "pbem poll (idle)": [*pbem, "poll"],
-            "the idle poll's work": [sys.executable, "-c", WORK],
-        }
-        figures = {name: Figures() for name in commands}
-        for argv in commands.values():  # warm the bytecode cache
-            run(argv, folder, env, None)
+        places = []
+        for number, root in enumerate(roots):
+            folder = top / str(number)
+            folder.mkdir()
+            env = child_env(root, folder)
+            prepare(folder, env)
+            for argv in COMMANDS.values():  # warm the bytecode cache
+                run(argv, folder, env, None)
+            places.append((root, folder, env, {name: Figures() for name in COMMANDS}))
         for _ in range(args.runs):  # in turn, so that the load of the moment falls on all
-            for name, argv in commands.items():
-                out = run(argv, folder, env, figures[name])
-                if argv[-1] == "poll" and IDLE not in out:
-                    print(f"FAIL: the idle poll was not idle: {out.strip()}")
-                    return 1
-        base = figures['python -c "import sqlmodel"']
-        print(
-            f"pbem at {args.root}; {args.runs} runs each, medians; Python {sys.version.split()[0]}"
-        )
-        for name, fig in figures.items():
-            print(fig.line(name, None if fig is base else base))
-        work = figures["the idle poll's work"].work
-        print(
-            f"the idle poll's own work (after its imports): {statistics.median(work) * 1000:.0f} ms"
-            f" (min {min(work) * 1000:.0f}, max {max(work) * 1000:.0f})"
-        )
+            for name, argv in COMMANDS.items():
+                for _root, folder, env, figures in places:
+                    out = run(argv, folder, env, figures[name])
+                    if argv[-1] == "poll" and IDLE not in out:
+                        print(f"FAIL: the idle poll was not idle: {out.strip()}")
+                        return 1
+        for root, _folder, _env, figures in places:
+            report(root, args.runs, figures)
         load = os.getloadavg()
         print(f"load average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(top, ignore_errors=True)
     return 0
 
 
