@@ -1,8 +1,8 @@
 """Console entry point. `pbem odds` and `pbem verify` answer before typer is
 imported (typer and its imports, about 0.15 s, cost more than the odds or a
 verify of a long game); everything else, and any other spelling of their
-arguments, goes to the typer app in pbem.cli, which also documents them in
-`pbem --help`."""
+arguments, goes to the typer app in pbem.cli (built with the one command named, see
+`pbem.cli.app_for`), which also documents them in `pbem --help`."""
 
 from __future__ import annotations
 
@@ -85,9 +85,9 @@ def main() -> None:
         code = fast(args[1:])
         if code is not None:
             sys.exit(code)
-    from pbem.cli import app
+    from pbem.cli import app_for
 
-    app()
+    app_for(args)()
 
 
 if __name__ == "__main__":

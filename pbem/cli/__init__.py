@@ -5,27 +5,61 @@ gm, records, mail, site) as plain functions over the service layer; this file
 registers them, in the order `pbem --help` lists them. Imports of the heavier
 layers happen inside each command, so quick commands (`pbem odds`,
 `pbem maps`) start fast. Every user error prints one line to stderr and exits 1.
+
+Typer reads the signature of every registered command each time the app runs
+(type hints evaluated, click parameters built), so `pbem.entry` runs
+`app_for(argv)`: an app holding only the command named, when one is; `app`,
+the whole app, is for `pbem --help`, anything else, and the tests.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import sys
 from typing import Annotated
 
 import typer
 
-from pbem.cli import games, gm, mail, maps, records, site, tools
 from pbem.cli.common import fail
 
-app = typer.Typer(
-    help="pbem: a play-by-email adjudicator for Risk.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
+# (command, module of pbem.cli, function), in the order of `pbem --help`
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("odds", "tools", "odds"),
+    ("maps", "maps", "maps"),
+    ("simulate", "tools", "simulate"),
+    ("check", "tools", "check"),
+    ("init", "games", "init"),
+    ("new", "games", "new"),
+    ("set", "gm", "set_"),
+    ("pause", "gm", "pause"),
+    ("resume", "gm", "resume"),
+    ("extend", "gm", "extend"),
+    ("kick", "gm", "kick"),
+    ("replace", "gm", "replace_"),
+    ("rollback", "gm", "rollback"),
+    ("process", "gm", "process"),
+    ("gm-password", "gm", "gm_password"),
+    ("new-password", "gm", "new_password"),
+    ("list", "games", "list_"),
+    ("show", "games", "show"),
+    ("adjudicate", "games", "adjudicate"),
+    ("replay", "records", "replay_cmd"),
+    ("export", "records", "export"),
+    ("import", "records", "import_"),
+    ("verify", "records", "verify"),
+    ("reveal", "records", "reveal"),
+    ("rules", "tools", "rules"),
+    ("poll", "mail", "poll"),
+    ("status", "mail", "status"),
+    ("daemon", "mail", "daemon"),
+    ("outbox", "mail", "outbox"),
+    ("demo", "site", "demo"),
+    ("render", "site", "render"),
+    ("site", "site", "site"),
 )
 
 
-@app.callback()
 def _everywhere(
     now: Annotated[
         str | None,
@@ -47,40 +81,46 @@ def _everywhere(
         os.environ[ENV_NOW] = now  # every command below reads its clock from here
 
 
-# in the order of `pbem --help`
-app.command()(tools.odds)
-app.command()(maps.maps)
-app.command()(tools.simulate)
-app.command()(tools.check)
-app.command()(games.init)
-app.command()(games.new)
-app.command("set")(gm.set_)
-app.command()(gm.pause)
-app.command()(gm.resume)
-app.command()(gm.extend)
-app.command()(gm.kick)
-app.command("replace")(gm.replace_)
-app.command()(gm.rollback)
-app.command()(gm.process)
-app.command("gm-password")(gm.gm_password)
-app.command("new-password")(gm.new_password)
-app.command("list")(games.list_)
-app.command()(games.show)
-app.command()(games.adjudicate)
-app.command("replay")(records.replay_cmd)
-app.command()(records.export)
-app.command("import")(records.import_)
-app.command()(records.verify)
-app.command()(records.reveal)
-app.command()(tools.rules)
-app.command()(mail.poll)
-app.command()(mail.status)
-app.command()(mail.daemon)
-app.command()(mail.outbox)
-app.command()(site.demo)
-app.command()(site.render)
-app.command()(site.site)
+def build(only: str | None = None) -> typer.Typer:
+    """The app with every command, or with the one named ``only``."""
+    built = typer.Typer(
+        help="pbem: a play-by-email adjudicator for Risk.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    built.callback()(_everywhere)
+    for name, module, function in COMMANDS:
+        if only is None or name == only:
+            command = getattr(importlib.import_module(f"pbem.cli.{module}"), function)
+            built.command(name)(command)
+    return built
+
+
+def command_of(args: list[str]) -> str | None:
+    """The command named by a command line (after the options for every
+    command), None for none, `--help` first, or an unknown name."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        if rest[0] == "--now":
+            rest = rest[2:]
+        elif rest[0].startswith("--now="):
+            rest = rest[1:]
+        else:
+            return None  # --help, or an option typer will refuse
+    if rest and any(rest[0] == name for name, _, _ in COMMANDS):
+        return rest[0]
+    return None
+
+
+def app_for(args: list[str]) -> typer.Typer:
+    """The app that answers this command line as `app` would."""
+    name = command_of(args)
+    return app if name is None else build(name)
+
+
+app = build()
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    app()
+    app_for(sys.argv[1:])()

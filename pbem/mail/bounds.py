@@ -16,6 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# the one size limit of incoming mail ([mail] max_mail_bytes changes it); here
+# rather than in decode.py so that the settings (every command reads them)
+# need not import the decoder
+MAX_MAIL_BYTES = 1_048_576
+
 # --- the header section, checked on the raw bytes before parsing -------------
 
 # Real mails carry 10-80 header fields (a long Received chain included).

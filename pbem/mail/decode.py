@@ -22,7 +22,7 @@ from itertools import islice
 from typing import Any
 
 from pbem.mail import bounds, sandbox
-from pbem.mail.bounds import scrub_line, scrub_text
+from pbem.mail.bounds import MAX_MAIL_BYTES, scrub_line, scrub_text
 from pbem.mail.errors import (
     MailHeadersTooLarge,
     MailTooComplex,
@@ -35,9 +35,6 @@ from pbem.mail.guard import header_reason
 from pbem.mail.htmltext import html_to_text, quoted
 from pbem.mail.identity import clean_message_id, plain_addresses, stand_in_message_id
 from pbem.mail.sandbox import DecodeBudget
-
-# the one size limit of incoming mail ([mail] max_mail_bytes changes it)
-MAX_MAIL_BYTES = 1_048_576
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pbem.mail.decode import MAX_MAIL_BYTES
+from pbem.mail.bounds import MAX_MAIL_BYTES
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
 from pbem.mail.sandbox import DecodeBudget

@@ -15,21 +15,14 @@ from __future__ import annotations
 import json
 import logging
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from pbem.log import replay
-from pbem.orders import render_orders
-from pbem.rules.defaults import default_setup, default_turn
-from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import notify
 from pbem.service.context import Context
-from pbem.service.games import load, players_of, record_turn
 from pbem.service.schedule import aware_utc, period_key, state_row
 from pbem.service.settings import DEFAULTS, autopilot_seats, bot_seats, settings
-from pbem.service.turns import held_orders, must_act, play, play_bot_turns, remove, report
 from pbem.store import (
     Game,
     PendingOrders,
@@ -40,6 +33,9 @@ from pbem.store import (
     session_scope,
 )
 from pbem.vocab import GamePhase, GameStatus, SeatStatus
+
+if TYPE_CHECKING:
+    from pbem.log import replay
 
 log = logging.getLogger("pbem.deadlines")
 MIN_OUTAGE = timedelta(minutes=30)  # a poller down at least this long had an outage
@@ -110,6 +106,8 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
         downtime = now - last
         if downtime <= MIN_OUTAGE:  # no game's threshold is lower: the usual case
             return []
+        from pbem.service import notify  # the reports: not at every poll
+
         passed = select(Game).where(
             Game.status == GameStatus.RUNNING, col(Game.deadline) <= now
         )  # only these can move: the other games are not loaded
@@ -159,6 +157,11 @@ def _maybe_due(deadline: datetime | None, settings_json: str, now: datetime) -> 
 
 
 def _game(session: Session, ctx: Context, game: Game) -> list[str]:
+    from pbem.rules.state import SETUP_PHASES
+    from pbem.service import notify
+    from pbem.service.games import load, players_of
+    from pbem.service.turns import held_orders, must_act, play_bot_turns
+
     out = play_bot_turns(session, ctx, game)  # a bot seat to move never waits
     if out or game.deadline is None:
         return out
@@ -204,6 +207,8 @@ def _play_held(
     session: Session, ctx: Context, game: Game, player: Player, held: PendingOrders
 ) -> list[str]:
     """Deadline mode: the latest valid orders received are played now."""
+    from pbem.service.games import load
+    from pbem.service.turns import play, play_bot_turns
 
     text, message_id = held.text, held.message_id
     session.delete(held)
@@ -226,6 +231,13 @@ def play_missing(
     """Play the default for everyone who has not sent orders, and apply the
     game's removal policy (``count_miss``: the deadline is really missed, not
     merely cut short by the GM)."""
+    from pbem.orders import render_orders
+    from pbem.rules.defaults import default_setup, default_turn
+    from pbem.rules.state import ENDED, SETUP_PHASES
+    from pbem.service import notify
+    from pbem.service.games import players_of, record_turn
+    from pbem.service.turns import must_act, play, play_bot_turns, remove, report
+
     state = loaded.state
     players = players_of(session, game)
     out: list[str] = []
@@ -282,6 +294,9 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
     game's removal policy applies (territories neutral, or the bot plays
     the seat), announced to the table like any removal.
     """
+    from pbem.service import notify
+    from pbem.service.turns import play_bot_turns
+
     stored = json.loads(game.settings_json or "{}")
     stored["setup_autopilot"] = sorted(autopilot_seats(game) | {player.seat})
     game.settings_json = json.dumps(stored, sort_keys=True)
@@ -311,6 +326,8 @@ def hold(
 ) -> bool:
     """Deadline mode: keep the latest valid orders until the deadline. True
     when they replace earlier ones."""
+    from pbem.service.turns import held_orders
+
     row = held_orders(session, game, player.seat)
     replaced = row is not None
     row = row or PendingOrders(game_id=id_of(game), turn=game.turn, seat=player.seat, text="")

@@ -16,11 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from pbem.report import context as rc
-from pbem.report import render
-from pbem.service import history, outmail
 from pbem.service.context import Context
-from pbem.service.games import players_of
 from pbem.service.settings import mail_mode
 from pbem.store import Game, ServiceState, TurnResult, session_scope
 from pbem.vocab import GameStatus, SeatStatus
@@ -44,6 +40,8 @@ def run(engine: Engine, ctx: Context) -> list[str]:
             Game.status == GameStatus.RUNNING, col(Game.settings_json).contains("digest")
         )
         for game in session.exec(wanted):
+            from pbem.service.games import players_of  # the rules and orders: not at every poll
+
             for player in players_of(session, game):
                 if player.status == SeatStatus.ACTIVE and mail_mode(game, player.seat) == "digest":
                     out += _one(session, ctx, game, player.seat)
@@ -80,6 +78,10 @@ def _gm_digests(session: Session, ctx: Context) -> list[str]:
         since = datetime.fromisoformat(folded["since"])
         if since >= hour:
             continue
+        from pbem.report import context as rc
+        from pbem.report import render
+        from pbem.service import outmail
+
         gm = row.key.removeprefix(GM_KEY)
         count, lines = folded["count"], folded.get("lines", [])
         more = count - len(lines)
@@ -131,6 +133,11 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     session.add(row)
     if not turns:
         return []
+    from pbem.report import context as rc
+    from pbem.report import render
+    from pbem.service import history, outmail
+    from pbem.service.games import players_of
+
     info = outmail.game_info(session, ctx, game)
     lines = []
     for turn in dict.fromkeys(turns):

@@ -35,10 +35,6 @@ from sqlmodel import Session, col, select
 
 from pbem.config import Config
 from pbem.mail.transport import OutgoingMail, Sender
-from pbem.report import context as rc
-from pbem.report import render
-from pbem.report.mime import to_mime
-from pbem.service import outmail
 from pbem.service.context import Context
 from pbem.store import ServiceState, session_scope
 from pbem.store.errors import DatabaseError
@@ -183,6 +179,10 @@ class Health:
     def _mail_gm(
         self, session: Session, component: Component, outage: Outage, *, over: bool
     ) -> None:
+        from pbem.report import context as rc  # the templates: only for an alert
+        from pbem.report import render
+        from pbem.service import outmail
+
         gm = self.ctx.config.mail.gm_address
         rendered = render.render_gm_alert(
             rc.GmAlert(*_alert_text(component, outage, over), None, gm)
@@ -245,6 +245,10 @@ class Health:
             )
 
     def _send_directly(self, sender: Sender, outage: Outage) -> bool:
+        from pbem.report import context as rc
+        from pbem.report import render
+        from pbem.report.mime import to_mime
+
         gm = self.ctx.config.mail.gm_address
         rendered = render.render_gm_alert(
             rc.GmAlert(*_alert_text(Component.DATABASE, outage, False), None, gm)
@@ -268,6 +272,8 @@ class Health:
 
 def database_alert_id(ctx: Context, outage: Outage) -> str:
     """The same for every worker that saw the outage start at the same time."""
+    from pbem.service import outmail
+
     gm = ctx.config.mail.gm_address
     return outmail.message_id(ctx, "outage", "database", gm, outage.since, "alert")
 

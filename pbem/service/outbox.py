@@ -24,13 +24,13 @@ row, and SQLite does not rewrite the body's pages with it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, insert
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
@@ -49,16 +49,31 @@ from pbem.vocab import OutboxStatus, RawFormat
 KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
 
 _TABLE = Outbox.__table__  # type: ignore[attr-defined]
-# A new row, or nothing when its Message-ID is queued already.
-# (RETURNING says which: a driver's rowcount of such an INSERT may be -1.)
-_INSERT_NEW_SQLITE = (
-    sqlite_insert(_TABLE)
-    .on_conflict_do_nothing(index_elements=["message_id"])
-    .returning(_TABLE.c.id)
-)
-_INSERT_NEW_PG = (
-    pg_insert(_TABLE).on_conflict_do_nothing(index_elements=["message_id"]).returning(_TABLE.c.id)
-)
+
+
+@functools.cache
+def _insert_new(postgresql: bool) -> Any:
+    """A new row, or nothing when its Message-ID is queued already.
+    (RETURNING says which: a driver's rowcount of such an INSERT may be -1.)
+    Built on first use: the PostgreSQL dialect is a long import that SQLite
+    and an idle poll never need."""
+    if postgresql:
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return (
+            pg_insert(_TABLE)
+            .on_conflict_do_nothing(index_elements=["message_id"])
+            .returning(_TABLE.c.id)
+        )
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return (
+        sqlite_insert(_TABLE)
+        .on_conflict_do_nothing(index_elements=["message_id"])
+        .returning(_TABLE.c.id)
+    )
+
+
 _INSERT_BODY = insert(OutboxBody.__table__)  # type: ignore[attr-defined]
 
 
@@ -92,7 +107,7 @@ def enqueue(
         "next_attempt_at": now,
         "created_at": now,
     }
-    statement = _INSERT_NEW_PG if is_postgresql(session) else _INSERT_NEW_SQLITE
+    statement = _insert_new(is_postgresql(session))
     new = session.execute(statement, row).first()
     if new is None:
         return False

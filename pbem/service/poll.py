@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
@@ -43,12 +44,11 @@ from pbem.mail.errors import MessageGone
 from pbem.mail.identity import identify
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.transport import HELD, PROCESSED, Checkpoint, FetchedMail, Inbox, Sender
-from pbem.service import claims, deadlines, digest, notify, outbox
+from pbem.service import claims, deadlines, digest, outbox
 from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
 from pbem.service.context import Context
 from pbem.service.health import Health
-from pbem.service.mailflow import MailOutcome, process_mail
 from pbem.service.sender_thread import beside
 from pbem.store import (
     Game,
@@ -62,6 +62,9 @@ from pbem.store import (
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
 from pbem.store.rawmail import blank_passwords
 from pbem.vocab import Component, GameStatus, InboundStatus, SeatStatus
+
+if TYPE_CHECKING:
+    from pbem.service.mailflow import MailOutcome
 
 log = logging.getLogger("pbem.poll")
 
@@ -229,6 +232,8 @@ def _take_one(
     claimed; held after the last) and the poll goes on with the next one.
     Only a database outage (DatabaseError) or an unreachable inbox (OSError,
     from the move) leaves this function."""
+    from pbem.service.mailflow import MailOutcome  # an idle poll never needs it
+
     poll = ctx.config.poll
     unreadable: Exception | None = None
     try:
@@ -293,6 +298,8 @@ def _process(
     report: PollReport,
 ) -> MailOutcome | None:
     """Process a claimed mail; its outcome, or None while it stays in the inbox."""
+    from pbem.service.mailflow import MailOutcome
+
     poll = ctx.config.poll
     try:
         if unreadable is not None:
@@ -328,6 +335,16 @@ def _process(
             return None
         report.held += 1
         return MailOutcome(mid, None, InboundStatus.HELD, failure.row.outcome, HELD)
+
+
+def process_mail(
+    engine: Engine, ctx: Context, mail: FetchedMail, held: claims.Claim
+) -> MailOutcome:
+    """pbem.service.mailflow.process_mail, imported with the first mail: the
+    orders, rules and reports it needs are no cost of an idle poll."""
+    from pbem.service import mailflow
+
+    return mailflow.process_mail(engine, ctx, mail, held)
 
 
 def _move(inbox: Inbox, mail: FetchedMail, folder: str) -> None:
@@ -375,6 +392,8 @@ def _tell_gm_held(session: Session, ctx: Context, row: InboundMessage) -> None:
     """The GM is told of a held mail, once (in the transaction that holds it);
     so is its sender when a seated player of a running game (only the
     registered address is ever written to)."""
+    from pbem.service import notify
+
     why = row.last_error or row.outcome
     try:
         notify.mail_held(session, ctx, row.message_id, row.sender, row.subject, why)

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 from datetime import date, datetime, time, timedelta
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 from zoneinfo import ZoneInfo
 
 from sqlmodel import Session, select
 
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
-from pbem.service.games import load, players_of
 from pbem.service.settings import DAYS, UTC, settings
 from pbem.store import Game, Player, ServiceState
 from pbem.vocab import GameStatus
+
+if TYPE_CHECKING:
+    from pbem.rules.state import GameState
 
 
 @overload
@@ -59,6 +60,9 @@ def state_row(session: Session, key: str) -> ServiceState | None:
 # --------------------------------------------------------------- periods
 def start_period(session: Session, ctx: Context, game: Game, state: GameState) -> None:
     """Set the deadline for whoever must act now (setup: everyone)."""
+    from pbem.rules.state import ENDED, SETUP_PHASES
+    from pbem.service.games import players_of
+
     if state.phase == ENDED or game.status == GameStatus.FINISHED:
         game.deadline = None
         session.add(game)
@@ -181,6 +185,9 @@ def absence(
     """ABSENT FROM start TO end: this player's deadlines inside it move to its
     end, within the game's allowance of days per calendar year. Returns the
     answer for the player (``absence_problem``'s, when it cannot be noted)."""
+    from pbem.rules.state import SETUP_PHASES
+    from pbem.service.games import load
+
     problem = absence_problem(session, ctx, game, player, start, end)
     if problem is not None:
         return problem

@@ -109,3 +109,11 @@ def test_bench_hostile() -> None:
     out = bench("hostile.py", "--only", "plain_stranger")
     assert "attack" in out and "peak MB" in out
     assert "plain_stranger" in out and out.rstrip().endswith("rejected            processed")
+
+
+def test_bench_startup() -> None:
+    out = bench("bench_startup.py", "--runs", "1")
+    assert 'python -c "import sqlmodel"' in out and "pbem poll (idle)" in out
+    assert "pbem show g1" in out and "ratio to the baseline: wall" in out
+    assert "the idle poll's own work (after its imports): " in out
+    assert "FAIL" not in out
