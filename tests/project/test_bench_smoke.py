@@ -112,7 +112,7 @@ def test_bench_hostile() -> None:
 
 
 def test_bench_startup() -> None:
-    out = bench("bench_startup.py", "--runs", "1")
+    out = bench("startup.py", "--runs", "1")
     assert 'python -c "import sqlmodel"' in out and "pbem poll (idle)" in out
     assert "pbem show g1" in out and "ratio to the baseline: wall" in out
     assert "the idle poll's own work (after its imports): " in out
