@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from pbem.cli import COMMANDS, app, app_for, build, command_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # the modules the process runs pbem's own entry point in, then lists
 LIST_MODULES = """
