@@ -22,8 +22,8 @@ from pbem.orders.model import Order
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
 from pbem.rules.mapformat import parse_map
-from tests import test_orders_fuzz as fuzz
 from tests.native_helpers import run_on_pure_engine
+from tests.orders import test_orders_fuzz as fuzz
 
 RECORDS = sorted((Path(__file__).parents[1] / "data" / "records").glob("*.pgn"))
 
