@@ -88,9 +88,11 @@ def _install(counts: Counts, engine: Any) -> None:
     for module in {identity, *_importers_of("identify")}:
         counts.wrap(module, "identify", "identify")
     counts.wrap(identity, "content_hash", "content_hash")
-    for module in {games, *_importers_of("load")}:
-        if vars(module)["load"] is games.load:
-            counts.wrap(module, "load", "loads")
+    for name, what in (("load", "loads"), ("players_of", "players_of"), ("submit", "submits")):
+        real = getattr(games, name)
+        for module in [games, *_importers_of(name)]:
+            if vars(module)[name] is real:
+                counts.wrap(module, name, what)
     real_from_dict = GameState.from_dict.__func__  # type: ignore[attr-defined]
 
     def from_dict(cls: type[GameState], *args: Any, **kwargs: Any) -> GameState:
@@ -98,12 +100,6 @@ def _install(counts: Counts, engine: Any) -> None:
         return real_from_dict(cls, *args, **kwargs)  # type: ignore[no-any-return]
 
     GameState.from_dict = classmethod(from_dict)  # type: ignore[method-assign,assignment]
-    for module in {games, *_importers_of("players_of")}:
-        if vars(module)["players_of"] is games.players_of:
-            counts.wrap(module, "players_of", "players_of")
-    counts.wrap(games, "submit", "submits")
-    for module in _importers_of("submit"):
-        counts.wrap(module, "submit", "submits")
 
     @event.listens_for(engine, "before_cursor_execute")
     def _on_execute(_c: Any, _cursor: Any, statement: str, *_args: Any) -> None:
