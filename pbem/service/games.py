@@ -433,19 +433,23 @@ def submit(
     allow_inactive: bool = False,
     parsed: ParsedMail | None = None,
     now: datetime | None = None,
+    loaded: replay.Game | None = None,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
     adjudicate them. All or nothing: invalid orders change nothing.
     ``now``: the service's clock (the rows' timestamps), the wall clock if None.
     ``parsed``: ``text`` as the caller has already read it (parse_orders against
-    this game's board), so that a mail is read once."""
+    this game's board), so that a mail is read once. ``loaded``: the game as the
+    caller has loaded it in this transaction (``load``), so that it is loaded
+    once; the orders played advance it in place."""
     if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused by the GM")
     if game.phase == GamePhase.OVER:
         raise ServiceError(f"game {game.name} is over")
     if player.status != SeatStatus.ACTIVE and not allow_inactive:
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
-    loaded = load(session, game)
+    if loaded is None:
+        loaded = load(session, game)
     state = loaded.state
     if parsed is None:
         try:
@@ -571,9 +575,12 @@ def command(
     word: str,
     source: str = "gm",
     message_id: str | None = None,
+    loaded: replay.Game | None = None,
 ) -> replay.Step:
-    """RESIGN (by the player) or REMOVE (by the GM): logged and applied."""
-    loaded = load(session, game)
+    """RESIGN (by the player) or REMOVE (by the GM): logged and applied
+    (to ``loaded``, the caller's game of this transaction, when given)."""
+    if loaded is None:
+        loaded = load(session, game)
     entry = replay.Entry("command", player.seat, word, loaded.state.turn, source)
     try:
         step = replay.apply(loaded, entry, keep_before=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from pbem.log import replay
 from pbem.mail.decode import DecodedMail, decode_mail
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
@@ -224,7 +225,7 @@ def _handle(
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
-    return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
+    return _act(session, ctx, game, player, mail, parsed, loaded)
 
 
 def _unreadable_sender(
@@ -410,9 +411,10 @@ def _act(
     player: Player,
     mail: DecodedMail,
     parsed: ParsedMail,
-    phase: str,
+    loaded: replay.Game,
 ) -> MailOutcome:
     """Commands, orders and press of an authenticated mail; exactly one reply.
+    ``loaded``: the game as this mail's transaction loaded it, handed down.
 
     Press is relayed only from a mail whose orders were applied (or that
     has none): a refused mail changes nothing, so a player who sends it
@@ -425,6 +427,7 @@ def _act(
     logged = seatguard.last_seq(session, game)  # what the mail adds to the log: see remember
     # The receipt names the turn (or setup phase) the orders were sent for, and
     # says "late" only for orders after their deadline (in the grace period).
+    phase = loaded.state.phase
     reply.setup = phase if phase in SETUP_PHASES else ""
     reply.turn = game.turn
     deadline = schedule.aware_utc(game.deadline)
@@ -449,9 +452,9 @@ def _act(
             mail.message_id, game.name, InboundStatus.PROCESSED, f"{len(refused)} problems"
         )
     for cmd in parsed.commands:
-        summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
+        summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id, loaded))
     if parsed.orders and game.status != GameStatus.FINISHED:
-        summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
+        summary.append(_orders(session, ctx, game, player, mail, parsed, reply, loaded))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
     for press in parsed.press:
@@ -491,10 +494,15 @@ def _orders(
     mail: DecodedMail,
     parsed: ParsedMail,
     reply: notify.Reply,
+    loaded: replay.Game,
 ) -> str:
+    """The orders of the mail played once: now; or, in deadline mode, kept for
+    the deadline (a turn's, after a dry run that checks them; setup orders are
+    kept by games.submit itself until every player has sent theirs)."""
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
+    playing = game.phase == GamePhase.PLAYING  # before the orders: setup may end with them
     try:
-        outcome = turns.play(  # played now, unless CHECK or held
+        outcome = turns.play(  # played now, unless CHECK or held for the deadline
             session,
             ctx,
             game,
@@ -502,9 +510,10 @@ def _orders(
             mail.text,
             source="mail",
             message_id=mail.message_id,
-            dry_run=parsed.check or held,
+            dry_run=parsed.check or (held and playing),
             parsed=parsed,  # read once, in handle()
             tell=False,  # told below, outside the try: a failure there is no refusal
+            loaded=loaded,  # loaded once, in handle()
         )
     except ServiceError as exc:
         reply.problems_text = str(exc)
@@ -514,13 +523,15 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
-    if (parsed.check or held) and game.phase == GamePhase.PLAYING:
-        reply.forecast = _forecast(session, game, player, parsed)
+    if (parsed.check or held) and playing:  # the odds of orders not played yet
+        from pbem.orders.forecast import forecast_lines
+
+        reply.forecast = forecast_lines(loaded.state, parsed.orders, player.seat)
     if parsed.check:
         reply.check_only = True
         reply.notes.append("CHECK: valid, nothing applied")
         return "checked"
-    if held and game.phase == GamePhase.PLAYING:
+    if held and playing:
         replaced = deadlines.hold(session, game, player, outcome.canonical, mail.message_id)
         reply.held = True
         reply.notes.append(
@@ -530,30 +541,11 @@ def _orders(
             "later mail replaces them."
         )
         return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
-    if held:  # setup orders are always held until everyone has sent theirs
-        outcome = turns.play(
-            session,
-            ctx,
-            game,
-            player,
-            mail.text,
-            source="mail",
-            message_id=mail.message_id,
-            parsed=parsed,
-            tell=False,
-        )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
     turns.report(session, ctx, game, outcome.steps)
-    turns.play_bot_turns(session, ctx, game)
+    turns.play_bot_turns(session, ctx, game, loaded)
     return outcome.message
-
-
-def _forecast(session: Session, game: Game, player: Player, parsed: ParsedMail) -> list[str]:
-    """The odds of accepted orders that are not played yet (held or CHECK)."""
-    from pbem.orders.forecast import forecast_lines
-
-    return forecast_lines(load(session, game).state, parsed.orders, player.seat)
 
 
 def _command(
@@ -564,14 +556,18 @@ def _command(
     cmd: Command,
     reply: notify.Reply,
     message_id: str,
+    loaded: replay.Game,
 ) -> str:
     if isinstance(cmd, Resign):
-        step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
+        step = command(
+            session, game, player, "RESIGN", source="mail", message_id=message_id, loaded=loaded
+        )
         turns.report(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
     if isinstance(cmd, Absent):
-        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end))
+        state = loaded.state
+        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end, state))
         return "absence"
     if isinstance(cmd, Check):
         return "check"
