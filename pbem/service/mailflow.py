@@ -19,7 +19,6 @@ from pbem.log import replay
 from pbem.mail.decode import DecodedMail, decode_mail
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
-from pbem.mail.identity import identify
 from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
 from pbem.orders import (
     Absent,
@@ -34,6 +33,7 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
+from pbem.orders.envelope import join_commands, password_of
 from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
@@ -72,14 +72,14 @@ def process_mail(
 ) -> MailOutcome:
     """Everything one mail causes, committed at once with its outcome (or not at all).
 
-    ``held`` is the poll's claim on the mail (see pbem.service.claims); without
+    ``held`` is the poll's claim on the mail (see pbem.service.claims), made
+    from the identity the poll read: the mail is not identified again. Without
     one (a GM feeding a mail by hand, tests) the mail is claimed here. The
     whole mail goes to ``claims.finish``, which keeps it only when it was
     processed for a game.
     """
     if held is None:
-        identity = identify(mail.raw)
-        taken = claims.claim(engine, mail, identity, "local", ctx.clock.now(), 600.0)
+        identity, taken = claims.claim_here(engine, mail, ctx.clock.now())
         if taken.claim is None:
             folder = taken.folder or PROCESSED
             return MailOutcome(
@@ -168,7 +168,7 @@ def _handle(
     if game.phase == GamePhase.OPEN:
         from pbem.service import joining
 
-        commands = _join_commands(mail.text, _board_of(game))
+        commands = join_commands(mail.text, _board_of(game))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -177,7 +177,7 @@ def _handle(
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if sender is None:
-        if leaked := seatguard.leaked_password(session, ctx, game, mail, _password(mail.text)):
+        if leaked := seatguard.leaked_password(session, ctx, game, mail, password_of(mail.text)):
             return _reject(row, game, leaked)  # a seat's password from another address
         if ctx.config.mail.reply_to_unknown and _may_reply(
             session, ctx, mail.sender, stranger=True
@@ -187,7 +187,7 @@ def _handle(
     player = sender
     loaded = load(session, game)
     parsed, parse_problems = _parse(mail.text, loaded.state.board, loaded.state, player.seat)
-    password = _password(mail.text)
+    password = password_of(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     if not _authenticated(game, player, mail, password, resigning):
         stale = None if password else _stale_token_turn(game, player, mail)
@@ -261,7 +261,7 @@ def _gm_mail(
     only with the GM password; without it their mail is a player's."""
     if not gmmail.is_gm_mail(ctx, game, mail):
         return None
-    password = _password(mail.text)
+    password = password_of(mail.text)
     plays = any(p.address == mail.sender for p in players_of(session, game))
     if plays and not gmmail.has_gm_password(session, game, password):
         return None
@@ -295,28 +295,6 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
-
-
-def _join_commands(text: str, board: Board) -> list[Command]:
-    """The first JOIN or CONFIRM line of a mail to an open game, read alone:
-    whatever else the mail says (a greeting, a signature, the same line
-    twice) neither spoils it nor joins twice."""
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if words and words[0].upper() in ("JOIN", "CONFIRM"):
-            parsed, _ = _parse(line, board)
-            return parsed.commands if parsed is not None else []
-    return []
-
-
-def _password(text: str) -> str | None:
-    """The PASSWORD line, read leniently so that a mail with other errors can
-    still be authenticated (and so answered)."""
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if len(words) == 2 and words[0].upper() == "PASSWORD":
-            return words[1]
-    return None
 
 
 def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
