@@ -190,33 +190,7 @@ def _handle(
     password = password_of(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     if not _authenticated(game, player, mail, password, resigning):
-        stale = None if password else _stale_token_turn(game, player, mail)
-        if stale is not None:  # the player answered an old notice: no impostor
-            reply = notify.Reply(game=game, player=player, mail=mail)
-            reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
-            _send_reply(session, ctx, reply)
-            return MailOutcome(
-                row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
-            )
-        if password is None and mailcheck.no_other_token(game, player, mail):
-            # forwarded orders, an empty mail, a fresh mail without the
-            # PASSWORD line: the player's own mistake, not an impostor's
-            reply = notify.Reply(game=game, player=player, mail=mail)
-            reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
-            _send_reply(session, ctx, reply)
-            return MailOutcome(
-                row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
-            )
-        if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
-            seatguard.wrong_password(session, ctx, game, player)
-        if allow(
-            session,
-            f"alert:{player.address}",
-            ctx.config.mail.alert_budget_per_hour,
-            ctx.clock.now(),
-        ):
-            notify.auth_alert(session, ctx, game, player, mail)
-        return _reject(row, game, f"authentication failed for {player.name}")
+        return _unproven(session, ctx, row, game, player, mail, password, resigning, loaded)
     if parsed is None:
         reply = notify.Reply(
             game=game, player=player, mail=mail, problems=parse_problems, text=mail.text
@@ -226,6 +200,49 @@ def _handle(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
     return _act(session, ctx, game, player, mail, parsed, loaded)
+
+
+def _unproven(
+    session: Session,
+    ctx: Context,
+    row: InboundMessage,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    password: str | None,
+    resigning: bool,
+    loaded: replay.Game,
+) -> MailOutcome:
+    """A player's mail without the right password or turn token: an old
+    notice answered, the player's own mistake, or an impostor's (a wrong
+    password counted on the seat; an alert within the alert budget)."""
+    stale = None if password else _stale_token_turn(game, player, mail)
+    if stale is not None:  # the player answered an old notice: no impostor
+        reply = notify.Reply(game=game, player=player, mail=mail)
+        reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
+        )
+    if password is None and mailcheck.no_other_token(game, player, mail):
+        # forwarded orders, an empty mail, a fresh mail without the
+        # PASSWORD line: the player's own mistake, not an impostor's
+        reply = notify.Reply(game=game, player=player, mail=mail)
+        reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
+        )
+    if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
+        seatguard.wrong_password(session, ctx, game, player)
+    if allow(
+        session,
+        f"alert:{player.address}",
+        ctx.config.mail.alert_budget_per_hour,
+        ctx.clock.now(),
+    ):
+        notify.auth_alert(session, ctx, game, player, mail)
+    return _reject(row, game, f"authentication failed for {player.name}")
 
 
 def _unreadable_sender(
