@@ -41,7 +41,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlmodel import Session, col, select
 
 from pbem.mail.bounds import scrub_line, scrub_text
-from pbem.mail.identity import MailIdentity
+from pbem.mail.identity import MailIdentity, identify
 from pbem.mail.retry import backoff_delay
 from pbem.mail.transport import HELD, PROCESSED, REJECTED, FetchedMail
 from pbem.store import InboundMessage, session_scope
@@ -150,6 +150,15 @@ def claim(
         )
     stand_in = stand_in_identity(mail.raw)
     return _claim(engine, mail, stand_in, worker, now, lease_seconds, max_attempts)
+
+
+def claim_here(
+    engine: Engine, mail: FetchedMail, now: datetime, lease_seconds: float = 600.0
+) -> tuple[MailIdentity, ClaimResult]:
+    """A mail handled outside the poll (fed by hand, a test): identified here,
+    the one time it is, and claimed by the worker "local"."""
+    identity = identify(mail.raw)
+    return identity, claim(engine, mail, identity, "local", now, lease_seconds)
 
 
 def _claim(

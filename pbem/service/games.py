@@ -1,9 +1,10 @@
 """Use cases on stored games, each inside the caller's one transaction.
 
 Creating a game, accepting a player's orders (validate, log, adjudicate,
-store the result), loading a game's current state, and the queries the GM's
-command line needs. The order log is the truth; TurnResult rows hold the
-state hash and a snapshot after each step, as a cache and a check.
+store the result), and the queries the GM's command line needs; loading a
+game's current state is pbem.service.loading's (its names are imported from
+here too). The order log is the truth; TurnResult rows hold the state hash
+and a snapshot after each step, as a cache and a check.
 """
 
 from __future__ import annotations
@@ -12,12 +13,10 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, func, select
 
 from pbem.log import replay
-from pbem.maps.copies import parse_named
 from pbem.maps.presets import load_preset
 from pbem.orders import (
     OrderProblem,
@@ -40,7 +39,19 @@ from pbem.rules.events import Event
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service import pertx
-from pbem.service.errors import NoSuchGame, NoSuchPlayer, ServiceError
+from pbem.service.errors import ServiceError
+from pbem.service.loading import add_reroll as add_reroll
+from pbem.service.loading import (
+    board_of,
+    definition_of,
+    find_game,
+    find_player,
+    load,
+    players_of,
+)
+from pbem.service.loading import log_of as log_of
+from pbem.service.loading import rerolls_of as rerolls_of
+from pbem.service.loading import to_entry as to_entry
 from pbem.service.names import check_address, check_game_name, check_player_name, shown
 from pbem.service.passwords import hash_password, new_password
 from pbem.service.settings import check_settings
@@ -50,7 +61,6 @@ from pbem.store import (
     PendingOrders,
     Player,
     SeatHolder,
-    ServiceState,
     TurnResult,
     id_of,
     utcnow,
@@ -230,121 +240,6 @@ def start_game(session: Session, game: Game) -> list[Event]:
     return events
 
 
-# ------------------------------------------------------------------- loading
-def find_game(session: Session, name: str) -> Game:
-    game = session.exec(select(Game).where(Game.name == name)).first()
-    if game is None:
-        raise NoSuchGame(name)
-    return game
-
-
-def players_of(session: Session, game: Game) -> list[Player]:
-    """The game's players by seat, read once per transaction (``pertx``)."""
-    if game.id is None:
-        return []
-    known = pertx.kept(session, "players")
-    if game.id not in known:
-        statement = select(Player).where(Player.game_id == game.id).order_by(col(Player.seat))
-        known[game.id] = list(session.exec(statement))
-    return list(known[game.id])
-
-
-def find_player(session: Session, game: Game, name: str) -> Player:
-    for player in players_of(session, game):
-        if player.name.lower() == name.lower():
-            return player
-    raise NoSuchPlayer(game.name, name)
-
-
-@lru_cache(maxsize=32)
-def board_of(map_text: str, map_name: str) -> Board:
-    """A stored map, parsed once per process (boards are immutable). Keyed by
-    the map's text, not the game: a hundred games on one map share one board.
-    A built-in map is read from its JSON copy when that copy was made from this
-    very text (tomllib is pure Python and slow)."""
-    return parse_named(map_text, f"{map_name} (stored with the game)", map_name)
-
-
-def definition_of(session: Session, game: Game) -> replay.GameDefinition:
-    board = board_of(game.map_text, game.map_name)
-    options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
-    players = tuple((p.name, p.colour) for p in players_of(session, game))
-    rerolls = tuple(
-        (first, bytes.fromhex(secret)) for first, secret, _ in rerolls_of(session, game)
-    )
-    secret = bytes.fromhex(game.secret)
-    return replay.GameDefinition(
-        game.name, board, options, players, secret, game.dice_version, rerolls, game.hash_version
-    )
-
-
-def _rerolls_key(game: Game) -> str:
-    return f"rerolls:{id_of(game)}"
-
-
-def rerolls_of(session: Session, game: Game) -> list[tuple[int, str, str]]:
-    """(first turn, secret hex, commitment) of every new dice secret drawn by
-    `pbem rollback --reroll`, oldest first; the game's own secret stays in
-    ``Game.secret`` and still gives every turn before the first reroll.
-    Read once per transaction (``pertx``)."""
-    known = pertx.kept(session, "rerolls")
-    if game.id not in known:
-        key = _rerolls_key(game)
-        row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
-        known[game.id] = (
-            [(int(t), str(s), str(c)) for t, s, c in json.loads(row.value)] if row else []
-        )
-    return list(known[game.id])
-
-
-def add_reroll(session: Session, game: Game, first_turn: int, secret: bytes) -> str:
-    """Record a new secret for the dice from ``first_turn`` on; its commitment."""
-    row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()
-    row = row or ServiceState(key=_rerolls_key(game), value="[]")
-    made = commitment(secret)
-    pertx.drop(session, "rerolls")  # rerolls_of must read the new one
-    row.value = json.dumps([*json.loads(row.value), [first_turn, secret.hex(), made]])
-    session.add(row)
-    session.flush()
-    return made
-
-
-def log_of(session: Session, game: Game) -> list[OrderEntry]:
-    return list(
-        session.exec(
-            select(OrderEntry).where(OrderEntry.game_id == game.id).order_by(col(OrderEntry.seq))
-        )
-    )
-
-
-def to_entry(row: OrderEntry) -> replay.Entry:
-    return replay.Entry(
-        kind=row.kind, seat=row.seat, text=row.text, turn=row.turn, source=row.source
-    )
-
-
-def load(session: Session, game: Game) -> replay.Game:
-    """The game now: the latest snapshot, then any log entries after it."""
-    definition = definition_of(session, game)
-    latest = session.exec(
-        select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.id).desc())
-    ).first()
-    if latest is None:
-        return replay.rebuild(definition, [to_entry(e) for e in log_of(session, game)])
-    state = GameState.from_dict(
-        json.loads(latest.snapshot_json), definition.board, definition.options
-    )
-    loaded = replay.Game(definition, state)
-    later = session.exec(
-        select(OrderEntry)
-        .where(OrderEntry.game_id == game.id, OrderEntry.seq > latest.seq)
-        .order_by(col(OrderEntry.seq))
-    )
-    for row in later:
-        replay.apply(loaded, to_entry(row))
-    return loaded
-
-
 def sync_row(row: Game, state: GameState, now: datetime | None = None) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
@@ -433,19 +328,23 @@ def submit(
     allow_inactive: bool = False,
     parsed: ParsedMail | None = None,
     now: datetime | None = None,
+    loaded: replay.Game | None = None,
 ) -> Outcome:
     """Validate a player's orders against the game now; if valid, log and
     adjudicate them. All or nothing: invalid orders change nothing.
     ``now``: the service's clock (the rows' timestamps), the wall clock if None.
     ``parsed``: ``text`` as the caller has already read it (parse_orders against
-    this game's board), so that a mail is read once."""
+    this game's board), so that a mail is read once. ``loaded``: the game as the
+    caller has loaded it in this transaction (``load``), so that it is loaded
+    once; the orders played advance it in place."""
     if game.status == GameStatus.PAUSED:
         raise ServiceError(f"game {game.name} is paused by the GM")
     if game.phase == GamePhase.OVER:
         raise ServiceError(f"game {game.name} is over")
     if player.status != SeatStatus.ACTIVE and not allow_inactive:
         raise ServiceError(f"{player.name} is no longer playing in {game.name}")
-    loaded = load(session, game)
+    if loaded is None:
+        loaded = load(session, game)
     state = loaded.state
     if parsed is None:
         try:
@@ -571,9 +470,12 @@ def command(
     word: str,
     source: str = "gm",
     message_id: str | None = None,
+    loaded: replay.Game | None = None,
 ) -> replay.Step:
-    """RESIGN (by the player) or REMOVE (by the GM): logged and applied."""
-    loaded = load(session, game)
+    """RESIGN (by the player) or REMOVE (by the GM): logged and applied
+    (to ``loaded``, the caller's game of this transaction, when given)."""
+    if loaded is None:
+        loaded = load(session, game)
     entry = replay.Entry("command", player.seat, word, loaded.state.turn, source)
     try:
         step = replay.apply(loaded, entry, keep_before=True)

@@ -11,13 +11,12 @@ authentication (the alert budget of the address).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
+from pbem.orders.gmcommands import GmCommand, GmMail, parse_gm_mail
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.letters import QUOTED_LINE, quote
@@ -31,9 +30,6 @@ from pbem.service.ratelimit import allow
 from pbem.store import Game, ServiceState, id_of
 from pbem.vocab import GamePhase, GameStatus
 
-COMMANDS = ("PAUSE", "RESUME", "EXTEND", "PROCESS", "KICK", "STATUS")
-_SKIPPED = ("GAME", "PASSWORD")  # read by the routing and the authentication
-MAX_EXTEND_HOURS = 24 * 366  # beyond a year is a typo (and past year 9999 an overflow)
 MOST_LISTED = 20  # problems or ignored lines quoted in one answer
 
 
@@ -80,70 +76,6 @@ def has_gm_password(session: Session, game: Game, password: str | None) -> bool:
     return bool(_verified(session, game, password))
 
 
-@dataclass
-class GmCommand:
-    line: int
-    word: str
-    argument: str = ""
-
-
-@dataclass
-class GmMail:
-    commands: list[GmCommand] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)
-
-
-def parse_gm_mail(text: str) -> GmMail:
-    """One command a line; every problem of the mail in one pass. Lines that
-    plainly are not commands (a greeting, a signature) are ignored and said
-    so; a word close to a command is a problem, so a typo never goes unseen."""
-    out = GmMail()
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if raw.rstrip() == "--":  # a signature follows
-            break
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        words = line.split()
-        word = words[0].upper()
-        if word in _SKIPPED:
-            continue
-        rest = words[1:]
-        if word in COMMANDS:
-            problem = _argument_problem(word, rest)
-            if problem:
-                out.problems.append(f'line {number} "{quote(line, QUOTED_LINE)}": {problem}')
-            else:
-                out.commands.append(GmCommand(number, word, " ".join(rest)))
-            continue
-        close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.7)
-        if close and len(words) <= 3:
-            out.problems.append(
-                f'line {number} "{quote(line, QUOTED_LINE)}": no such command; '
-                f"did you mean {close[0]}?"
-            )
-        else:
-            out.ignored.append(f'line {number} "{quote(line, 60)}"')
-    return out
-
-
-def _argument_problem(word: str, rest: list[str]) -> str:
-    if word == "EXTEND":
-        try:
-            hours = float(rest[0]) if len(rest) == 1 else 0.0
-        except ValueError:
-            hours = 0.0
-        if not hours > 0:  # nan too
-            return "EXTEND takes a positive number of hours, e.g. EXTEND 24"
-        if hours > MAX_EXTEND_HOURS:
-            return f"EXTEND takes at most {MAX_EXTEND_HOURS} hours (a year), e.g. EXTEND 24"
-        return ""
-    if word == "KICK":
-        return "" if len(rest) == 1 else "KICK takes the name of one player, e.g. KICK bob"
-    return f"{word} takes nothing after it" if rest else ""
-
-
 def handle(
     session: Session, ctx: Context, game: Game, mail: DecodedMail, password: str | None
 ) -> tuple[bool, str]:
@@ -155,14 +87,17 @@ def handle(
         if allow(session, f"alert:{gm_address(ctx, game)}", budget, ctx.clock.now()):
             _answer(session, ctx, game, mail, "GM commands refused", _refusal(game, verified))
         return False, f"authentication failed for the GM of {game.name}"
-    parsed = parse_gm_mail(mail.text)
+    parsed = parse_gm_mail(mail.text)  # the orders layer reads the commands
     lines: list[str] = []
     if parsed.problems:
         lines.append(
             f"Nothing was done: {len(parsed.problems)} problem(s) in your mail "
             "(all that were found):"
         )
-        lines += [f"  {p}" for p in parsed.problems[:MOST_LISTED]]
+        lines += [
+            f'  line {p.line} "{quote(p.text, QUOTED_LINE)}": {p.message}'
+            for p in parsed.problems[:MOST_LISTED]
+        ]
         if len(parsed.problems) > MOST_LISTED:
             lines.append(f"  and {len(parsed.problems) - MOST_LISTED} more")
     elif not parsed.commands:
@@ -178,12 +113,18 @@ def handle(
                 f"{cmd.word}{argument}: " + (done if cmd.word == "STATUS" else quote(done, 300))
             )
     if parsed.ignored:
-        more = len(parsed.ignored) - MOST_LISTED
-        listed = ", ".join(parsed.ignored[:MOST_LISTED]) + (f" and {more} more" if more > 0 else "")
-        lines.append(f"Not read as commands: {listed}.")
+        lines.append(_not_read(parsed))
     done = "problems" if parsed.problems else f"{len(parsed.commands)} command(s)"
     _answer(session, ctx, game, mail, f"GM commands: {done}", "\n".join(lines))
     return True, f"GM mail: {done}"
+
+
+def _not_read(parsed: GmMail) -> str:
+    """The lines ignored as prose, quoted short (at most MOST_LISTED of them)."""
+    quoted = [f'line {n} "{quote(text, 60)}"' for n, text in parsed.ignored[:MOST_LISTED]]
+    more = len(parsed.ignored) - MOST_LISTED
+    listed = ", ".join(quoted) + (f" and {more} more" if more > 0 else "")
+    return f"Not read as commands: {listed}."
 
 
 def _refusal(game: Game, verified: bool | None) -> str:

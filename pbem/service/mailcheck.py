@@ -10,7 +10,7 @@ import re
 from sqlmodel import Session
 
 from pbem.mail.decode import DecodedMail
-from pbem.orders import Absent, OrderProblem, ParsedMail
+from pbem.orders import Absent, OrderProblem, ParsedMail, envelope
 from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.service import schedule
@@ -27,17 +27,7 @@ def named_games(mail: DecodedMail) -> list[str]:
     """The game names a mail gives, the first GAME or JOIN lines first, then
     the subject's tags; at most MAX_NAMED of each, each cut to MAX_NAME_CHARS
     (longer than any game's name, so a cut name matches none)."""
-    lines: list[str] = []
-    for line in mail.text.splitlines():
-        words = line.split(maxsplit=2)
-        if (
-            len(words) >= 2
-            and words[0].upper() == "JOIN"
-            or (len(words) == 2 and words[0].upper() == "GAME")
-        ):
-            lines.append(words[1])
-            if len(lines) == MAX_NAMED:
-                break
+    lines = envelope.named_games(mail.text, MAX_NAMED)  # read by the orders layer
     tags: list[str] = []
     for match in TAG.finditer(mail.subject):
         tags.append(match.group(1))

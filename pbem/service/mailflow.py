@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from pbem.log import replay
 from pbem.mail.decode import DecodedMail, decode_mail
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
-from pbem.mail.identity import identify
 from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
 from pbem.orders import (
     Absent,
@@ -33,6 +33,7 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
+from pbem.orders.envelope import join_commands, password_of
 from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
@@ -71,14 +72,14 @@ def process_mail(
 ) -> MailOutcome:
     """Everything one mail causes, committed at once with its outcome (or not at all).
 
-    ``held`` is the poll's claim on the mail (see pbem.service.claims); without
+    ``held`` is the poll's claim on the mail (see pbem.service.claims), made
+    from the identity the poll read: the mail is not identified again. Without
     one (a GM feeding a mail by hand, tests) the mail is claimed here. The
     whole mail goes to ``claims.finish``, which keeps it only when it was
     processed for a game.
     """
     if held is None:
-        identity = identify(mail.raw)
-        taken = claims.claim(engine, mail, identity, "local", ctx.clock.now(), 600.0)
+        identity, taken = claims.claim_here(engine, mail, ctx.clock.now())
         if taken.claim is None:
             folder = taken.folder or PROCESSED
             return MailOutcome(
@@ -167,7 +168,7 @@ def _handle(
     if game.phase == GamePhase.OPEN:
         from pbem.service import joining
 
-        commands = _join_commands(mail.text, _board_of(game))
+        commands = join_commands(mail.text, _board_of(game))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -176,7 +177,7 @@ def _handle(
         )
     sender = next((p for p in players_of(session, game) if p.address == mail.sender), None)
     if sender is None:
-        if leaked := seatguard.leaked_password(session, ctx, game, mail, _password(mail.text)):
+        if leaked := seatguard.leaked_password(session, ctx, game, mail, password_of(mail.text)):
             return _reject(row, game, leaked)  # a seat's password from another address
         if ctx.config.mail.reply_to_unknown and _may_reply(
             session, ctx, mail.sender, stranger=True
@@ -186,36 +187,10 @@ def _handle(
     player = sender
     loaded = load(session, game)
     parsed, parse_problems = _parse(mail.text, loaded.state.board, loaded.state, player.seat)
-    password = _password(mail.text)
+    password = password_of(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     if not _authenticated(game, player, mail, password, resigning):
-        stale = None if password else _stale_token_turn(game, player, mail)
-        if stale is not None:  # the player answered an old notice: no impostor
-            reply = notify.Reply(game=game, player=player, mail=mail)
-            reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
-            _send_reply(session, ctx, reply)
-            return MailOutcome(
-                row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
-            )
-        if password is None and mailcheck.no_other_token(game, player, mail):
-            # forwarded orders, an empty mail, a fresh mail without the
-            # PASSWORD line: the player's own mistake, not an impostor's
-            reply = notify.Reply(game=game, player=player, mail=mail)
-            reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
-            _send_reply(session, ctx, reply)
-            return MailOutcome(
-                row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
-            )
-        if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
-            seatguard.wrong_password(session, ctx, game, player)
-        if allow(
-            session,
-            f"alert:{player.address}",
-            ctx.config.mail.alert_budget_per_hour,
-            ctx.clock.now(),
-        ):
-            notify.auth_alert(session, ctx, game, player, mail)
-        return _reject(row, game, f"authentication failed for {player.name}")
+        return _unproven(session, ctx, row, game, player, mail, password, resigning, loaded)
     if parsed is None:
         reply = notify.Reply(
             game=game, player=player, mail=mail, problems=parse_problems, text=mail.text
@@ -224,7 +199,50 @@ def _handle(
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
-    return _act(session, ctx, game, player, mail, parsed, loaded.state.phase)
+    return _act(session, ctx, game, player, mail, parsed, loaded)
+
+
+def _unproven(
+    session: Session,
+    ctx: Context,
+    row: InboundMessage,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    password: str | None,
+    resigning: bool,
+    loaded: replay.Game,
+) -> MailOutcome:
+    """A player's mail without the right password or turn token: an old
+    notice answered, the player's own mistake, or an impostor's (a wrong
+    password counted on the seat; an alert within the alert budget)."""
+    stale = None if password else _stale_token_turn(game, player, mail)
+    if stale is not None:  # the player answered an old notice: no impostor
+        reply = notify.Reply(game=game, player=player, mail=mail)
+        reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
+        )
+    if password is None and mailcheck.no_other_token(game, player, mail):
+        # forwarded orders, an empty mail, a fresh mail without the
+        # PASSWORD line: the player's own mistake, not an impostor's
+        reply = notify.Reply(game=game, player=player, mail=mail)
+        reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
+        _send_reply(session, ctx, reply)
+        return MailOutcome(
+            row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
+        )
+    if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
+        seatguard.wrong_password(session, ctx, game, player)
+    if allow(
+        session,
+        f"alert:{player.address}",
+        ctx.config.mail.alert_budget_per_hour,
+        ctx.clock.now(),
+    ):
+        notify.auth_alert(session, ctx, game, player, mail)
+    return _reject(row, game, f"authentication failed for {player.name}")
 
 
 def _unreadable_sender(
@@ -260,7 +278,7 @@ def _gm_mail(
     only with the GM password; without it their mail is a player's."""
     if not gmmail.is_gm_mail(ctx, game, mail):
         return None
-    password = _password(mail.text)
+    password = password_of(mail.text)
     plays = any(p.address == mail.sender for p in players_of(session, game))
     if plays and not gmmail.has_gm_password(session, game, password):
         return None
@@ -294,28 +312,6 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
-
-
-def _join_commands(text: str, board: Board) -> list[Command]:
-    """The first JOIN or CONFIRM line of a mail to an open game, read alone:
-    whatever else the mail says (a greeting, a signature, the same line
-    twice) neither spoils it nor joins twice."""
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if words and words[0].upper() in ("JOIN", "CONFIRM"):
-            parsed, _ = _parse(line, board)
-            return parsed.commands if parsed is not None else []
-    return []
-
-
-def _password(text: str) -> str | None:
-    """The PASSWORD line, read leniently so that a mail with other errors can
-    still be authenticated (and so answered)."""
-    for line in text.splitlines():
-        words = line.split("#", 1)[0].split()
-        if len(words) == 2 and words[0].upper() == "PASSWORD":
-            return words[1]
-    return None
 
 
 def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
@@ -410,9 +406,10 @@ def _act(
     player: Player,
     mail: DecodedMail,
     parsed: ParsedMail,
-    phase: str,
+    loaded: replay.Game,
 ) -> MailOutcome:
     """Commands, orders and press of an authenticated mail; exactly one reply.
+    ``loaded``: the game as this mail's transaction loaded it, handed down.
 
     Press is relayed only from a mail whose orders were applied (or that
     has none): a refused mail changes nothing, so a player who sends it
@@ -425,6 +422,7 @@ def _act(
     logged = seatguard.last_seq(session, game)  # what the mail adds to the log: see remember
     # The receipt names the turn (or setup phase) the orders were sent for, and
     # says "late" only for orders after their deadline (in the grace period).
+    phase = loaded.state.phase
     reply.setup = phase if phase in SETUP_PHASES else ""
     reply.turn = game.turn
     deadline = schedule.aware_utc(game.deadline)
@@ -449,9 +447,9 @@ def _act(
             mail.message_id, game.name, InboundStatus.PROCESSED, f"{len(refused)} problems"
         )
     for cmd in parsed.commands:
-        summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id))
+        summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id, loaded))
     if parsed.orders and game.status != GameStatus.FINISHED:
-        summary.append(_orders(session, ctx, game, player, mail, parsed, reply))
+        summary.append(_orders(session, ctx, game, player, mail, parsed, reply, loaded))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
     for press in parsed.press:
@@ -491,10 +489,15 @@ def _orders(
     mail: DecodedMail,
     parsed: ParsedMail,
     reply: notify.Reply,
+    loaded: replay.Game,
 ) -> str:
+    """The orders of the mail played once: now; or, in deadline mode, kept for
+    the deadline (a turn's, after a dry run that checks them; setup orders are
+    kept by games.submit itself until every player has sent theirs)."""
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
+    playing = game.phase == GamePhase.PLAYING  # before the orders: setup may end with them
     try:
-        outcome = turns.play(  # played now, unless CHECK or held
+        outcome = turns.play(  # played now, unless CHECK or held for the deadline
             session,
             ctx,
             game,
@@ -502,9 +505,10 @@ def _orders(
             mail.text,
             source="mail",
             message_id=mail.message_id,
-            dry_run=parsed.check or held,
+            dry_run=parsed.check or (held and playing),
             parsed=parsed,  # read once, in handle()
             tell=False,  # told below, outside the try: a failure there is no refusal
+            loaded=loaded,  # loaded once, in handle()
         )
     except ServiceError as exc:
         reply.problems_text = str(exc)
@@ -514,13 +518,15 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
-    if (parsed.check or held) and game.phase == GamePhase.PLAYING:
-        reply.forecast = _forecast(session, game, player, parsed)
+    if (parsed.check or held) and playing:  # the odds of orders not played yet
+        from pbem.orders.forecast import forecast_lines
+
+        reply.forecast = forecast_lines(loaded.state, parsed.orders, player.seat)
     if parsed.check:
         reply.check_only = True
         reply.notes.append("CHECK: valid, nothing applied")
         return "checked"
-    if held and game.phase == GamePhase.PLAYING:
+    if held and playing:
         replaced = deadlines.hold(session, game, player, outcome.canonical, mail.message_id)
         reply.held = True
         reply.notes.append(
@@ -530,30 +536,11 @@ def _orders(
             "later mail replaces them."
         )
         return "held for the deadline" + (" (replacing earlier orders)" if replaced else "")
-    if held:  # setup orders are always held until everyone has sent theirs
-        outcome = turns.play(
-            session,
-            ctx,
-            game,
-            player,
-            mail.text,
-            source="mail",
-            message_id=mail.message_id,
-            parsed=parsed,
-            tell=False,
-        )
     reply.notes.append(outcome.message)
     reply.waiting = bool(outcome.waiting_for)
     turns.report(session, ctx, game, outcome.steps)
-    turns.play_bot_turns(session, ctx, game)
+    turns.play_bot_turns(session, ctx, game, loaded)
     return outcome.message
-
-
-def _forecast(session: Session, game: Game, player: Player, parsed: ParsedMail) -> list[str]:
-    """The odds of accepted orders that are not played yet (held or CHECK)."""
-    from pbem.orders.forecast import forecast_lines
-
-    return forecast_lines(load(session, game).state, parsed.orders, player.seat)
 
 
 def _command(
@@ -564,14 +551,18 @@ def _command(
     cmd: Command,
     reply: notify.Reply,
     message_id: str,
+    loaded: replay.Game,
 ) -> str:
     if isinstance(cmd, Resign):
-        step = command(session, game, player, "RESIGN", source="mail", message_id=message_id)
+        step = command(
+            session, game, player, "RESIGN", source="mail", message_id=message_id, loaded=loaded
+        )
         turns.report(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
         return "resigned"
     if isinstance(cmd, Absent):
-        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end))
+        state = loaded.state
+        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end, state))
         return "absence"
     if isinstance(cmd, Check):
         return "check"

@@ -180,11 +180,18 @@ def _days(spans: list[tuple[date, date]]) -> set[date]:
 
 
 def absence(
-    session: Session, ctx: Context, game: Game, player: Player, start: date, end: date
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    start: date,
+    end: date,
+    state: GameState | None = None,
 ) -> str:
     """ABSENT FROM start TO end: this player's deadlines inside it move to its
     end, within the game's allowance of days per calendar year. Returns the
-    answer for the player (``absence_problem``'s, when it cannot be noted)."""
+    answer for the player (``absence_problem``'s, when it cannot be noted).
+    ``state``: the game now, as the caller loaded it (else loaded here)."""
     from pbem.rules.state import SETUP_PHASES
     from pbem.service.games import load
 
@@ -209,7 +216,8 @@ def absence(
     session.add(player)
     session.flush()
     moved = ""
-    state = load(session, game).state
+    if state is None:
+        state = load(session, game).state
     if state.phase not in SETUP_PHASES and state.current == player.seat and game.deadline:
         before = aware_utc(game.deadline)
         assert before is not None

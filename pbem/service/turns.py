@@ -51,11 +51,13 @@ def play(
     allow_inactive: bool = False,
     parsed: ParsedMail | None = None,
     tell: bool = True,
+    loaded: replay.Game | None = None,
 ) -> Outcome:
     """Play one player's orders: check, log, adjudicate, store (``games.submit``),
     then set the next deadline and report the steps (``report``)
     unless ``tell`` is off (the caller has a notice to queue first). Bots
-    are the caller's next call (``play_bot_turns``), once its own turn is told."""
+    are the caller's next call (``play_bot_turns``), once its own turn is told.
+    ``loaded``: the game the caller loaded in this transaction (advanced in place)."""
     outcome = submit(
         session,
         game,
@@ -67,6 +69,7 @@ def play(
         allow_inactive=allow_inactive,
         parsed=parsed,
         now=ctx.clock.now(),
+        loaded=loaded,
     )
     if tell and outcome.accepted:
         report(session, ctx, game, outcome.steps)
@@ -126,14 +129,13 @@ def held_orders(session: Session, game: Game, seat: int) -> PendingOrders | None
     ).first()
 
 
-def _run_autopilot(session: Session, ctx: Context, game: Game) -> list[str]:
+def _run_autopilot(session: Session, ctx: Context, game: Game, loaded: replay.Game) -> list[str]:
     """Setup orders for the seats on autopilot; after the setup, their removal."""
     seats = autopilot_seats(game)
     if not seats:
         return []
     out: list[str] = []
     for _ in range(20):  # one round per setup phase at most
-        loaded = load(session, game)
         state = loaded.state
         if state.phase not in SETUP_PHASES:
             break
@@ -142,13 +144,22 @@ def _run_autopilot(session: Session, ctx: Context, game: Game) -> list[str]:
         if not due:
             return out
         for player in due:
-            state = load(session, game).state
+            state = loaded.state
             if state.phase not in SETUP_PHASES:
                 break
             text = render_orders(default_setup(state, player.seat), state.board)
-            play(session, ctx, game, player, text, source="default", allow_inactive=True)
+            play(
+                session,
+                ctx,
+                game,
+                player,
+                text,
+                source="default",
+                allow_inactive=True,
+                loaded=loaded,
+            )
             out.append(f"{game.name}: setup orders by the autopilot for {player.name}")
-    if load(session, game).state.phase in SETUP_PHASES:
+    if loaded.state.phase in SETUP_PHASES:
         return out
     stored = json.loads(game.settings_json or "{}")
     stored.pop("setup_autopilot", None)
@@ -156,25 +167,36 @@ def _run_autopilot(session: Session, ctx: Context, game: Game) -> list[str]:
     session.add(game)
     for player in players_of(session, game):
         if player.seat in seats:
-            out += remove(session, ctx, game, player, [], reason="removed by the GM")
+            out += remove(session, ctx, game, player, [], reason="removed by the GM", loaded=loaded)
     return out
 
 
-def play_bot_turns(session: Session, ctx: Context, game: Game) -> list[str]:
+def play_bot_turns(
+    session: Session, ctx: Context, game: Game, loaded: replay.Game | None = None
+) -> list[str]:
     """Seats handed to the bot play at once, until a human seat is to move
-    (and seats removed during the setup get their setup played)."""
-    out = _run_autopilot(session, ctx, game) if game.status == GameStatus.RUNNING else []
+    (and seats removed during the setup get their setup played). ``loaded``:
+    the game the caller loaded in this transaction, else it is loaded here."""
+    running = game.status == GameStatus.RUNNING
+    seats = bot_seats(game)
+    if not running or not (seats or autopilot_seats(game)):
+        return []
+    if loaded is None:
+        loaded = load(session, game)
+    out = _run_autopilot(session, ctx, game, loaded)
     seats = bot_seats(game)
     if not seats or game.status != GameStatus.RUNNING:
         return out
     bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):
-        state = load(session, game).state
+        state = loaded.state
         if state.phase in SETUP_PHASES or state.phase == ENDED or state.current not in seats:
             break
         text = render_orders(bot.plan_turn(state), state.board)
         player = players_of(session, game)[state.current]
-        outcome = play(session, ctx, game, player, text, source="bot", allow_inactive=True)
+        outcome = play(
+            session, ctx, game, player, text, source="bot", allow_inactive=True, loaded=loaded
+        )
         if not outcome.accepted:  # the bot's own plan refused: a bug, not a player's fault
             raise ServiceError(f"the bot's orders for {player.name} were refused")
         out.append(f"{game.name}: the bot played turn {state.turn} for {player.name}")
@@ -188,9 +210,11 @@ def remove(
     player: Player,
     steps: list[replay.Step],
     reason: str = "missed turns",
+    loaded: replay.Game | None = None,
 ) -> list[str]:
     """Take a player out: territories to the neutral, or the seat to the bot
-    (``steps``: what was just played and not yet reported)."""
+    (``steps``: what was just played and not yet reported; ``loaded``: the
+    game the caller loaded in this transaction, if any)."""
     conf = settings(game)
     if conf["on_removal"] == "bot":
         player.status = SeatStatus.REMOVED
@@ -209,9 +233,9 @@ def remove(
             subject=f"{player.name} removed, the bot plays the seat",
         )
         return [f"{game.name}: {player.name} removed, seat to the bot"] + play_bot_turns(
-            session, ctx, game
+            session, ctx, game, loaded
         )
-    step = command(session, game, player, "REMOVE", source="default")
+    step = command(session, game, player, "REMOVE", source="default", loaded=loaded)
     report(session, ctx, game, [*steps, step])
     notify.announce(
         session,

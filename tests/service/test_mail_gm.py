@@ -15,7 +15,7 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from pbem.cli import app
-from pbem.service import gmmail
+from pbem.orders.gmcommands import parse_gm_mail
 from pbem.store import InboundMessage
 from pbem.testing.mailservers import MailServers
 from tests.longgame_helpers import GM_ADDRESS, World, new_table
@@ -140,7 +140,7 @@ def test_every_problem_of_a_gm_mail_in_one_answer_and_nothing_done(tmp_path) -> 
 
 
 def test_parse_reads_one_command_a_line_up_to_the_signature() -> None:
-    parsed = gmmail.parse_gm_mail("GAME g\nPASSWORD x\nstatus\nextend 1.5\n--\nPAUSE\n")
+    parsed = parse_gm_mail("GAME g\nPASSWORD x\nstatus\nextend 1.5\n--\nPAUSE\n")
     assert [(c.word, c.argument) for c in parsed.commands] == [("STATUS", ""), ("EXTEND", "1.5")]
     assert parsed.problems == [] and parsed.ignored == []
 

@@ -1,17 +1,25 @@
-"""A mail's orders are read once on their way in (issue 16): games.submit plays the
-orders the caller has already parsed, and replay.apply the actions submit has just
-validated; the log, the hashes and the rebuilt state stay what they were."""
+"""A mail is read once on its way in: games.submit plays the orders the caller has
+already parsed, and replay.apply the actions submit has just validated; the log,
+the hashes and the rebuilt state stay what they were. One order mail is identified
+once, its game loaded once (one snapshot read) and its players read once; setup
+orders in deadline mode are submitted once."""
 
 from __future__ import annotations
 
+import sys
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from pbem.log import replay
+from pbem.mail import identity
 from pbem.orders import TextBot, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.service import games
+from pbem.service import claims, games, poll
 from pbem.service.games import (
     PlayerSpec,
     create_game,
@@ -23,7 +31,9 @@ from pbem.service.games import (
     submit,
     to_entry,
 )
+from pbem.service.poll import PollReport
 from pbem.store import init_db, session_scope
+from tests.longgame_helpers import World, new_table
 
 SECRET = bytes(range(32))
 NAMES = ["ann", "bob", "cat"]
@@ -87,3 +97,97 @@ def test_orders_read_once_give_the_same_game(
     # replay.apply plays the actions submit validated, without reading the canonical
     # text again: the only reads are the rebuild's at the end (6 turns of the log)
     assert (before["replay"], after["replay"]) == (6, 6)
+
+
+# ------------------------------------------------------- one mail, read once
+def _counting(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Counter[str], Callable[[], None]]:
+    """Counters of what one poll's inbox stage does: identify and content_hash
+    calls, games.load and games.submit calls, the reads of the latest snapshot
+    and SELECTs of player; and the inbox stage to run."""
+    seen: Counter[str] = Counter()
+    on = [False]
+
+    def counted(what: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen[what] += on[0]
+            return real(*args, **kwargs)
+
+        return call
+
+    for module in (poll, claims):
+        monkeypatch.setattr(module, "identify", counted("identify", identity.identify))
+    monkeypatch.setattr(identity, "content_hash", counted("hash", identity.content_hash))
+    for name, what in (("load", "loads"), ("submit", "submits")):
+        real = getattr(games, name)
+        for key, module in list(sys.modules.items()):
+            if key.startswith("pbem.service.") and vars(module).get(name) is real:
+                monkeypatch.setattr(module, name, counted(what, real))
+
+    @event.listens_for(world.engine, "before_cursor_execute")
+    def _on_execute(_c: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("SELECT") and "FROM player " in statement + " ":
+            seen["player"] += on[0]
+        if "ORDER BY turn_result.id DESC" in statement:  # the latest snapshot (games.load)
+            seen["snapshot"] += on[0]
+
+    def inbox() -> None:
+        on[0] = True
+        try:
+            assert (
+                poll._inbox_stage(world.engine, world.ctx, world.config.mail, None, PollReport())
+                is None
+            )
+        finally:
+            on[0] = False
+
+    return seen, inbox
+
+
+def test_an_order_mail_is_identified_once_and_its_game_loaded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = World(tmp_path)
+    table = new_table(world, "once", NAMES, dice_version="v2")
+    seen, inbox = _counting(world, monkeypatch)
+    for turn in range(4):
+        seat = table[table.mover()]
+        assert seat.bot is not None
+        before = len(world.log("once"))
+        seat.write(seat.bot.write_turn(world.state("once")))  # with its PASSWORD line
+        inbox()
+        assert len(world.log("once")) == before + 1, f"turn {turn} was not played"
+    # per mail: one identity, one load of the game (its snapshot read once),
+    # the players read once, the orders submitted once
+    assert dict(seen) == {
+        "identify": 4,
+        "hash": 4,
+        "loads": 4,
+        "snapshot": 4,
+        "player": 4,
+        "submits": 4,
+    }
+
+
+def test_setup_orders_in_deadline_mode_are_played_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world = World(tmp_path)
+    settings = {"adjudicate": "deadline"}
+    table = new_table(world, "held", NAMES, settings=settings, overrides={}, dice_version="v2")
+    seen, inbox = _counting(world, monkeypatch)
+    table.read_all()
+    for name in NAMES:
+        assert table[name].answer() == 1
+        inbox()
+    assert seen["submits"] == 3 and seen["loads"] == 3 and seen["identify"] == 3
+    world.flush()  # the receipts, as they were before: kept, then all played at once
+    table.read_all()
+    receipts = [m for n in NAMES for m in table.mails(n) if m.kind == "receipt"]
+    assert [("waiting for" in m.text, "setup played" in m.text) for m in receipts] == [
+        (True, False),
+        (True, False),
+        (False, True),
+    ]
+    assert [e.kind for e in world.log("held")] == ["setup"] * 3
