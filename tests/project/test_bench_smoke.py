@@ -55,7 +55,7 @@ def test_bench_smtp() -> None:
 
 
 def test_bench_mime() -> None:
-    out = bench("scripts/bench/mime.py", "--turns", "1", "--runs", "1")
+    out = bench("mime.py", "--turns", "1", "--runs", "1")
     assert "writer mail_bytes(...)" in out
 
 
