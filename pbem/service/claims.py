@@ -199,51 +199,64 @@ def _claim(
     except IntegrityError:
         pass  # the mail is known: see who has it
     with session_scope(engine, durable=False) as session:
-        known = _find(session, identity, lock=True)
-        if known is None:  # locked by the worker processing it (or deleted meanwhile)
-            return ClaimResult(ClaimState.BUSY, why="being processed by another worker")
-        status = InboundStatus(known.status)
-        if status == InboundStatus.HELD and _moved_back(known, mail):
-            return _try_afresh(session, known, mail, worker, lease_until)
-        if status != InboundStatus.CLAIMED:
-            return ClaimResult(ClaimState.DONE, folder=folder_of(status), why=f"already {status}")
-        if known.next_attempt_at is not None and known.next_attempt_at > now:
-            return ClaimResult(ClaimState.BUSY, why=f"next attempt at {known.next_attempt_at}")
-        free = (
-            known.lease_owner is None
-            or known.lease_owner == worker
-            or (known.lease_until is not None and known.lease_until <= now)
-        )
-        if not free:
-            return ClaimResult(ClaimState.BUSY, why=f"claimed by {known.lease_owner}")
-        before = known.attempts  # the update below refreshes ``known``
-        spent = max_attempts is not None and before >= max_attempts
-        taken = session.execute(
-            update(InboundMessage)
-            .where(col(InboundMessage.id) == known.id)
-            .where(col(InboundMessage.status) == InboundStatus.CLAIMED)
-            .where(col(InboundMessage.attempts) == before)
-            .where(
-                or_(
-                    col(InboundMessage.lease_owner).is_(None),
-                    col(InboundMessage.lease_owner) == worker,
-                    col(InboundMessage.lease_until) <= now,
-                )
+        return _claim_known(session, mail, identity, worker, now, lease_until, max_attempts)
+
+
+def _claim_known(
+    session: Session,
+    mail: FetchedMail,
+    identity: MailIdentity,
+    worker: str,
+    now: datetime,
+    lease_until: datetime,
+    max_attempts: int | None,
+) -> ClaimResult:
+    """A mail already known: who has it, and whether this worker may take it."""
+    known = _find(session, identity, lock=True)
+    if known is None:  # locked by the worker processing it (or deleted meanwhile)
+        return ClaimResult(ClaimState.BUSY, why="being processed by another worker")
+    status = InboundStatus(known.status)
+    if status == InboundStatus.HELD and _moved_back(known, mail):
+        return _try_afresh(session, known, mail, worker, lease_until)
+    if status != InboundStatus.CLAIMED:
+        return ClaimResult(ClaimState.DONE, folder=folder_of(status), why=f"already {status}")
+    if known.next_attempt_at is not None and known.next_attempt_at > now:
+        return ClaimResult(ClaimState.BUSY, why=f"next attempt at {known.next_attempt_at}")
+    free = (
+        known.lease_owner is None
+        or known.lease_owner == worker
+        or (known.lease_until is not None and known.lease_until <= now)
+    )
+    if not free:
+        return ClaimResult(ClaimState.BUSY, why=f"claimed by {known.lease_owner}")
+    before = known.attempts  # the update below refreshes ``known``
+    spent = max_attempts is not None and before >= max_attempts
+    taken = session.execute(
+        update(InboundMessage)
+        .where(col(InboundMessage.id) == known.id)
+        .where(col(InboundMessage.status) == InboundStatus.CLAIMED)
+        .where(col(InboundMessage.attempts) == before)
+        .where(
+            or_(
+                col(InboundMessage.lease_owner).is_(None),
+                col(InboundMessage.lease_owner) == worker,
+                col(InboundMessage.lease_until) <= now,
             )
-            .values(
-                lease_owner=worker,
-                lease_until=lease_until,
-                attempts=before + (0 if spent else 1),
-            )
         )
-        if taken.rowcount != 1:  # type: ignore[attr-defined]
-            return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
-        assert known.id is not None
-        if spent:
-            spent_claim = Claim(known.id, worker, before)
-            why = f"its {before} attempts are spent"
-            return ClaimResult(ClaimState.EXHAUSTED, spent_claim, why=why)
-        return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, before + 1))
+        .values(
+            lease_owner=worker,
+            lease_until=lease_until,
+            attempts=before + (0 if spent else 1),
+        )
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        return ClaimResult(ClaimState.BUSY, why="taken by another worker just now")
+    assert known.id is not None
+    if spent:
+        spent_claim = Claim(known.id, worker, before)
+        why = f"its {before} attempts are spent"
+        return ClaimResult(ClaimState.EXHAUSTED, spent_claim, why=why)
+    return ClaimResult(ClaimState.TAKEN, Claim(known.id, worker, before + 1))
 
 
 def _moved_back(row: InboundMessage, mail: FetchedMail) -> bool:
