@@ -78,20 +78,8 @@ def new(
     from pbem.service.games import create_game, parse_player
     from pbem.service.settings import new_game_settings
 
-    overrides = {}
-    for item in option or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            fail(f"--option {item!r}: expected K=V")
-        overrides[key.strip()] = value
-    if open_ and (player or seats < 2):
-        fail("--open takes --seats N (2 or more) and no --player")
-    if not open_ and not player:
-        fail("name the players with --player NAME:ADDRESS (or --open --seats N)")
-    if adjudicate_at not in (None, "orders", "deadline"):
-        fail("--adjudicate must be 'orders' or 'deadline'")
-    if dice not in ("v1", "v2"):
-        fail(f"--dice {dice!r}: use v1 or v2")
+    overrides = _option_overrides(option or [])
+    _check_new_game_flags(bool(player), open_, seats, adjudicate_at, dice)
     with open_session(config) as session:
         cfg = config_of(config)
         settings = new_game_settings(
@@ -125,6 +113,30 @@ def new(
         typer.echo(f"dice commitment ({row.dice_version}): {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
+
+
+def _option_overrides(options: list[str]) -> dict[str, str]:
+    """--option K=V, each checked."""
+    overrides = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            fail(f"--option {item!r}: expected K=V")
+        overrides[key.strip()] = value
+    return overrides
+
+
+def _check_new_game_flags(
+    players: bool, open_: bool, seats: int, adjudicate_at: str | None, dice: str
+) -> None:
+    if open_ and (players or seats < 2):
+        fail("--open takes --seats N (2 or more) and no --player")
+    if not open_ and not players:
+        fail("name the players with --player NAME:ADDRESS (or --open --seats N)")
+    if adjudicate_at not in (None, "orders", "deadline"):
+        fail("--adjudicate must be 'orders' or 'deadline'")
+    if dice not in ("v1", "v2"):
+        fail(f"--dice {dice!r}: use v1 or v2")
 
 
 def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str]) -> None:
