@@ -30,7 +30,7 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import notify
+from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
@@ -176,6 +176,7 @@ class World:
                 dice_version=dice_version,
             )
             notify.game_start(session, self.ctx, created.game, created.passwords)
+        telling.tell(self.engine, self.ctx)  # the start mails, rendered after the commit
         self.flush()
         return created.passwords
 

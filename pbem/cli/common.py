@@ -51,6 +51,25 @@ def open_session(config: Path | None) -> Iterator[Any]:
         engine = init_db(cfg.database_url)
         with session_scope(engine) as session:
             yield session
+        _tell(engine, cfg)
+
+
+def _tell(engine: Any, cfg: Any) -> None:
+    """Tell what the command decided, once committed (pbem/service/telling.py);
+    the report layer is imported only when there is something to tell."""
+    from sqlmodel import col, select
+
+    from pbem.store import Notice, session_scope
+
+    with session_scope(engine, write=False) as session:
+        pending = session.exec(select(Notice.id).where(col(Notice.told_at).is_(None))).first()
+    if pending is None:
+        return
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.telling import tell
+
+    tell(engine, Context(cfg, clock_from(None)))
 
 
 def read_text(path: Path) -> str:

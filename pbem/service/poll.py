@@ -43,7 +43,7 @@ from pbem.mail.errors import MessageGone
 from pbem.mail.identity import identify
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.transport import HELD, PROCESSED, Checkpoint, FetchedMail, Inbox, Sender
-from pbem.service import claims, deadlines, digest, notify, outbox
+from pbem.service import claims, deadlines, digest, notify, outbox, telling
 from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
 from pbem.service.context import Context
@@ -143,6 +143,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
             else:  # an alert mail waits in the outbox if SMTP is out too
                 health.down(Component.INBOX, inbox_error, mail_works=True)
             _deadline_stage(engine, ctx, report)
+            telling.tell(engine, ctx)  # the mails decided above, rendered and queued
             sent_early = early.stop() if early is not None else None
         smtp_error = _outbox_stage(engine, config, sender, clock, envelope_from, report, sent_early)
         _record_poll(engine, clock)
