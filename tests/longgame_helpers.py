@@ -141,9 +141,11 @@ class World:
         return self.poll()
 
     def flush(self) -> None:
-        """Send the outbox now (what the CLI leaves for the next poll)."""
+        """Tell what was decided, then send the outbox now (what the CLI leaves
+        for the next poll)."""
         from pbem.mail.settings import open_sender
 
+        telling.tell(self.engine, self.ctx)
         settings = self.config.mail
         send_outbox(self.engine, open_sender(settings), self.clock, settings.game_address)
 
@@ -176,7 +178,6 @@ class World:
                 dice_version=dice_version,
             )
             notify.game_start(session, self.ctx, created.game, created.passwords)
-        telling.tell(self.engine, self.ctx)  # the start mails, rendered after the commit
         self.flush()
         return created.passwords
 

@@ -72,7 +72,12 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     game, player, mail = reply.game, reply.player, reply.mail
     info = game_info(session, ctx, game)
     step = seq_now(session, game)
-    common = {"game": game, "seat": player.seat, "step": step, "in_reply_to": mail.message_id}
+    common: dict[str, Any] = {
+        "game": game,
+        "seat": player.seat,
+        "step": step,
+        "in_reply_to": mail.message_id,
+    }
     about = ("reply", mail.reply_key)
     if reply.problems or reply.problems_text:
         problems = letters.problems_of(reply.problems, reply.text)
@@ -106,7 +111,7 @@ def _command_answer(
     player: Player,
     cmd: object,
     about: tuple[object, ...],
-    common: dict,
+    common: dict[str, Any],
 ) -> None:
     to = player.address
     if isinstance(cmd, orders.Help):
@@ -262,7 +267,11 @@ def relay_press(
             key=key,
         )
     )
-    message = {"sender": None if anonymous else sender.seat, "to": list(seats), "body": body}
+    message: dict[str, Any] = {
+        "sender": None if anonymous else sender.seat,
+        "seats": list(seats),
+        "body": body,
+    }
     for target in targets:
         to = target.address
         if anonymous:
@@ -308,7 +317,7 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
         if step.entries and step.entries[-1].kind == "command":
             _announce_command(session, ctx, game, step)
             continue
-        common = {"game": game, "step": seq, "info": info, "deadline": deadline}
+        common: dict[str, Any] = {"game": game, "step": seq, "info": info, "deadline": deadline}
         for p in players:
             if p.seat != step.seat and mail_mode(game, p.seat) != "every":
                 continue  # SET MAIL MYTURN / DIGEST: others' turns come in the digest
@@ -399,7 +408,11 @@ def game_start(
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
             continue
-        what = {"password": passwords.get(p.name, ""), "holder": holder, "turn": game.turn}
+        what: dict[str, Any] = {
+            "password": passwords.get(p.name, ""),
+            "holder": holder,
+            "turn": game.turn,
+        }
         if only_seat is None:  # the root of the seat's thread: its id is the thread's
             root = thread_root_id(game.name, p.seat, host_of(ctx))
             notices.add(session, ctx, K.GAME_START, p.address, mid=root, game=game, seat=p.seat,

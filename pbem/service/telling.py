@@ -333,7 +333,7 @@ def _history(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
 def _press(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     press = rc.Press(
-        shared.info(params), params["sender"], tuple(params["to"]), params["body"], params["all"]
+        shared.info(params), params["sender"], tuple(params["seats"]), params["body"], params["all"]
     )
     return Told(notice, shared.game, render.render_press(press, notice.seat))
 
