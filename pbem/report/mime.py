@@ -15,9 +15,13 @@ the standard library writes (tests/test_report_mime_golden.py).
 from __future__ import annotations
 
 import hashlib
+import random
 import re
+import sys
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email import policy
@@ -235,11 +239,40 @@ class _SharedPartsGenerator(BytesGenerator):
     @classmethod
     def _make_boundary(cls, text: Any = None) -> str:
         """A random boundary, as the standard one; its regex search over the whole
-        mail only when the boundary occurs in it at all (practically never)."""
+        mail only when the boundary occurs in it at all (practically never).
+        Inside ``boundaries_of`` drawn from the mail's Message-ID instead."""
+        drawn = _boundaries.get()
+        if drawn is not None:
+            return _drawn_boundary(drawn, text)
         boundary: str = _STANDARD._make_boundary()
         if text is None or b"--" + boundary.encode("ascii") not in text:
             return boundary
         return str(_STANDARD._make_boundary.__func__(cls, text))
+
+
+_boundaries: ContextVar[random.Random | None] = ContextVar("pbem_boundaries", default=None)
+_BOUNDARY_WIDTH = len(repr(sys.maxsize - 1))  # as the standard generator's
+
+
+@contextmanager
+def boundaries_of(message_id: str) -> Iterator[None]:
+    """A scope in which a mail's MIME boundaries are drawn from its Message-ID, not
+    at random: the mail made again (a notice told twice) is the same bytes."""
+    seed = hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).digest()
+    token = _boundaries.set(random.Random(seed))
+    try:
+        yield
+    finally:
+        _boundaries.reset(token)
+
+
+def _drawn_boundary(drawn: random.Random, text: Any) -> str:
+    """A boundary of the standard shape, drawn again while the text holds it."""
+    while True:
+        boundary = "=" * 15 + f"{drawn.randrange(sys.maxsize):0{_BOUNDARY_WIDTH}d}" + "=="
+        mark = "--" + boundary
+        if text is None or (mark.encode("ascii") if isinstance(text, bytes) else mark) not in text:
+            return boundary
 
 
 class Mail(EmailMessage):

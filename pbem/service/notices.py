@@ -140,9 +140,8 @@ def replay_to(session: Session, game: Game, seq: int) -> tuple[GameState, replay
     for the deal or a setup entry still waiting): the snapshot before it and the
     entries after that, applied as the decision applied them."""
     definition = definition_of(session, game)
-    query = select(TurnResult).where(TurnResult.game_id == game.id)
-    if seq > 0:
-        query = query.where(TurnResult.seq < seq)
+    before = TurnResult.seq < seq if seq > 0 else TurnResult.seq <= 0  # 0: the deal itself
+    query = select(TurnResult).where(TurnResult.game_id == game.id, before)
     base = session.exec(query.order_by(col(TurnResult.seq).desc())).first()
     start = -1 if base is None else base.seq
     entries = session.exec(

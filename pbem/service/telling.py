@@ -31,7 +31,7 @@ from pbem import orders
 from pbem.log import replay
 from pbem.report import context as rc
 from pbem.report import ics, letters, render
-from pbem.report.mime import RenderedMail, thread_root_id
+from pbem.report.mime import RenderedMail, boundaries_of, thread_root_id
 from pbem.report.shared import render_once
 from pbem.report.wire import mail_bytes
 from pbem.rules.state import ENDED, GameState
@@ -139,6 +139,13 @@ def render_notice(shared: Step, notice: Notice) -> Told:
     return RENDERERS[NoticeKind(notice.kind)](shared, notice, params)
 
 
+def mail_again(session: Session, ctx: Context, notice: Notice) -> bytes:
+    """A notice's mail made again from the store (a check: the same bytes as queued)."""
+    game = session.get(Game, notice.game_id) if notice.game_id is not None else None
+    with render_once():
+        return mail_of(ctx, render_notice(Step(session, ctx, game, notice.step), notice))
+
+
 def mail_of(ctx: Context, told: Told) -> bytes:
     """The mail's bytes: its headers from the notice (Message-ID, Date, thread)."""
     notice, game = told.notice, told.game
@@ -147,17 +154,18 @@ def mail_of(ctx: Context, told: Told) -> bytes:
         references.append(thread_root_id(game.name, notice.seat, host_of(ctx)))
     sender = ctx.config.mail.game_address
     name = ctx.config.mail.from_name
-    return mail_bytes(
-        told.rendered,
-        sender=f"{name} <{sender}>" if name else sender,
-        recipient=notice.recipient,
-        message_id=notice.message_id,
-        in_reply_to=notice.in_reply_to,
-        references=references,
-        date=notice.created_at,
-        attachment=told.attachment,
-        attachment_type=told.attachment_type,
-    )
+    with boundaries_of(notice.message_id):  # no random boundary: the same bytes every time
+        return mail_bytes(
+            told.rendered,
+            sender=f"{name} <{sender}>" if name else sender,
+            recipient=notice.recipient,
+            message_id=notice.message_id,
+            in_reply_to=notice.in_reply_to,
+            references=references,
+            date=notice.created_at,
+            attachment=told.attachment,
+            attachment_type=told.attachment_type,
+        )
 
 
 def _queue(engine: Engine, ctx: Context, batch: list[Told]) -> int:
