@@ -57,13 +57,9 @@ def open_session(config: Path | None) -> Iterator[Any]:
 def _tell(engine: Any, cfg: Any) -> None:
     """Tell what the command decided, once committed (pbem/service/telling.py);
     the report layer is imported only when there is something to tell."""
-    from sqlmodel import col, select
+    from pbem.store import notices_pending
 
-    from pbem.store import Notice, session_scope
-
-    with session_scope(engine, write=False) as session:
-        pending = session.exec(select(Notice.id).where(col(Notice.told_at).is_(None))).first()
-    if pending is None:
+    if not notices_pending(engine):
         return
     from pbem.service.clock import clock_from
     from pbem.service.context import Context

@@ -41,6 +41,7 @@ from pbem.store.models import (
     TurnResult,
     id_of,
 )
+from pbem.store.pending import notices_pending
 from pbem.store.types import UTCDateTime, utcnow
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "Player",
     "PressRecord",
     "Notice",
+    "notices_pending",
     "RateCounter",
     "SeatHolder",
     "ServiceState",

@@ -1,0 +1,18 @@
+"""Whether any notice waits to be told: the one question a command asks the
+store after its commit before importing the report layer to tell it."""
+
+from __future__ import annotations
+
+from sqlalchemy.engine import Engine
+from sqlmodel import col, select
+
+from pbem.store.db import session_scope
+from pbem.store.models import Notice
+
+
+def notices_pending(engine: Engine) -> bool:
+    """Some notice is decided and not told yet (pbem/service/telling.py)."""
+    with session_scope(engine, write=False) as session:
+        return (
+            session.exec(select(Notice.id).where(col(Notice.told_at).is_(None))).first() is not None
+        )
