@@ -1,10 +1,12 @@
 """One poll cycle: the whole life of the mail, in the order it happens.
 
     1. inbox     fetch new mail; for each: claim -> process (decode, route,
-                 apply, queue replies, write the outcome: ONE transaction)
-                 -> move it out of the inbox. Nothing leaves the inbox
-                 before its outcome is committed.
-    2. deadlines reminders, missed turns, bots: whatever the inbox did.
+                 apply, decide replies as notices, write the outcome: ONE
+                 transaction) -> tell them (render, queue: pbem.service.
+                 telling) -> move it out of the inbox. Nothing leaves the
+                 inbox before its outcome is committed.
+    2. deadlines reminders, missed turns, bots: whatever the inbox did;
+                 then every notice still pending is told.
     3. outbox    send due mail, each row leased and marked sent one by one.
     4. health    outages noticed, the GM told once (pbem.service.health).
 
@@ -143,7 +145,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
             else:  # an alert mail waits in the outbox if SMTP is out too
                 health.down(Component.INBOX, inbox_error, mail_works=True)
             _deadline_stage(engine, ctx, report)
-            telling.tell(engine, ctx)  # the mails decided above, rendered and queued
+            telling.stage(engine, ctx)  # the mails decided above, rendered and queued
             sent_early = early.stop() if early is not None else None
         smtp_error = _outbox_stage(engine, config, sender, clock, envelope_from, report, sent_early)
         _record_poll(engine, clock)

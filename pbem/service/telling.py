@@ -194,7 +194,14 @@ def _queue(engine: Engine, ctx: Context, batch: list[Told]) -> int:
     return queued
 
 
-def prune_told(engine: Engine, now: datetime, days: int) -> None:
+def stage(engine: Engine, ctx: Context) -> int:
+    """The poll's telling stage: what is pending told, the notices told long ago pruned."""
+    queued = tell(engine, ctx)
+    prune_told(engine, ctx.clock.now(), ctx.config.poll.retention_days)
+    return queued
+
+
+def prune_told(engine: Engine, now: datetime, days: float) -> None:
     """Notices told longer ago than the outbox keeps mail are of no more use."""
     with session_scope(engine, durable=False) as session:
         cut = now - timedelta(days=days)
