@@ -468,6 +468,22 @@ def gm_note(
                 subject=subject, text=text)  # fmt: skip
 
 
+def alert(
+    session: Session,
+    ctx: Context,
+    game: Game | None,
+    to: str,
+    subject: str,
+    text: str,
+    about: tuple[object, ...],
+    seat: int | None = None,
+) -> None:
+    """One note of the service's own (report/render gm_alert) to one address."""
+    info = game_info(session, ctx, game) if game is not None else None
+    notices.add(session, ctx, K.ALERT, to, about=about, game=game, seat=seat, info=info,
+                subject=subject, text=text)  # fmt: skip
+
+
 def late_notice(
     session: Session, ctx: Context, game: Game, state: GameState, names: list[str]
 ) -> None:

@@ -370,7 +370,8 @@ def _reminder(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
 
 
 def _alert(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
-    alert = rc.GmAlert(params["subject"], params["text"], shared.info(params), notice.recipient)
+    info = shared.info(params) if "info" in params else None
+    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient)
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
