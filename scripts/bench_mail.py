@@ -80,7 +80,7 @@ PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
 PEAK_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 CPU = re.compile(r"(?:User|System) time \(seconds\): ([\d.]+)")
 TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
-HELD = re.compile(r"^pbem-bench-held ([\d.]+) (\d+)$", re.MULTILINE)
+HELD = re.compile(r"^pbem-bench-held ([\d.]+) ([\d.]+) (\d+)$", re.MULTILINE)
 # `pbem poll`, timing each mail's one transaction (process_mail's session_scope):
 # how long the game's row (on SQLite the database's write lock) is held per mail.
 TIMED_POLL = """
@@ -88,16 +88,17 @@ import atexit, sys, time
 from contextlib import contextmanager
 import pbem.service.mailflow as mailflow
 inner = mailflow.session_scope
-held = [0.0, 0]
+held = [0.0, 0.0, 0]
 @contextmanager
 def timed(*args, **kwargs):
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.thread_time()
     with inner(*args, **kwargs) as session:
         yield session
     held[0] += time.perf_counter() - started
-    held[1] += 1
+    held[1] += time.thread_time() - cpu
+    held[2] += 1
 mailflow.session_scope = timed
-atexit.register(lambda: print(f"pbem-bench-held {held[0]:.6f} {held[1]}", file=sys.stderr))
+atexit.register(lambda: print("pbem-bench-held %.6f %.6f %d" % tuple(held), file=sys.stderr))
 from pbem.cli import app
 app(sys.argv[1:], prog_name="pbem")
 """
@@ -114,6 +115,7 @@ class PollRun:
     deferred: int
     failed: int
     held: float = 0.0  # seconds inside the mails' transactions (the game locked)
+    held_cpu: float = 0.0  # the poll thread's CPU seconds in them (what load does not change)
     transactions: int = 0
 
 
@@ -250,7 +252,8 @@ connections = {self.connections}
         held = HELD.search(done.stderr)
         run = PollRun(
             seconds, int(peak.group(1)) / 1024, cpu, mails, played, sent, deferred, failed,
-            float(held.group(1)) if held else 0.0, int(held.group(2)) if held else 0,
+            float(held.group(1)) if held else 0.0, float(held.group(2)) if held else 0.0,
+            int(held.group(3)) if held else 0,
         )  # fmt: skip
         self.runs.append(run)
         return run
@@ -415,7 +418,8 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     held = sum(r.held for r in runs)
     print(
         f"game locked per order mail   {1000 * held / max(mails, 1):.1f} ms "
-        f"(inside the mail's transaction, {sum(r.transactions for r in runs)} transactions)"
+        f"(inside the mail's transaction, {sum(r.transactions for r in runs)} transactions), "
+        f"{1000 * sum(r.held_cpu for r in runs) / max(mails, 1):.1f} ms CPU"
     )
     cpu = sum(r.cpu for r in runs) - len(runs) * empty.cpu
     print(
