@@ -60,7 +60,7 @@ class Told:
 
 
 @dataclass
-class Step:
+class Shared:
     """What the notices of one step share: the game, its roster, the replayed state."""
 
     session: Session
@@ -89,7 +89,7 @@ class Step:
         return self.replayed()[0]
 
 
-Renderer = Callable[[Step, Notice, dict[str, Any]], Told]
+Renderer = Callable[[Shared, Notice, dict[str, Any]], Told]
 
 
 # ------------------------------------------------------------ the stage
@@ -122,7 +122,7 @@ def _render_group(session: Session, ctx: Context, notices: list[Notice]) -> list
     """The mails of one step, rendered together; a notice that fails stays pending."""
     first = notices[0]
     game = session.get(Game, first.game_id) if first.game_id is not None else None
-    shared = Step(session, ctx, game, first.step)
+    shared = Shared(session, ctx, game, first.step)
     out = []
     with render_once():
         for notice in notices:
@@ -133,7 +133,7 @@ def _render_group(session: Session, ctx: Context, notices: list[Notice]) -> list
     return out
 
 
-def render_notice(shared: Step, notice: Notice) -> Told:
+def render_notice(shared: Shared, notice: Notice) -> Told:
     """One notice as its mail (not queued)."""
     params = json.loads(notice.params_json or "{}")
     return RENDERERS[NoticeKind(notice.kind)](shared, notice, params)
@@ -143,7 +143,7 @@ def mail_again(session: Session, ctx: Context, notice: Notice) -> bytes:
     """A notice's mail made again from the store (a check: the same bytes as queued)."""
     game = session.get(Game, notice.game_id) if notice.game_id is not None else None
     with render_once():
-        return mail_of(ctx, render_notice(Step(session, ctx, game, notice.step), notice))
+        return mail_of(ctx, render_notice(Shared(session, ctx, game, notice.step), notice))
 
 
 def mail_of(ctx: Context, told: Told) -> bytes:
@@ -209,7 +209,7 @@ def prune_told(engine: Engine, now: datetime, days: float) -> None:
 
 
 # ------------------------------------------------------------ renderers
-def _report(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     """A step's turn report: the TurnReport made once per step, seen as each reader."""
     if notice.step not in shared.reports:
         _, step = shared.replayed()
@@ -246,7 +246,7 @@ def _dice_inputs(step: replay.Step, names: dict[int, str]) -> tuple[tuple[str, s
     )
 
 
-def _game_over(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _game_over(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     from pbem.service.archive import export_record
 
     assert shared.game is not None
@@ -256,7 +256,7 @@ def _game_over(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, rendered, attachment=record)
 
 
-def _your_turn(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _your_turn(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     game, state, seat = shared.game, shared.state, notice.seat
     assert game is not None and seat is not None
     info = shared.info(params)
@@ -272,7 +272,7 @@ def _your_turn(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, game, rendered, attachment=attachment, attachment_type="calendar")
 
 
-def _setup_prompt(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _setup_prompt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     prompt = rc.SetupPrompt(
         shared.info(params), shared.state, notice.seat, when(params["deadline"])
@@ -280,7 +280,7 @@ def _setup_prompt(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_setup_prompt(prompt))
 
 
-def _game_start(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _game_start(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     start = rc.GameStart(
         shared.info(params),
@@ -295,7 +295,7 @@ def _game_start(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, game, render.render_game_start(start))
 
 
-def _receipt(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     receipt = rc.Receipt(
         game=shared.info(params),
@@ -311,7 +311,7 @@ def _receipt(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_receipt(receipt))
 
 
-def _errors(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     reply = rc.ErrorReply(
         address=notice.recipient,
         problems=tuple(rc.Problem(*p) for p in params["problems"]),
@@ -323,18 +323,18 @@ def _errors(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_error_reply(reply))
 
 
-def _help(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params)
     rendered = render.render_help(rc.Help(notice.recipient, orders.help_text(info.board), info))
     return Told(notice, shared.game, rendered)
 
 
-def _status(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _status(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     status = rc.Status(shared.info(params), shared.state, when(params["deadline"]))
     return Told(notice, shared.game, render.render_status(status, notice.seat))
 
 
-def _history(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _history(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info, game, address = shared.info(params), shared.game, notice.recipient
     assert game is not None
     if "turns" in params:
@@ -345,7 +345,7 @@ def _history(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, game, render.render_turn_report(report, notice.seat))
 
 
-def _press(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _press(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     press = rc.Press(
         shared.info(params), params["sender"], tuple(params["seats"]), params["body"], params["all"]
@@ -353,7 +353,7 @@ def _press(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_press(press, notice.seat))
 
 
-def _reminder(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _reminder(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     reminder = rc.Reminder(
         shared.info(params),
@@ -369,13 +369,13 @@ def _reminder(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_reminder(reminder))
 
 
-def _alert(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params) if "info" in params else None
     alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient)
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
-def _letter(shared: Step, notice: Notice, params: dict[str, Any]) -> Told:
+def _letter(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     """One of report/letters.py's letters: its name and arguments, the game's roster first."""
     args = [tuple(a) if isinstance(a, list) else a for a in params["args"]]
     if "info" in params:
