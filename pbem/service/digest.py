@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.report import render
-from pbem.service import history, notify, outmail
+from pbem.service import history, notices, outmail
 from pbem.service.context import Context
 from pbem.service.games import players_of
 from pbem.service.settings import mail_mode
@@ -91,7 +91,7 @@ def _gm_digests(session: Session, ctx: Context) -> list[str]:
             + "\n\n`pbem status` shows the held mail."
         )
         about = ("gm-digest", gm, folded["since"])
-        notify.alert(session, ctx, None, gm, f"Digest of {count} alerts", text, about)
+        notices.alert(session, ctx, None, gm, f"Digest of {count} alerts", text, about)
         session.delete(row)
         out.append(f"digest of {count} GM alerts to {gm}")
     session.flush()
@@ -146,5 +146,5 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     )
     about = ("digest", game.name, seat, now.isoformat())
     subject = f"Daily digest: {len(lines)} turns"
-    notify.alert(session, ctx, game, player.address, subject, text, about, seat=seat)
+    notices.alert(session, ctx, game, player.address, subject, text, about, seat=seat)
     return [f"{game.name}: digest of {len(lines)} turns to {player.name}"]

@@ -71,6 +71,24 @@ def add(
     )
 
 
+def alert(
+    session: Session,
+    ctx: Context,
+    game: Game | None,
+    to: str,
+    subject: str,
+    text: str,
+    about: tuple[object, ...],
+    seat: int | None = None,
+) -> None:
+    """One note of the service's own (report/render gm_alert) to one address."""
+    from pbem.service.outmail import game_info
+
+    info = game_info(session, ctx, game) if game is not None else None
+    add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
+        subject=subject, text=text)  # fmt: skip
+
+
 # ------------------------------------------------------------ the roster
 def info_params(info: rc.GameInfo) -> dict[str, Any]:
     """What a game's mails show of it that can change later (names, statuses,

@@ -34,7 +34,7 @@ from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
 from pbem.service import catchup, history, notices, schedule
 from pbem.service.context import Context
 from pbem.service.games import players_of
-from pbem.service.notices import iso, seq_now, step_seqs
+from pbem.service.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
 from pbem.service.outmail import epoch, game_info, host_of
 from pbem.service.passwords import turn_token
 from pbem.service.settings import mail_mode, settings, settings_of
@@ -465,22 +465,6 @@ def gm_note(
     subject = subject or "Note for the GM"
     about = ("gm-note", game.name, key, text)
     notices.add(session, ctx, K.ALERT, info.gm_address, about=about, game=game, info=info,
-                subject=subject, text=text)  # fmt: skip
-
-
-def alert(
-    session: Session,
-    ctx: Context,
-    game: Game | None,
-    to: str,
-    subject: str,
-    text: str,
-    about: tuple[object, ...],
-    seat: int | None = None,
-) -> None:
-    """One note of the service's own (report/render gm_alert) to one address."""
-    info = game_info(session, ctx, game) if game is not None else None
-    notices.add(session, ctx, K.ALERT, to, about=about, game=game, seat=seat, info=info,
                 subject=subject, text=text)  # fmt: skip
 
 
