@@ -73,3 +73,23 @@ class Component(StrEnum):
     INBOX = "inbox"
     SMTP = "smtp"
     DATABASE = "database"
+
+
+class NoticeKind(StrEnum):
+    """What a notice tells (``Notice.kind``): one mail each, rendered after the
+    decision's commit (pbem/service/telling.py)."""
+
+    REPORT = "report"  # a step's turn report, to a player or the GM
+    GAME_OVER = "over"  # the end of the game, with its record
+    YOUR_TURN = "turn"  # the next player's notice, with its token
+    SETUP_PROMPT = "setup"  # a setup phase's prompt, to every player
+    GAME_START = "start"  # the first mail to a seat (or to its new holder)
+    RECEIPT = "receipt"  # the orders of a mail taken (or checked, or held)
+    ERRORS = "errors"  # the problems of a mail, nothing of it applied
+    HELP = "help"  # the answer to HELP
+    STATUS = "status"  # the answer to STATUS or MAP
+    HISTORY = "history"  # the answer to HISTORY: a stored report, or what there is
+    PRESS = "press"  # a relayed press message
+    REMINDER = "reminder"  # a deadline comes
+    ALERT = "alert"  # a note to every player or the GM (report/render gm_alert)
+    LETTER = "letter"  # one of report/letters.py's prose letters

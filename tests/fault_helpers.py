@@ -29,7 +29,7 @@ from pathlib import Path
 from pbem.config import load_config
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import notify
+from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.games import PlayerSpec, create_game
 from pbem.store import init_db, session_scope
@@ -134,6 +134,7 @@ def new_game(
             settings={"timezone": "UTC", **(settings or {})},
         )
         notify.game_start(session, world.ctx, created.game, created.passwords)
+    telling.tell(world.engine, world.ctx)  # the start mails, rendered after the commit
     for player in players.values():
         player.password = created.passwords[player.name]
     if send:

@@ -30,7 +30,7 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import notify
+from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
@@ -141,9 +141,11 @@ class World:
         return self.poll()
 
     def flush(self) -> None:
-        """Send the outbox now (what the CLI leaves for the next poll)."""
+        """Tell what was decided, then send the outbox now (what the CLI leaves
+        for the next poll)."""
         from pbem.mail.settings import open_sender
 
+        telling.tell(self.engine, self.ctx)
         settings = self.config.mail
         send_outbox(self.engine, open_sender(settings), self.clock, settings.game_address)
 

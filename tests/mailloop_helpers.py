@@ -37,7 +37,7 @@ from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import notify
+from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
@@ -324,6 +324,7 @@ class MailWorld:
                 settings={"timezone": "UTC"},
             )
             notify.game_start(session, self.ctx, created.game, created.passwords)
+        telling.tell(self.engine, self.ctx)  # the start mails, rendered after the commit
         for player in players.values():
             player.password = created.passwords[player.name]
         report = self.send_outbox()

@@ -69,6 +69,21 @@ def open_session(config: Path | None) -> Iterator[Any]:
         engine = init_db(cfg.database_url)
         with session_scope(engine) as session:
             yield session
+        _tell(engine, cfg)
+
+
+def _tell(engine: Any, cfg: Any) -> None:
+    """Tell what the command decided, once committed (pbem/service/telling.py);
+    the report layer is imported only when there is something to tell."""
+    from pbem.store import notices_pending
+
+    if not notices_pending(engine):
+        return
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.telling import tell
+
+    tell(engine, Context(cfg, clock_from(None)))
 
 
 def read_text(path: Path) -> str:

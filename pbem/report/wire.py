@@ -26,11 +26,13 @@ most of their lines).
 from __future__ import annotations
 
 import binascii
+import hashlib
 import random
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from email import policy as email_policy
 from email import quoprimime
@@ -346,6 +348,24 @@ def _picture_bytes(cid: str, data: bytes) -> bytes:
         while len(_pictures) > KEPT_PICTURES:
             _pictures.popitem(last=False)
     return done
+
+
+@contextmanager
+def boundaries_of(message_id: str) -> Iterator[None]:
+    """A scope in which a mail's MIME boundaries are drawn from its Message-ID,
+    not at random: the mail made again (a notice told twice) is the same bytes.
+
+    Both ways to the bytes (``draw_boundary`` here, the standard generator in
+    ``to_mime``) draw from the ``random`` module, so the scope seeds it and
+    puts its state back after. The telling stage runs on one thread; nothing
+    else in pbem draws from ``random`` (the rules have their own streams)."""
+    seed = hashlib.sha256(message_id.encode("utf-8", "surrogatepass")).digest()
+    state = random.getstate()
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        random.setstate(state)
 
 
 def draw_boundary(text: bytes) -> str:

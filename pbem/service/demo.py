@@ -26,7 +26,7 @@ from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import notify
+from pbem.service import notify, telling
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
 from pbem.service.games import PlayerSpec, create_game, find_game, load
@@ -80,6 +80,7 @@ def run_demo(
             settings={"timezone": "UTC"},
         )
         notify.game_start(session, ctx, created.game, created.passwords)
+    telling.tell(engine, ctx)
     say(f"game {name}: {', '.join(BOTS)}; mail spool {config.mail.maildir_root}")
     settings = config.mail
     from pbem.mail.settings import open_sender

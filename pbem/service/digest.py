@@ -78,9 +78,7 @@ def _gm_digests(session: Session, ctx: Context) -> list[str]:
         since = datetime.fromisoformat(folded["since"])
         if since >= hour:
             continue
-        from pbem.report import context as rc
-        from pbem.report import render
-        from pbem.service import outmail
+        from pbem.service import notices
 
         gm = row.key.removeprefix(GM_KEY)
         count, lines = folded["count"], folded.get("lines", [])
@@ -93,8 +91,8 @@ def _gm_digests(session: Session, ctx: Context) -> list[str]:
             + (f"\n... and {more} more" if more > 0 else "")
             + "\n\n`pbem status` shows the held mail."
         )
-        rendered = render.render_gm_alert(rc.GmAlert(f"Digest of {count} alerts", text, None, gm))
-        outmail.post(session, ctx, rendered, gm, ("gm-digest", gm, folded["since"]), game=None)
+        about = ("gm-digest", gm, folded["since"])
+        notices.alert(session, ctx, None, gm, f"Digest of {count} alerts", text, about)
         session.delete(row)
         out.append(f"digest of {count} GM alerts to {gm}")
     session.flush()
@@ -133,9 +131,8 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     session.add(row)
     if not turns:
         return []
-    from pbem.report import context as rc
     from pbem.report import render
-    from pbem.service import history, outmail
+    from pbem.service import history, notices, outmail
     from pbem.service.games import players_of
 
     info = outmail.game_info(session, ctx, game)
@@ -152,9 +149,7 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
         + "\n\nSTATUS brings you the board as it stands; SET MAIL EVERY brings back "
         "every turn report."
     )
-    rendered = render.render_gm_alert(
-        rc.GmAlert(f"Daily digest: {len(lines)} turns", text, info, player.address)
-    )
     about = ("digest", game.name, seat, now.isoformat())
-    outmail.post(session, ctx, rendered, player.address, about, game=game, seat=seat)
+    subject = f"Daily digest: {len(lines)} turns"
+    notices.alert(session, ctx, game, player.address, subject, text, about, seat=seat)
     return [f"{game.name}: digest of {len(lines)} turns to {player.name}"]

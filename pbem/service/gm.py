@@ -13,7 +13,7 @@ from sqlmodel import Session, col, delete, select
 from pbem.log import replay
 from pbem.rules.dice import new_secret
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import notify, outmail
+from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.deadlines import kick_in_setup, play_missing
 from pbem.service.errors import ServiceError
@@ -289,22 +289,12 @@ def replace(
 
 def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, address: str) -> None:
     """The seat's former holder is told once that they no longer play it."""
-    from pbem.report import context as rc
-    from pbem.report import render
-
-    info = outmail.game_info(session, ctx, game)
     text = (
         f"The GM has given the seat of {seat_name} in {game.name} to another player. "
         "Mail from this address is no longer read for it. Thank you for playing."
     )
-    outmail.post(
-        session,
-        ctx,
-        render.render_gm_alert(rc.GmAlert("You no longer play in this game", text, info, address)),
-        address,
-        ("farewell", game.name, seat_name, address, game.turn),
-        game=game,
-    )
+    about = ("farewell", game.name, seat_name, address, game.turn)
+    notify.alert(session, ctx, game, address, "You no longer play in this game", text, about)
 
 
 def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool = False) -> str:

@@ -100,7 +100,10 @@ def process_mail(
             max_bytes=ctx.config.mail.max_mail_bytes,
         )
         session.add(row)
-        return outcome
+    from pbem.service import telling
+
+    telling.tell(engine, ctx)  # its mails, rendered and queued once it committed
+    return outcome
 
 
 def _reply_key(session: Session, row: InboundMessage) -> str:

@@ -1,12 +1,14 @@
-"""When the service mails, and to whom: every mail of a game, queued in the
-outbox of the current transaction.
+"""When the service mails, and to whom: every mail of a game, decided as a
+notice in the current transaction.
 
 What each mail says is the report layer's (report/render.py and its
 templates, report/letters.py for the service's own prose); this module
-decides who gets which mail and when, and hands each to ``outmail.post``,
-which gives it a stable Message-ID from what it is about, threads it and
-adds the outbox row. Nothing is sent here: the outbox sender does that
-after the commit.
+decides who gets which mail and when, and records each as a notice
+(pbem/service/notices.py): its kind, its recipient, the stable Message-ID
+it will have (made from what it is about), the step of the order log it is
+about and the few inputs the store does not keep. Nothing is rendered or
+sent here: after the commit, pbem/service/telling.py renders the notices and
+queues them in the outbox, and the outbox sender sends them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session, select
 
@@ -25,18 +28,18 @@ from pbem.log import replay
 from pbem.mail.decode import DecodedMail
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
-from pbem.report import ics, letters, render
-from pbem.report.mime import RenderedMail, thread_root_id
-from pbem.report.shared import render_once
-from pbem.rules.dice import salt_of
+from pbem.report import letters
+from pbem.report.mime import thread_root_id
 from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
-from pbem.service import catchup, history, schedule
+from pbem.service import catchup, history, notices, schedule
 from pbem.service.context import Context
-from pbem.service.games import load, players_of
-from pbem.service.outmail import epoch, game_info, host_of, post, queue
+from pbem.service.games import players_of
+from pbem.service.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
+from pbem.service.outmail import epoch, game_info, host_of
 from pbem.service.passwords import turn_token
 from pbem.service.settings import mail_mode, settings, settings_of
 from pbem.store import Game, Player, PressRecord, id_of
+from pbem.vocab import NoticeKind as K
 from pbem.vocab import SeatStatus
 
 
@@ -68,72 +71,60 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     command answers (STATUS, MAP, HISTORY, HELP) asked for."""
     game, player, mail = reply.game, reply.player, reply.mail
     info = game_info(session, ctx, game)
-    rendered = None
+    step = seq_now(session, game)
+    common: dict[str, Any] = {
+        "game": game,
+        "seat": player.seat,
+        "step": step,
+        "in_reply_to": mail.message_id,
+    }
+    about = ("reply", mail.reply_key)
     if reply.problems or reply.problems_text:
         problems = letters.problems_of(reply.problems, reply.text)
         if reply.problems_text:
             problems += (rc.Problem(None, "", reply.problems_text),)
-        rendered = render.render_error_reply(
-            rc.ErrorReply(
-                address=player.address,
-                problems=problems,
-                game=info,
-                seat=player.seat,
-                original_subject=letters.quote_subject(mail.subject),
-                turn=game.turn,
-            )
-        )
+        subject = letters.quote_subject(mail.subject)
+        notices.add(
+            session, ctx, K.ERRORS, player.address, about=about, info=info, **common,
+            problems=[[p.line_no, p.line, p.message, p.fix] for p in problems], subject=subject,
+            turn=game.turn,
+        )  # fmt: skip
     elif reply.canonical or not reply.commands:
         played = bool(reply.canonical) and not (reply.check_only or reply.held or reply.waiting)
-        rendered = render.render_receipt(
-            rc.Receipt(
-                game=info,
-                seat=player.seat,
-                turn=reply.turn or game.turn,
-                orders_text=letters.receipt_orders(reply.canonical, reply.notes),
-                adjudicated=played,
-                check_only=reply.check_only,
-                forecast=tuple(reply.forecast),
-                setup=reply.setup,
-                late=reply.late,
-            )
-        )
-    answers: list[tuple[tuple[object, ...], RenderedMail | None]] = [
-        (("reply", mail.reply_key), rendered)
-    ]
+        notices.add(
+            session, ctx, K.RECEIPT, player.address, about=about, info=info, **common,
+            turn=reply.turn or game.turn, played=played, check=reply.check_only,
+            orders=letters.receipt_orders(reply.canonical, reply.notes),
+            forecast=list(reply.forecast), setup=reply.setup, late=iso(reply.late),
+        )  # fmt: skip
     for i, cmd in enumerate(reply.commands):
-        answer = _command_answer(session, info, game, player, cmd)
-        answers.append((("answer", mail.reply_key, i), answer))
-    for about, answer in answers:
-        if answer is not None:
-            post(
-                session,
-                ctx,
-                answer,
-                player.address,
-                about,
-                game=game,
-                seat=player.seat,
-                in_reply_to=mail.message_id,
-            )
+        _command_answer(
+            session, ctx, info, game, player, cmd, ("answer", mail.reply_key, i), common
+        )
 
 
 def _command_answer(
-    session: Session, info: rc.GameInfo, game: Game, player: Player, cmd
-) -> RenderedMail | None:
+    session: Session,
+    ctx: Context,
+    info: rc.GameInfo,
+    game: Game,
+    player: Player,
+    cmd: object,
+    about: tuple[object, ...],
+    common: dict[str, Any],
+) -> None:
+    to = player.address
     if isinstance(cmd, orders.Help):
-        return render.render_help(rc.Help(player.address, orders.help_text(info.board), info))
-    if isinstance(cmd, orders.Status | orders.ShowMap):
-        state = load(session, game).state
-        return render.render_status(rc.Status(info, state, game.deadline), player.seat)
-    if isinstance(cmd, orders.History):
+        notices.add(session, ctx, K.HELP, to, about=about, info=info, **common)
+    elif isinstance(cmd, orders.Status | orders.ShowMap):
+        deadline = iso(game.deadline)
+        notices.add(session, ctx, K.STATUS, to, about=about, info=info, **common, deadline=deadline)
+    elif isinstance(cmd, orders.History):
         if cmd.turn is None:
-            return letters.turns_played(info, player.address, history.turns_played(session, game))
-        report = history.stored_report(session, info, game, cmd.turn)
-        if report is None:
-            return letters.no_report(info, player.address, cmd.turn)
-        return render.render_turn_report(report, player.seat)
-    return None
+            turns = history.turns_played(session, game)
+            notices.add(session, ctx, K.HISTORY, to, about=about, info=info, **common, turns=turns)
+            return
+        notices.add(session, ctx, K.HISTORY, to, about=about, info=info, **common, turn=cmd.turn)
 
 
 def error_reply(
@@ -146,33 +137,22 @@ def error_reply(
     problems: list[OrderProblem],
 ) -> None:
     info = game_info(session, ctx, game)
-    rendered = letters.refusal(info, player.address, player.seat, message)
-    post(
-        session,
-        ctx,
-        rendered,
-        player.address,
-        ("reply", in_reply_to),
-        game=game,
-        seat=player.seat,
-        in_reply_to=in_reply_to,
-    )
+    notices.add(
+        session, ctx, K.LETTER, player.address, about=("reply", in_reply_to), game=game,
+        seat=player.seat, in_reply_to=in_reply_to, info=info,
+        letter="refusal", args=[player.address, player.seat, message],
+    )  # fmt: skip
 
 
 def unknown_sender(
     session: Session, ctx: Context, mail: DecodedMail, games: Sequence[str] = ()
 ) -> None:
     """Answer a mail that names no game pbem can take it for (report/letters.py)."""
-    rendered = letters.unknown_game(mail.sender, mail.subject, games)
-    post(
-        session,
-        ctx,
-        rendered,
-        mail.sender,
-        ("reply", mail.reply_key),
-        game=None,
+    notices.add(
+        session, ctx, K.LETTER, mail.sender, about=("reply", mail.reply_key), game=None,
         in_reply_to=mail.message_id,
-    )
+        letter="unknown_game", args=[mail.sender, mail.subject, list(games)],
+    )  # fmt: skip
 
 
 def mail_held(
@@ -184,19 +164,20 @@ def mail_held(
     if not gm:
         return
     attempts = ctx.config.poll.max_attempts
-    rendered = letters.mail_held(gm, attempts, message_id, sender, subject, why)
+    args = [gm, attempts, message_id, sender, subject, why]
     line = letters.held_line(message_id, sender, subject)
-    _to_gm(session, ctx, gm, rendered, ("internal-error", message_id), None, line)
+    _to_gm(session, ctx, gm, ("internal-error", message_id), None, line,
+           letter="mail_held", args=args)  # fmt: skip
 
 
 def _to_gm(
     session: Session,
     ctx: Context,
     gm: str,
-    rendered: RenderedMail,
     about: tuple[object, ...],
     game: Game | None,
     line: str,
+    **letter: Any,
 ) -> None:
     """A held/alert mail for the GM, within the GM's alert budget of the hour;
     past it the alert is folded into the GM's digest (pbem.service.digest)."""
@@ -204,9 +185,11 @@ def _to_gm(
     from pbem.service.ratelimit import gm_alert_allowed
 
     if gm_alert_allowed(session, ctx, gm):
-        post(session, ctx, rendered, gm, about, game=game)
-    else:
-        digest.fold_gm_alert(session, ctx, gm, rendered.subject, line)
+        notices.add(session, ctx, K.LETTER, gm, about=about, game=game, **letter)
+    else:  # the subject the alert would have had, in the digest's line
+        args = [letter["info"], *letter["args"]] if "info" in letter else letter["args"]
+        subject = getattr(letters, letter["letter"])(*args).subject
+        digest.fold_gm_alert(session, ctx, gm, subject, line)
 
 
 def auth_alert(
@@ -215,18 +198,17 @@ def auth_alert(
     """A mail in this player's name failed authentication: tell the registered
     address (never the sender, who may be forging it), and the GM."""
     info = game_info(session, ctx, game)
-    rendered = letters.auth_refused(
-        info, player.address, mail.sender, mail.subject, mail.message_id
-    )
-    about = ("alert", mail.reply_key)
-    post(session, ctx, rendered, player.address, about, game=game, seat=player.seat)
+    args: list[object] = [player.address, mail.sender, mail.subject, mail.message_id]
+    notices.add(
+        session, ctx, K.LETTER, player.address, about=("alert", mail.reply_key), game=game,
+        seat=player.seat, info=info, letter="auth_refused", args=args,
+    )  # fmt: skip
     gm = game.gm_address or ctx.config.mail.gm_address
     if gm:
-        rendered = letters.auth_failed_for_gm(
-            info, gm, mail.sender, player.name, player.address, mail.message_id
-        )
+        args = [gm, mail.sender, player.name, player.address, mail.message_id]
         line = letters.held_line(mail.message_id, mail.sender, mail.subject)
-        _to_gm(session, ctx, gm, rendered, ("gm-alert", mail.reply_key), game, line)
+        _to_gm(session, ctx, gm, ("gm-alert", mail.reply_key), game, line,
+               info=info, letter="auth_failed_for_gm", args=args)  # fmt: skip
 
 
 def relay_press(
@@ -244,7 +226,7 @@ def relay_press(
 
     Once: the record's key is made from ``source`` (the inbound mail's reply
     key) and the press block's place in it, and a key already stored is not
-    relayed again; the record and the mails commit in one transaction, so a
+    relayed again; the record and the notices commit in one transaction, so a
     rolled-back (retried) transaction leaves neither. Anonymous press gets a
     random Message-ID: nothing in its headers is computable from the sender."""
     from pbem.service.errors import ServiceError
@@ -285,20 +267,29 @@ def relay_press(
             key=key,
         )
     )
-    message = rc.Press(info, None if anonymous else sender.seat, seats, body, to_all)
+    message: dict[str, Any] = {
+        "sender": None if anonymous else sender.seat,
+        "seats": list(seats),
+        "body": body,
+    }
     for target in targets:
-        rendered = render.render_press(message, target.seat)
+        to = target.address
         if anonymous:
             mid = f"<{secrets.token_hex(16)}@{host_of(ctx)}>"
-            to = target.address
-            queue(session, ctx, rendered, recipient=to, message_id=mid, game=game, seat=target.seat)
+            about: tuple[object, ...] = ()
         else:
+            mid = ""
             about = ("press", game.name, sender.seat, target.seat, body, now.isoformat())
-            post(session, ctx, rendered, target.address, about, game=game, seat=target.seat)
+        notices.add(
+            session, ctx, K.PRESS, to, about=about, mid=mid, game=game, seat=target.seat,
+            info=info, all=to_all, **message,
+        )  # fmt: skip
     if copy_gm:
-        rendered = letters.press_copy(info, sender.name, press.recipient, body)
         copy = ("press-gm", game.name, sender.seat, body, now.isoformat())
-        post(session, ctx, rendered, info.gm_address, copy, game=game)
+        notices.add(
+            session, ctx, K.LETTER, info.gm_address, about=copy, game=game, info=info,
+            letter="press_copy", args=[sender.name, press.recipient, body],
+        )  # fmt: skip
     return done
 
 
@@ -313,76 +304,38 @@ def _press_key(game: Game, sender: Player, press: orders.Press, source: str) -> 
 # --------------------------------------------------------- after a step
 def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
     """Reports to every player (and the GM) for each adjudicated step, then the
-    notice to whoever must act next; the parts every reader shares rendered once."""
-    with render_once():
-        _after_steps(session, ctx, game, steps)
-
-
-def _after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> None:
+    notice to whoever must act next."""
     if not steps:
         return
     info = game_info(session, ctx, game)
     players = players_of(session, game)
-    last = steps[-1]
-    for step in steps:
+    seqs = step_seqs(session, game, steps)
+    deadline = iso(game.deadline)
+    for step, seq in zip(steps, seqs, strict=True):
         if step.seat is None or step.before is None:
             continue
         if step.entries and step.entries[-1].kind == "command":
             _announce_command(session, ctx, game, step)
             continue
-        report = rc.TurnReport(
-            info,
-            step.turn,
-            step.seat,
-            tuple(step.events),
-            step.before,
-            step.state,
-            step.state_hash,
-            game.deadline,
-            step.state.current if step.state.phase != ENDED else None,
-            missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
-            by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
-            dice_inputs=_dice_inputs(step, players),
-        )
+        common: dict[str, Any] = {"game": game, "step": seq, "info": info, "deadline": deadline}
         for p in players:
             if p.seat != step.seat and mail_mode(game, p.seat) != "every":
                 continue  # SET MAIL MYTURN / DIGEST: others' turns come in the digest
-            rendered = render.render_turn_report(report, p.seat)
             about = ("report", game.name, step.state_hash, p.seat, *epoch(game))
-            post(session, ctx, rendered, p.address, about, game=game, seat=p.seat)
+            notices.add(session, ctx, K.REPORT, p.address, about=about, seat=p.seat, **common,
+                        hash=step.state_hash)  # fmt: skip
         if info.gm_address:
-            rendered = render.render_turn_report(report, None)
             about = ("report", game.name, step.state_hash, "gm", *epoch(game))
-            post(session, ctx, rendered, info.gm_address, about, game=game)
-    state = last.state
+            notices.add(session, ctx, K.REPORT, info.gm_address, about=about, **common,
+                        hash=step.state_hash)  # fmt: skip
+    state = steps[-1].state
     if state.phase == ENDED:
-        from pbem.service.archive import export_record
-
-        over = rc.GameOver(game_info(session, ctx, game), state)
-        record = (f"{game.name}.pgn", export_record(session, game))
         for p in players:
-            post(
-                session,
-                ctx,
-                render.render_game_over(over, p.seat),
-                p.address,
-                ("over", game.name, p.seat, *epoch(game)),
-                game=game,
-                seat=p.seat,
-                attachment=record,
-            )
+            about = ("over", game.name, p.seat, *epoch(game))
+            notices.add(session, ctx, K.GAME_OVER, p.address, about=about, game=game,
+                        seat=p.seat, step=seqs[-1], info=info)  # fmt: skip
         return
-    prompt_next(session, ctx, game, state, info)
-
-
-def _dice_inputs(step: replay.Step, players: list) -> tuple[tuple[str, str, str], ...]:
-    """Whose contribution went into the step's dice (v2), as the turn report names it."""
-    names = {p.seat: p.name for p in players}
-    return tuple(
-        (names.get(seat, "the GM") if seat is not None else "the GM", kind, digest)
-        for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
-        for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
-    )
+    prompt_next(session, ctx, game, state, info, step=seqs[-1])
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:
@@ -408,46 +361,28 @@ def prompt_next(
     game: Game,
     state: GameState,
     info: rc.GameInfo | None = None,
+    step: int | None = None,
 ) -> None:
-    """The 'your turn' notice (with its token), or the setup prompt to everyone."""
+    """The 'your turn' notice (with its token), or the setup prompt to everyone;
+    ``state`` is the game's state now (after log entry ``step``)."""
     info = info or game_info(session, ctx, game)
+    step = seq_now(session, game) if step is None else step
     players = players_of(session, game)
+    deadline = iso(game.deadline)
     if state.phase in SETUP_PHASES:
         for p in players:
-            prompt = rc.SetupPrompt(info, state, p.seat, game.deadline)
             about = ("setup", game.name, *_setup_round(state), p.seat, p.address)
-            rendered = render.render_setup_prompt(prompt)
-            post(session, ctx, rendered, p.address, about, game=game, seat=p.seat)
+            notices.add(session, ctx, K.SETUP_PROMPT, p.address, about=about, game=game,
+                        seat=p.seat, step=step, info=info, deadline=deadline)  # fmt: skip
         return
     seat = state.current
     if seat in settings_of(game).get("bot_seats", []):  # the bot moves at once
         return
     player = players[seat]
-    token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
-    since = tuple(catchup.since_last_turn(session, game, player, state))
-    notice = rc.YourTurn(info, state, seat, token, game.deadline, since)
-    post(
-        session,
-        ctx,
-        render.render_your_turn(notice),
-        player.address,
-        ("turn", game.name, state.turn, seat, player.address, *epoch(game)),
-        game=game,
-        seat=seat,
-        attachment=_deadline_ics(ctx, game, state, player),
-        attachment_type="calendar",
-    )
-
-
-def _deadline_ics(
-    ctx: Context, game: Game, state: GameState, player: Player
-) -> tuple[str, str] | None:
-    """The deadline of this turn as a calendar file, when the game has deadlines."""
-    if game.deadline is None:
-        return None
-    due = ics.Deadline(game.name, state.turn, player.name, game.deadline, player.seat)
-    text = ics.calendar([due], host_of(ctx), ctx.clock.now())
-    return f"{game.name}-turn{state.turn}.ics", text
+    since = catchup.since_last_turn(session, game, player, state)
+    about = ("turn", game.name, state.turn, seat, player.address, *epoch(game))
+    notices.add(session, ctx, K.YOUR_TURN, player.address, about=about, game=game, seat=seat,
+                step=step, info=info, deadline=deadline, since=list(since))  # fmt: skip
 
 
 def game_start(
@@ -462,29 +397,34 @@ def game_start(
     seat: a welcome to the game under way, with the seat's cards): rules,
     map, turn order, their own password, the dice commitment. The first one
     to a seat is the root of that player's thread for the game."""
+    from pbem.service.games import load
+
     state = load(session, game).state
     if only_seat is None:
         schedule.start_period(session, ctx, game, state)
     info = game_info(session, ctx, game)
+    step = seq_now(session, game)
+    deadline = iso(game.deadline)
     for p in players_of(session, game):
         if only_seat is not None and p.seat != only_seat:
             continue
-        start = rc.GameStart(
-            info, state, p.seat, passwords.get(p.name, ""), game.deadline, holder, game.turn
-        )
-        rendered = render.render_game_start(start)
+        what: dict[str, Any] = {
+            "password": passwords.get(p.name, ""),
+            "holder": holder,
+            "turn": game.turn,
+        }
         if only_seat is None:  # the root of the seat's thread: its id is the thread's
             root = thread_root_id(game.name, p.seat, host_of(ctx))
-            queue(
-                session, ctx, rendered, recipient=p.address, message_id=root, game=None, seat=p.seat
-            )
+            notices.add(session, ctx, K.GAME_START, p.address, mid=root, game=game, seat=p.seat,
+                        step=step, info=info, deadline=deadline, root=True, **what)  # fmt: skip
         else:
             about = ("start", game.name, p.seat, p.address, game.turn)
-            post(session, ctx, rendered, p.address, about, game=game, seat=p.seat)
+            notices.add(session, ctx, K.GAME_START, p.address, about=about, game=game,
+                        seat=p.seat, step=step, info=info, deadline=deadline, **what)  # fmt: skip
     if only_seat is not None:
         return
     if state.phase not in SETUP_PHASES and state.phase != ENDED:
-        prompt_next(session, ctx, game, state, info)
+        prompt_next(session, ctx, game, state, info, step=step)
 
 
 # ------------------------------------------------------------ deadlines
@@ -494,21 +434,14 @@ def reminder(session: Session, ctx: Context, game: Game, state: GameState, playe
     if state.phase not in SETUP_PHASES:
         token = turn_token(bytes.fromhex(game.secret), game.name, player.seat, state.turn)
     conf = settings(game)
-    notice = rc.Reminder(
-        info,
-        state,
-        player.seat,
-        token,
-        game.deadline,
-        player.missed_in_row,
-        conf["remove_after_misses"],
-        float(conf["grace_hours"]),
-        str(conf["on_removal"]),
-    )
     stamp = ctx.clock.now().isoformat()
     about = ("reminder", game.name, state.turn, state.phase, player.seat, stamp)
-    rendered = render.render_reminder(notice)
-    post(session, ctx, rendered, player.address, about, game=game, seat=player.seat)
+    notices.add(
+        session, ctx, K.REMINDER, player.address, about=about, game=game, seat=player.seat,
+        step=seq_now(session, game), info=info, token=token, deadline=iso(game.deadline),
+        missed=player.missed_in_row, limit=conf["remove_after_misses"],
+        grace=float(conf["grace_hours"]), on_removal=str(conf["on_removal"]),
+    )  # fmt: skip
 
 
 def announce(session: Session, ctx: Context, game: Game, text: str, subject: str = "") -> None:
@@ -517,9 +450,9 @@ def announce(session: Session, ctx: Context, game: Game, text: str, subject: str
     subject = subject or text.split(";")[0].split(".")[0][:60]
     stamp = ctx.clock.now().isoformat()
     for p in players_of(session, game):
-        rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, p.address))
         about = ("announce", game.name, text, p.seat, stamp)
-        post(session, ctx, rendered, p.address, about, game=game, seat=p.seat)
+        notices.add(session, ctx, K.ALERT, p.address, about=about, game=game, seat=p.seat,
+                    info=info, subject=subject, text=text)  # fmt: skip
     gm_note(session, ctx, game, text, key=f"announce:{stamp}", subject=subject)
 
 
@@ -530,8 +463,9 @@ def gm_note(
     if not info.gm_address:
         return
     subject = subject or "Note for the GM"
-    rendered = render.render_gm_alert(rc.GmAlert(subject, text, info, info.gm_address))
-    post(session, ctx, rendered, info.gm_address, ("gm-note", game.name, key, text), game=game)
+    about = ("gm-note", game.name, key, text)
+    notices.add(session, ctx, K.ALERT, info.gm_address, about=about, game=game, info=info,
+                subject=subject, text=text)  # fmt: skip
 
 
 def late_notice(
@@ -557,15 +491,15 @@ def missed_turn(
     n, m = conf["remove_after_of_last"]
     of_last = None
     if n and m:
-        of_last = (sum(json.loads(player.misses_json or "[]")[-m:]), m, n)
-    rendered = letters.missed_turn(
-        info,
+        of_last = [sum(json.loads(player.misses_json or "[]")[-m:]), m, n]
+    args = [
         player.address,
         turn,
         player.missed_in_row,
         conf["remove_after_misses"],
         of_last,
         removed,
-    )
+    ]
     about = ("missed", game.name, turn, player.seat, *epoch(game))
-    post(session, ctx, rendered, player.address, about, game=game, seat=player.seat)
+    notices.add(session, ctx, K.LETTER, player.address, about=about, game=game, seat=player.seat,
+                info=info, letter="missed_turn", args=args)  # fmt: skip

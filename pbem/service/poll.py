@@ -1,10 +1,12 @@
 """One poll cycle: the whole life of the mail, in the order it happens.
 
     1. inbox     fetch new mail; for each: claim -> process (decode, route,
-                 apply, queue replies, write the outcome: ONE transaction)
-                 -> move it out of the inbox. Nothing leaves the inbox
-                 before its outcome is committed.
-    2. deadlines reminders, missed turns, bots: whatever the inbox did.
+                 apply, decide replies as notices, write the outcome: ONE
+                 transaction) -> tell them (render, queue: pbem.service.
+                 telling) -> move it out of the inbox. Nothing leaves the
+                 inbox before its outcome is committed.
+    2. deadlines reminders, missed turns, bots: whatever the inbox did;
+                 then every notice still pending is told.
     3. outbox    send due mail, each row leased and marked sent one by one.
     4. health    outages noticed, the GM told once (pbem.service.health).
 
@@ -32,6 +34,7 @@ import socket
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,6 +63,7 @@ from pbem.store import (
     session_scope,
 )
 from pbem.store.errors import ConcurrentUpdateError, DatabaseError
+from pbem.store.pending import notices_pending, prune_told
 from pbem.store.rawmail import blank_passwords
 from pbem.vocab import Component, GameStatus, InboundStatus, SeatStatus
 
@@ -146,6 +150,7 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
             else:  # an alert mail waits in the outbox if SMTP is out too
                 health.down(Component.INBOX, inbox_error, mail_works=True)
             _deadline_stage(engine, ctx, report)
+            _telling_stage(engine, ctx)  # the mails decided above, rendered and queued
             sent_early = early.stop() if early is not None else None
         smtp_error = _outbox_stage(engine, config, sender, clock, envelope_from, report, sent_early)
         _record_poll(engine, clock)
@@ -371,6 +376,17 @@ def _said(exc: BaseException) -> str:
 
 
 OnHeld = Callable[[Session, InboundMessage], None]
+
+
+def _telling_stage(engine: Engine, ctx: Context) -> None:
+    """Pending notices told (the report layer imported only when there are some);
+    notices told past the retention pruned."""
+    now = ctx.clock.now()
+    prune_told(engine, now - timedelta(days=ctx.config.poll.retention_days))
+    if notices_pending(engine):
+        from pbem.service import telling
+
+        telling.tell(engine, ctx)
 
 
 def _telling(

@@ -27,7 +27,7 @@ from sqlmodel import Session, col, func, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Check, ParsedMail
-from pbem.service import notify, outmail
+from pbem.service import notify
 from pbem.service.context import Context
 from pbem.service.games import find_player, players_of
 from pbem.service.names import shown
@@ -111,8 +111,6 @@ def leaked_password(
 def _tell_leak(
     session: Session, ctx: Context, game: Game, owner: Player, mail: DecodedMail
 ) -> None:
-    from pbem.report import context as rc
-    from pbem.report import render
 
     sender = shown(mail.sender)
     command = NEW_PASSWORD_COMMAND.format(game=game.name, name=owner.name)
@@ -125,16 +123,9 @@ def _tell_leak(
         "If you sent that mail yourself from another address, nothing is wrong "
         "but the address: write from this one."
     )
-    info = outmail.game_info(session, ctx, game)
-    outmail.post(
-        session,
-        ctx,
-        render.render_gm_alert(rc.GmAlert("Your password has leaked", text, info, owner.address)),
-        owner.address,
-        ("leak", game.name, owner.seat, mail.reply_key),
-        game=game,
-        seat=owner.seat,
-    )
+    about = ("leak", game.name, owner.seat, mail.reply_key)
+    subject = "Your password has leaked"
+    notify.alert(session, ctx, game, owner.address, subject, text, about, seat=owner.seat)
     notify.gm_note(
         session,
         ctx,
@@ -151,8 +142,6 @@ def reissue_password(session: Session, ctx: Context, game: Game, name: str) -> s
     """`pbem new-password`: a new password for a seat, mailed to its registered
     address only (never printed); the old one stops working at once, and the
     seat's count of wrong passwords starts again."""
-    from pbem.report import context as rc
-    from pbem.report import render
 
     player = find_player(session, game, name)
     password = new_password()
@@ -166,17 +155,9 @@ def reissue_password(session: Session, ctx: Context, game: Game, name: str) -> s
         "your orders as a line PASSWORD followed by it (case, blanks and hyphens do "
         "not matter); a reply to the game's turn notice needs none."
     )
-    info = outmail.game_info(session, ctx, game)
-    now = ctx.clock.now()
-    outmail.post(
-        session,
-        ctx,
-        render.render_gm_alert(rc.GmAlert("Your new password", text, info, player.address)),
-        player.address,
-        ("new-password", game.name, player.seat, now.isoformat()),
-        game=game,
-        seat=player.seat,
-    )
+    about = ("new-password", game.name, player.seat, ctx.clock.now().isoformat())
+    subject = "Your new password"
+    notify.alert(session, ctx, game, player.address, subject, text, about, seat=player.seat)
     return (
         f"a new password for {player.name} (seat {player.seat}) is mailed to "
         f"{player.address}; the old one no longer works"

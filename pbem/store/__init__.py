@@ -28,6 +28,7 @@ from pbem.store.models import (
     InboundMessage,
     JoinRequest,
     MailboxCheckpoint,
+    Notice,
     OrderEntry,
     Outbox,
     OutboxBody,
@@ -40,6 +41,7 @@ from pbem.store.models import (
     TurnResult,
     id_of,
 )
+from pbem.store.pending import notices_pending
 from pbem.store.types import UTCDateTime, utcnow
 
 __all__ = [
@@ -65,6 +67,8 @@ __all__ = [
     "PendingOrders",
     "Player",
     "PressRecord",
+    "Notice",
+    "notices_pending",
     "RateCounter",
     "SeatHolder",
     "ServiceState",

@@ -418,6 +418,38 @@ class PressRecord(SQLModel, table=True):
     key: str  # hex SHA-256 of where the press came from: never published
 
 
+class Notice(SQLModel, table=True):
+    """One mail decided and not yet told: who gets what about which step.
+
+    Written in the decision's transaction (pbem/service/notify.py); rendered
+    and queued in the outbox after its commit (pbem/service/telling.py),
+    which sets ``told_at`` in the outbox row's transaction. Nothing rendered
+    is kept: the mail is made again from the store (the order log, the
+    snapshots) and ``params``, the few inputs the store does not keep (the
+    game's roster at the time, a refused mail's problems). ``created_at`` is
+    the decision's clock time, the mail's Date: a notice told twice gives the
+    same bytes, and its Message-ID is queued once.
+    """
+
+    __tablename__ = "notice"
+    __table_args__ = (
+        UniqueConstraint("message_id"),
+        Index("ix_notice_told_at", "told_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    game_id: int | None = Field(default=None, foreign_key="game.id")
+    kind: str  # a NoticeKind
+    step: int | None = None  # the order-log seq the mail is about (its state), if any
+    recipient: str
+    seat: int | None = None
+    message_id: str
+    in_reply_to: str | None = None
+    params_json: str = Field(default="{}", sa_type=Text)
+    created_at: datetime = _when(default_factory=utcnow)
+    told_at: datetime | None = _when(default=None)
+
+
 ALL_TABLES = (
     Game,
     Player,
@@ -433,4 +465,5 @@ ALL_TABLES = (
     JoinRequest,
     ServiceState,
     PressRecord,
+    Notice,
 )

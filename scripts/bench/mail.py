@@ -80,6 +80,28 @@ PLAYED = re.compile(r" processed: turn \d+ played$", re.MULTILINE)
 PEAK_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 CPU = re.compile(r"(?:User|System) time \(seconds\): ([\d.]+)")
 TIME = "/usr/bin/time"  # GNU time (Debian package "time"), for the peak RSS
+HELD = re.compile(r"^pbem-bench-held ([\d.]+) ([\d.]+) (\d+)$", re.MULTILINE)
+# `pbem poll`, timing each mail's one transaction (process_mail's session_scope):
+# how long the game's row (on SQLite the database's write lock) is held per mail.
+TIMED_POLL = """
+import atexit, sys, time
+from contextlib import contextmanager
+import pbem.service.mailflow as mailflow
+inner = mailflow.session_scope
+held = [0.0, 0.0, 0]
+@contextmanager
+def timed(*args, **kwargs):
+    started, cpu = time.perf_counter(), time.thread_time()
+    with inner(*args, **kwargs) as session:
+        yield session
+    held[0] += time.perf_counter() - started
+    held[1] += time.thread_time() - cpu
+    held[2] += 1
+mailflow.session_scope = timed
+atexit.register(lambda: print("pbem-bench-held %.6f %.6f %d" % tuple(held), file=sys.stderr))
+from pbem.cli import app
+app(sys.argv[1:], prog_name="pbem")
+"""
 
 
 @dataclass
@@ -92,6 +114,9 @@ class PollRun:
     sent: int
     deferred: int
     failed: int
+    held: float = 0.0  # seconds inside the mails' transactions (the game locked)
+    held_cpu: float = 0.0  # the poll thread's CPU seconds in them (what load does not change)
+    transactions: int = 0
 
 
 @dataclass
@@ -156,6 +181,7 @@ connections = {self.connections}
                     settings={"timezone": "UTC"},
                 )
                 notify.game_start(session, ctx, created.game, created.passwords)
+        _tell(self.engine, ctx)
         settings = self.config.mail
         report = send_outbox(
             self.engine, open_sender(settings), SystemClock(), settings.game_address
@@ -207,8 +233,8 @@ connections = {self.connections}
             TIME,
             "-v",
             sys.executable,
-            "-m",
-            "pbem",
+            "-c",
+            TIMED_POLL,
             "poll",
             "--config",
             str(self.config_path),
@@ -223,9 +249,12 @@ connections = {self.connections}
         mails, sent, deferred, failed = map(int, found.groups())
         played = len(PLAYED.findall(done.stdout))
         cpu = sum(float(t) for t in CPU.findall(done.stderr))
+        held = HELD.search(done.stderr)
         run = PollRun(
-            seconds, int(peak.group(1)) / 1024, cpu, mails, played, sent, deferred, failed
-        )
+            seconds, int(peak.group(1)) / 1024, cpu, mails, played, sent, deferred, failed,
+            float(held.group(1)) if held else 0.0, float(held.group(2)) if held else 0.0,
+            int(held.group(3)) if held else 0,
+        )  # fmt: skip
         self.runs.append(run)
         return run
 
@@ -282,6 +311,15 @@ connections = {self.connections}
         print(f"\nprofile of one in-process poll ({len(report.mails)} mails, {report.sent} sent):")
         stats = pstats.Stats(profiler).sort_stats("cumulative")
         stats.print_stats(40)
+
+
+def _tell(engine: object, ctx: Context) -> None:
+    """The start mails rendered and queued (a pbem that decides, then tells)."""
+    try:
+        from pbem.service import telling
+    except ImportError:  # a pbem that queued them in the decision's transaction
+        return
+    telling.tell(engine, ctx)  # type: ignore[arg-type]
 
 
 def _answer(address: str, game_address: str, notice_header: bytes, body: str) -> bytes:
@@ -379,6 +417,12 @@ def run(bench: Bench, args: argparse.Namespace) -> int:
     print(
         f"per order mail               {1000 * total / max(mails, 1):.0f} ms "
         f"({1000 * own / max(mails, 1):.0f} ms without start-up)"
+    )
+    held = sum(r.held for r in runs)
+    print(
+        f"game locked per order mail   {1000 * held / max(mails, 1):.1f} ms "
+        f"(inside the mail's transaction, {sum(r.transactions for r in runs)} transactions), "
+        f"{1000 * sum(r.held_cpu for r in runs) / max(mails, 1):.1f} ms CPU"
     )
     cpu = sum(r.cpu for r in runs) - len(runs) * empty.cpu
     print(

@@ -44,13 +44,15 @@ def test_inside_a_scope_once_per_arguments_and_nested_scopes_share() -> None:
     assert len(calls) == 5
 
 
-def test_the_service_mails_a_turn_inside_one_scope(monkeypatch: pytest.MonkeyPatch) -> None:
-    """notify.after_steps (reports to all, then the next player's notice) renders
-    inside render_once, so the notice reuses the report's players table."""
-    from pbem.service import notify
+def test_the_service_tells_a_step_inside_one_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The telling stage renders the notices of one step (reports to all, then the
+    next player's notice) inside render_once, so they share the players table."""
+    from pbem.service import telling
+    from pbem.store import Notice
 
     seen: list[bool] = []
-    monkeypatch.setattr(notify, "_after_steps", lambda *args: seen.append(active()))
-    notify.after_steps(None, None, None, [])  # type: ignore[arg-type]
-    assert seen == [True]
+    monkeypatch.setattr(telling, "render_notice", lambda *args: seen.append(active()))
+    notices = [Notice(kind="report", recipient=f"{n}@x.test", message_id=n) for n in "ab"]
+    telling._render_group(None, None, notices)  # type: ignore[arg-type]
+    assert seen == [True, True]
     assert not active()

@@ -94,7 +94,7 @@ def _fill_0002(engine: Engine) -> list[int]:
     return ids
 
 
-LATER_TABLES = {"press", "game.hash_version"}  # of migration 0006
+LATER_TABLES = {"press", "game.hash_version", "notice"}  # of migrations 0006, 0007
 
 
 def _table_of(difference: tuple[object, ...]) -> str | None:
