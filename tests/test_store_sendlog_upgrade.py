@@ -12,6 +12,7 @@ database it belongs to is named ``KEY``.
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -116,6 +117,23 @@ def test_a_fold_cut_short_is_done_again_and_changes_nothing_twice(tmp_path: Path
     again = init_db(url)
     assert rows(again) == first
     again.dispose()
+
+
+def test_a_log_an_older_worker_still_has_open_is_folded_and_set_aside_later(
+    tmp_path: Path,
+) -> None:
+    url = old_database(tmp_path)
+    older = sqlite3.connect(tmp_path / LOG)  # a worker of the older pbem, still running
+    older.execute("SELECT count(*) FROM send_claim").fetchone()
+    try:
+        engine = init_db(url)
+        assert rows(engine)[1][0] == OutboxStatus.SENT
+        assert (tmp_path / LOG).exists()  # not moved from under it
+        engine.dispose()
+    finally:
+        older.close()
+    init_db(url).dispose()
+    assert sorted(p.name for p in tmp_path.glob(LOG + "*")) == [LOG + ".folded"]
 
 
 def test_a_log_of_another_database_at_the_same_path_is_set_aside_unread(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ into the outbox table once.
 
 pbem kept, beside a SQLite file, the outbox's leases and "sent" marks in a
 small file of its own (``<database>-sendlog``, table ``send_claim``; written
-by pbem up to migration 0006), folded into the outbox table at the end of
+by pbem up to schema revision 0006), folded into the outbox table at the end of
 each send run. A worker stopped or killed before its fold left marks there:
 mails the server accepted that the table still calls pending. The outbox
 table is now the one record of what was sent, so what such a file says is
@@ -101,6 +101,7 @@ def fold_leftover(engine: Engine) -> int:
         db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
     except sqlite3.Error as exc:
         raise _unreadable(path, exc) from exc
+    folded, mode = 0, "busy"
     try:
         folded = _fold(engine, path, db)
         # Its -wal written back and removed; refused while another connection has it.
@@ -108,11 +109,10 @@ def fold_leftover(engine: Engine) -> int:
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorname", "") not in _BUSY:
             raise _unreadable(path, exc) from exc
-        mode = "busy"
     finally:
         db.close()
     if mode != "delete":  # a worker of the older pbem still has it open
-        log.warning("%s is still in use: set aside at a later start", path)
+        log.warning("%s is still in use: folded again and set aside at a later start", path)
         return folded
     try:
         os.replace(path, path.with_name(path.name + FOLDED))
