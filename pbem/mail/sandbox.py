@@ -11,13 +11,13 @@ MailError) comes back pickled over a pipe. A child that runs out of memory,
 out of time, or dies gives MailTooCostly: the poll goes on, and the kernel
 never has to kill the poll for one mail.
 
-The poll runs a sender thread meanwhile (pbem/service/sender_thread.py); a
-forked child holds a copy of that thread's locks and connections, so it
-only decodes and leaves with os._exit: no logging, no database, no atexit
-handlers, no garbage collection of objects it shares with its parent.
-(The logging module takes its own lock around a fork, so a fork waits for
-a log line being written, never longer.) Where os.fork is missing,
-decoding happens in process.
+A forked child holds a copy of the poll's database and mail connections,
+and of any lock another thread of the process (a library's) held at the
+fork, so it only decodes and leaves with os._exit: no logging, no
+database, no atexit handlers, no garbage collection of objects it shares
+with its parent. (The logging module takes its own lock around a fork, so
+a fork waits for a log line being written, never longer.) Where os.fork is
+missing, decoding happens in process.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Three promises, each by construction:
 
 - A row is *leased* before it is sent, so several workers never send the
-  same row (pbem/service/sending.py: in this table with FOR UPDATE SKIP
-  LOCKED on PostgreSQL; in the send log beside a SQLite file).
+  same row (pbem/service/sending.py: ``lease_owner`` and ``lease_until`` of
+  this table, taken FOR UPDATE SKIP LOCKED on PostgreSQL).
 - A row is marked sent right after the server accepted *it*, one row at a
   time, over one connection per batch. A worker killed between acceptance
   and that commit leaves one row leased; when the lease runs out it is sent
@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, insert
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.service.sending import (  # noqa: F401 - the send path, reachable as outbox.*
@@ -43,7 +43,6 @@ from pbem.service.sending import (  # noqa: F401 - the send path, reachable as o
 from pbem.store import Outbox, OutboxBody, session_scope
 from pbem.store.db import is_postgresql
 from pbem.store.rawmail import header_block, pack, unpack
-from pbem.store.sendlog import in_flight_for
 from pbem.vocab import OutboxStatus, RawFormat
 
 KEPT_KIND = "press"  # small, and the game site reads public press back: never pruned
@@ -152,16 +151,8 @@ def prune_sent(engine: Engine, now: datetime, retention_days: float, limit: int 
         return len(bodies)
 
 
-def _in_flight(session: Session, now: datetime) -> tuple[set[int], dict[int, str]]:
-    """The rows a send log holds as sent or leased (pbem/store/sendlog.py)."""
-    bind = session.get_bind()
-    engine = bind.engine if isinstance(bind, Connection) else bind
-    return in_flight_for(engine, now)
-
-
 def unsent(session: Session, now: datetime) -> list[dict[str, object]]:
     """Mail not sent yet (waiting, being sent, or refused for good), oldest first."""
-    sent, leased = _in_flight(session, now)
     rows = session.exec(
         select(Outbox).where(Outbox.status != OutboxStatus.SENT).order_by(col(Outbox.id))
     )
@@ -174,10 +165,9 @@ def unsent(session: Session, now: datetime) -> list[dict[str, object]]:
             "attempts": r.attempts,
             "next_attempt_at": r.next_attempt_at.isoformat(),
             "last_error": r.last_error,
-            "leased_by": leased.get(r.id, r.lease_owner) if r.id is not None else None,
+            "leased_by": r.lease_owner,
         }
         for r in rows
-        if r.id not in sent
     ]
 
 
@@ -190,16 +180,11 @@ class OutboxCounts:
 
 
 def counts(session: Session, now: datetime) -> OutboxCounts:
-    """How much mail waits, is being sent, or failed for good (a mail sent
-    but not yet folded from the send log counts as sent)."""
-    sent, leased = _in_flight(session, now)
-    rows = session.exec(
-        select(Outbox.id, Outbox.lease_until, Outbox.created_at)
-        .where(Outbox.status == OutboxStatus.PENDING)
-        .order_by(col(Outbox.id))
+    """How much mail waits, is being sent (leased now), or failed for good."""
+    waiting = session.exec(
+        select(Outbox.lease_until, Outbox.created_at).where(Outbox.status == OutboxStatus.PENDING)
     ).all()
-    waiting = [row for row in rows if row[0] not in sent]
-    sending = sum(1 for row_id, until, _ in waiting if row_id in leased or (until and until > now))
-    oldest = min((created for _, _, created in waiting), default=None)
+    sending = sum(1 for until, _ in waiting if until and until > now)
+    oldest = min((created for _, created in waiting), default=None)
     failed = session.exec(select(func.count()).where(Outbox.status == OutboxStatus.FAILED)).one()
     return OutboxCounts(len(waiting) - sending, sending, int(failed), oldest)

@@ -52,7 +52,6 @@ from pbem.service.claims import ClaimState
 from pbem.service.clock import Clock
 from pbem.service.context import Context
 from pbem.service.health import Health
-from pbem.service.sender_thread import beside
 from pbem.store import (
     Game,
     InboundMessage,
@@ -140,19 +139,15 @@ def run_cycle(engine: Engine, config: Config, clock: Clock, batch: int | None = 
     sender = open_sender(settings)
     envelope_from = settings.game_address
     try:
-        # Full batches go out while the inbox and the deadlines still work
-        # (pbem/service/sender_thread.py); the outbox stage sends the rest.
-        with beside(engine, sender, clock, envelope_from, outbox_lease(config)) as early:
-            inbox_error = _inbox_stage(engine, ctx, settings, batch, report)
-            health.database_up()
-            if inbox_error is None:
-                health.up(Component.INBOX)
-            else:  # an alert mail waits in the outbox if SMTP is out too
-                health.down(Component.INBOX, inbox_error, mail_works=True)
-            _deadline_stage(engine, ctx, report)
-            _telling_stage(engine, ctx)  # the mails decided above, rendered and queued
-            sent_early = early.stop() if early is not None else None
-        smtp_error = _outbox_stage(engine, config, sender, clock, envelope_from, report, sent_early)
+        inbox_error = _inbox_stage(engine, ctx, settings, batch, report)
+        health.database_up()
+        if inbox_error is None:
+            health.up(Component.INBOX)
+        else:  # an alert mail waits in the outbox if SMTP is out too
+            health.down(Component.INBOX, inbox_error, mail_works=True)
+        _deadline_stage(engine, ctx, report)
+        _telling_stage(engine, ctx)  # the mails decided above, rendered and queued
+        smtp_error = _outbox_stage(engine, config, sender, clock, envelope_from, report)
         _record_poll(engine, clock)
     except DatabaseError as exc:
         # No stage can work without the database; every mail stays where it is.
@@ -490,12 +485,9 @@ def _outbox_stage(
     clock: Clock,
     envelope_from: str,
     report: PollReport,
-    sent_early: outbox.SendReport | None = None,
 ) -> str | None:
-    """Send the due mail and prune old mail; the error that stopped sending, if any.
-
-    ``sent_early``: what the sender thread sent during the other stages."""
-    sent = sent_early or outbox.SendReport()
+    """Send the due mail and prune old mail; the error that stopped sending, if any."""
+    sent = outbox.SendReport()
     try:
         lease = outbox_lease(config)
         outbox.send_due(engine, sender, clock.now(), envelope_from, lease, report=sent)
@@ -505,8 +497,7 @@ def _outbox_stage(
     report.deferred += sent.deferred
     report.failed += sent.failed
     prefix = "cannot send mail"
-    said = (e if e.startswith(prefix) else f"{prefix}: {e}" for e in sent.errors)
-    errors = list(dict.fromkeys(said))  # the thread and the stage may meet the same failure
+    errors = [e if e.startswith(prefix) else f"{prefix}: {e}" for e in sent.errors]
     report.errors.extend(errors)
     outbox.prune_sent(engine, clock.now(), config.poll.retention_days)
     return errors[0] if errors else None

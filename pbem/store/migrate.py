@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from pbem.store.db import make_engine, reader, safe_url, translate_errors
 from pbem.store.errors import DatabaseError
+from pbem.store.sendlog import fold_leftover
 
 if TYPE_CHECKING:  # alembic costs ~0.35 s to import; an up-to-date database never needs it
     from alembic.config import Config
@@ -171,8 +172,14 @@ def init_db(url: str) -> Engine:
     engine = make_engine(url)
     current = current_revision(engine)
     head = head_revision()
-    if current == head:
-        return engine
+    if current != head:
+        _bring_to_head(engine, current, head)
+    fold_leftover(engine)  # an older pbem's send log, once (pbem/store/sendlog.py)
+    return engine
+
+
+def _bring_to_head(engine: Engine, current: str | None, head: str) -> None:
+    """Upgrade from ``current``, after the checks of ``init_db``."""
     if current is None:
         with translate_errors(engine):
             tables = set(inspect(engine).get_table_names())
@@ -193,7 +200,6 @@ def init_db(url: str) -> Engine:
                 f"version of pbem does not know (its newest is {head!r}); upgrade pbem"
             ) from err
     upgrade(engine)
-    return engine
 
 
 def new_revision(message: str) -> Path:

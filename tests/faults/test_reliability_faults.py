@@ -152,8 +152,7 @@ def test_sigkill_with_three_smtp_connections_duplicates_at_most_three_per_kill(
 def test_sigkill_on_postgresql_with_three_smtp_connections_duplicates_at_most_three_per_kill(
     mail_servers: MailServers, tmp_path: Path, own_postgresql: _Server
 ) -> None:
-    """The same on PostgreSQL, where the leases and marks are the outbox
-    table's own (pbem/service/sending.py, TableLedger)."""
+    """The same on PostgreSQL (leases taken FOR UPDATE SKIP LOCKED)."""
     url = own_postgresql.url("faults")
     world = make_world(mail_servers, tmp_path, database_url=url, smtp_connections=3)
     games = new_games(world, 4)

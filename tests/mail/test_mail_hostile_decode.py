@@ -463,7 +463,7 @@ def test_the_child_runs_no_atexit_handler_and_needs_no_lock_of_another_thread(
     release = threading.Event()
     pool = threading.Lock()  # say, a connection pool's: the fork copies it held
 
-    def sender_thread() -> None:  # like the poll's, busy while the mail is read
+    def busy_thread() -> None:  # any thread of the process, busy while the mail is read
         with pool:
             held.set()
             release.wait(30)
@@ -472,7 +472,7 @@ def test_the_child_runs_no_atexit_handler_and_needs_no_lock_of_another_thread(
         marker.write_text("ran")
 
     atexit.register(leave_a_mark)
-    thread = threading.Thread(target=sender_thread)
+    thread = threading.Thread(target=busy_thread)
     thread.start()
     try:
         held.wait(30)

@@ -21,7 +21,7 @@ from pbem.mail.smtp import SmtpSender
 from pbem.service import outbox, sending
 from pbem.store import Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, free_port
-from tests.sendlog_helpers import sent_ids
+from tests.outbox_helpers import sent_ids
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -33,7 +33,7 @@ class Recorder:
     seen: list[tuple[tuple[str, int], int, bytes]] = field(default_factory=list)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        sent = len(sent_ids(self.database))  # in the table or in the send log
+        sent = len(sent_ids(self.database))
         self.seen.append((tuple(session.peer), sent, envelope.content))
         return "250 OK"
 

@@ -56,7 +56,7 @@ def schema_differences(engine: Engine) -> list[object]:
 
 
 def test_head_is_the_latest_migration() -> None:
-    assert head_revision() == "0007"
+    assert head_revision() == "0008"
 
 
 def test_scanned_head_is_alembics_head() -> None:
@@ -66,8 +66,8 @@ def test_scanned_head_is_alembics_head() -> None:
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    assert ScriptDirectory.from_config(config).get_current_head() == "0007"
-    assert migrate._scanned_head() == "0007"
+    assert ScriptDirectory.from_config(config).get_current_head() == "0008"
+    assert migrate._scanned_head() == "0008"
 
 
 def test_current_database_does_not_import_alembic(tmp_path: Path) -> None:
@@ -81,7 +81,7 @@ def test_current_database_does_not_import_alembic(tmp_path: Path) -> None:
         "print(current_revision(engine), 'alembic' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout == "0007 False\n"
+    assert done.stdout == "0008 False\n"
 
 
 def test_upgrade_from_empty_to_head(db_url: str) -> None:

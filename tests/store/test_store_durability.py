@@ -21,10 +21,8 @@ from sqlalchemy.engine import Engine
 
 from pbem.mail.transport import OutgoingMail, SendResult
 from pbem.service import outbox
-from pbem.service.sending import TableLedger
 from pbem.store import ServiceState, init_db, session_scope
-from pbem.store.sendlog import SUFFIX, SendLog, open_for
-from tests.sendlog_helpers import queue_alerts
+from tests.outbox_helpers import queue_alerts
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 FULL, NORMAL = 2, 1
@@ -88,7 +86,6 @@ class Accepting:
 def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
     engine: Engine,
 ) -> None:
-    """The outbox table as the ledger (PostgreSQL's way, here on SQLite)."""
     rows = outbox.BATCH + 3  # two batches: two leases
     queue_alerts(engine, rows, NOW)
     levels = levels_of_commits(engine)
@@ -96,74 +93,10 @@ def test_the_lease_before_a_batch_is_durable_the_commit_per_sent_mail_is_not(
 
     sent = outbox.send_due(
         engine, Accepting(lambda: marks.append(len(levels))), NOW, "game@pbem.test",
-        outbox.Lease("A", seconds=60, retry_base_seconds=0), ledger=TableLedger(engine),
+        outbox.Lease("A", seconds=60, retry_base_seconds=0),
     )  # fmt: skip
     assert sent.sent == rows
     # lease (FULL), 50 results (NORMAL), lease (FULL), 3 results (NORMAL), empty lease
     assert levels == [FULL] + [NORMAL] * 50 + [FULL] + [NORMAL] * 3 + [FULL]
     # every mail went out after a durable lease and the results before it
     assert marks[0] == 1 and marks[outbox.BATCH] == 52
-
-
-def levels_of_writes(engine: Engine) -> list[int]:
-    """The synchronous level of every commit that changed a row, from now on."""
-    levels: list[int] = []
-
-    @event.listens_for(engine, "begin")
-    def _on_begin(connection: Any) -> None:
-        changes = connection.exec_driver_sql("SELECT total_changes()").scalar()
-        connection.info["changes_at_begin"] = changes
-
-    @event.listens_for(engine, "commit")
-    def _on_commit(connection: Any) -> None:
-        changes = connection.exec_driver_sql("SELECT total_changes()").scalar()
-        if changes != connection.info.pop("changes_at_begin"):
-            levels.append(connection.exec_driver_sql("PRAGMA synchronous").scalar())
-
-    return levels
-
-
-def test_with_the_send_log_the_database_is_written_once_per_run_and_durably(
-    engine: Engine, tmp_path: Path
-) -> None:
-    """A SQLite file's sender commits its leases and marks in the send log, not
-    synced (a mark lost in a power loss sends that mail again, same
-    Message-ID); the database itself gets one write per run, the marks folded
-    in, synced. Every mail it sends was queued by a synced commit."""
-    rows = outbox.BATCH + 3
-    queue_alerts(engine, rows, NOW)
-    writes = levels_of_writes(engine)
-    log_writes: list[int] = []  # database writes so far, when each mail went out
-
-    sent = outbox.send_due(
-        engine, Accepting(lambda: log_writes.append(len(writes))), NOW, "game@pbem.test",
-        outbox.Lease("A", seconds=60, retry_base_seconds=0),
-    )  # fmt: skip
-    assert sent.sent == rows
-    assert log_writes == [0] * rows  # nothing written to the database while sending
-    assert writes == [FULL]  # the fold, at the end
-    sendlog = open_for(engine)
-    assert sendlog is not None and sendlog.marks() == []  # folded, then forgotten
-    with session_scope(engine, write=False) as session:
-        done = session.exec(text("SELECT count(*) FROM outbox WHERE status = 'sent'")).one()  # type: ignore[call-overload]
-    assert done[0] == rows
-
-
-def test_in_the_send_log_a_lease_is_synced_and_a_mark_is_not(tmp_path: Path) -> None:
-    """The lease syncs the log's earlier marks with it: a power loss can undo
-    the marks of one batch at most."""
-    sendlog = SendLog(tmp_path / ("pbem.db" + SUFFIX), "a database")
-    commits: list[int] = []  # the synchronous level at each commit
-
-    def note(statement: str) -> None:
-        if statement == "COMMIT":
-            commits.append(sendlog._db.execute("PRAGMA synchronous").fetchone()[0])
-
-    sendlog._db.set_trace_callback(note)
-    until = NOW.replace(hour=10)
-    assert sendlog.claim([1, 2], "A", until, NOW, limit=2) == [1, 2]
-    sendlog.mark_sent(1, "A", NOW, rest=[2], until=until)
-    sendlog.mark_sent(2, "A", NOW, rest=[], until=until)
-    assert sendlog.claim([3], "A", until, NOW, limit=1) == [3]
-    sendlog._db.set_trace_callback(None)
-    assert commits == [FULL, NORMAL, NORMAL, FULL]

@@ -1,12 +1,10 @@
-"""A poll sends full batches while its inbox is still being read
-(pbem/service/sender_thread.py), and every promise of the outbox holds.
+"""A poll's stages run one after the other (inbox, deadlines, outbox), and
+every promise of the outbox holds with the outbox table as its one record.
 
-Real Dovecot and SMTP relay; a SQLite file (the sender commits in its send
-log beside it) and PostgreSQL (in the outbox table, under row locks). The
-sender the poll opens is wrapped to note, at each batch, how many order
-mails the database held as processed at that moment (read over a
-connection of its own) and which thread sent it; the mail still goes
-through the real relay.
+Real Dovecot and SMTP relay; a SQLite file and PostgreSQL. The sender the
+poll opens is wrapped to note, at each batch, how many order mails the
+database held as processed at that moment (read over a connection of its
+own) and which thread sent it; the mail still goes through the real relay.
 """
 
 from __future__ import annotations
@@ -23,9 +21,6 @@ import pytest
 from pbem.mail.settings import MailSettings
 from pbem.mail.transport import OutgoingMail, Sender, SendResult
 from pbem.service import poll
-from pbem.service.sender_thread import may_overlap
-from pbem.service.sending import BATCH
-from pbem.store import init_db
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (
@@ -54,7 +49,7 @@ def processed(world: MailWorld) -> int:
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest) -> str | None:
-    """The world's database: SQLite beside it (the send log) or PostgreSQL (the table)."""
+    """The world's database: a SQLite file or PostgreSQL."""
     return None if request.param == "sqlite" else str(request.getfixturevalue("pg_db_url"))
 
 
@@ -74,7 +69,7 @@ class Observing:
         return self.inner.send(messages, on_result)
 
 
-def test_full_batches_go_out_while_the_inbox_is_read_and_each_mail_once(
+def test_the_outbox_goes_out_after_the_inbox_in_the_polls_thread_each_mail_once(
     mail_servers: MailServers,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -95,46 +90,36 @@ def test_full_batches_go_out_while_the_inbox_is_read_and_each_mail_once(
     report = world.poll()
     assert len(report.mails) == GAMES and report.errors == []
     (sender,) = opened
-    early = [b for b in sender.batches if b[2] == "pbem-outbox"]
-    # at least one full batch went out before the last order mail was processed
-    assert early and early[0][0] == BATCH and early[0][1] < before + GAMES, sender.batches
-    assert all(size == BATCH for size, _, _ in early)
-    # the poll's own outbox stage sent the rest, after the inbox
-    late = [b for b in sender.batches if b[2] != "pbem-outbox"]
-    assert all(done == before + GAMES for _, done, _ in late)
+    assert len(sender.batches) > 1, sender.batches  # more than one batch: a real outbox stage
+    assert {done for _, done, _ in sender.batches} == {before + GAMES}
+    assert {name for _, _, name in sender.batches} == {threading.main_thread().name}
     assert report.sent == sum(size for size, _, _ in sender.batches)
     check_exactly_once(world, games)
 
 
-def test_no_thread_for_a_database_in_memory(tmp_path: Path) -> None:
-    """One connection shared by the whole process: the stages run one after the other."""
-    assert not may_overlap(init_db("sqlite://"))
-    assert may_overlap(init_db(f"sqlite:///{tmp_path / 'pbem.db'}"))
-
-
-def test_a_poll_killed_while_its_thread_sends_loses_nothing_and_duplicates_at_most_one(
+def test_a_poll_killed_while_it_sends_loses_nothing_and_duplicates_at_most_one(
     mail_servers: MailServers, tmp_path: Path
 ) -> None:
-    """`pbem poll` SIGKILLed once its sender thread has marked a mail sent (in
-    the send log, the inbox still being read), three times; then a poll
+    """`pbem poll` SIGKILLed once it has marked a mail sent (in the outbox
+    table, its outbox stage still sending), three times; then a poll
     finishes. Every order mail applied and answered once, every row sent, at
-    most one duplicate per kill; the killed polls' marks folded by the last."""
+    most one duplicate per kill."""
     world = make_world(mail_servers, tmp_path)
     games = new_games(world, GAMES)
     total = processed(world) + answer_all(world, games)
     chance = random.Random(2611)
-    kills = during_inbox = 0
+    kills = 0
     while kills < 3 and not all_answered(world, games):
         before = outbox_sent(world)
         run = start_command(world, "poll")
         wait_until(lambda b=before, r=run: outbox_sent(world) > b or r.poll() is not None, 60)
         time.sleep(chance.uniform(0.0, 0.2))
         if run.poll() is None:
-            during_inbox += processed(world) < total
+            assert processed(world) == total  # sending starts after the inbox
             stop(run, signal.SIGKILL)
             kills += 1
         time.sleep(LEASE)  # the dead run's claims and leases run out
     poll_ok(world)
-    assert kills == 3 and during_inbox >= 1, (kills, during_inbox)
+    assert kills == 3
     figures = check_exactly_once(world, games, kills=kills)
     assert figures.answers == figures.mails == GAMES
