@@ -132,10 +132,10 @@ def _one(session: Session, ctx: Context, game: Game, seat: int) -> list[str]:
     if not turns:
         return []
     from pbem.report import render
-    from pbem.service import history, notices, outmail
+    from pbem.service import history, mailinfo, notices
     from pbem.service.games import players_of
 
-    info = outmail.game_info(session, ctx, game)
+    info = mailinfo.game_info(session, ctx, game)
     lines = []
     for turn in dict.fromkeys(turns):
         report = history.stored_report(session, info, game, turn)

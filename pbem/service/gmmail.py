@@ -21,7 +21,7 @@ from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.letters import QUOTED_LINE, quote
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import gm, outmail
+from pbem.service import gm, mailinfo, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import load, players_of
@@ -183,7 +183,7 @@ def _answer(
 ) -> None:
     """The one answer, to the GM's registered address (never to another sender)."""
     address = gm_address(ctx, game)
-    info = outmail.game_info(session, ctx, game)
+    info = mailinfo.game_info(session, ctx, game)
     outmail.post(
         session,
         ctx,

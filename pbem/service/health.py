@@ -181,7 +181,7 @@ class Health:
     ) -> None:
         from pbem.report import context as rc  # the templates: only for an alert
         from pbem.report import render
-        from pbem.service import outmail
+        from pbem.service import mailinfo, outmail
 
         gm = self.ctx.config.mail.gm_address
         rendered = render.render_gm_alert(
@@ -192,7 +192,7 @@ class Health:
             self.ctx,
             rendered,
             recipient=gm,
-            message_id=outmail.message_id(
+            message_id=mailinfo.message_id(
                 self.ctx, "outage", component.value, outage.since, "over" if over else "alert"
             ),
             game=None,
@@ -272,10 +272,10 @@ class Health:
 
 def database_alert_id(ctx: Context, outage: Outage) -> str:
     """The same for every worker that saw the outage start at the same time."""
-    from pbem.service import outmail
+    from pbem.service import mailinfo
 
     gm = ctx.config.mail.gm_address
-    return outmail.message_id(ctx, "outage", "database", gm, outage.since, "alert")
+    return mailinfo.message_id(ctx, "outage", "database", gm, outage.since, "alert")
 
 
 def _alert_text(component: Component, outage: Outage, over: bool) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from pbem.rules.state import ENDED, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import definition_of
-from pbem.service.outmail import game_info
+from pbem.service.mailinfo import game_info
 from pbem.store import Game, TurnResult
 
 

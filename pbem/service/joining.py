@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
 from pbem.report.letters import quote
-from pbem.service import notify, outmail
+from pbem.service import mailinfo, notify, outmail
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.games import PlayerSpec, players_of, seat_player, start_game
@@ -86,7 +86,7 @@ def _tell(
     if not counted and not _may_answer(session, ctx, game, mail.sender):
         return False
     rendered = render.render_gm_alert(
-        rc.GmAlert(subject, text, outmail.game_info(session, ctx, game), mail.sender)
+        rc.GmAlert(subject, text, mailinfo.game_info(session, ctx, game), mail.sender)
     )
     outmail.post(
         session,

@@ -25,7 +25,7 @@ from pbem.report import context as rc
 from pbem.rules.state import GameState
 from pbem.service.context import Context
 from pbem.service.games import definition_of, to_entry
-from pbem.service.outmail import message_id
+from pbem.service.mailinfo import message_id
 from pbem.store import Game, Notice, OrderEntry, TurnResult
 from pbem.store.db import is_postgresql
 from pbem.vocab import NoticeKind
@@ -82,7 +82,7 @@ def alert(
     seat: int | None = None,
 ) -> None:
     """One note of the service's own (report/render gm_alert) to one address."""
-    from pbem.service.outmail import game_info
+    from pbem.service.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,

@@ -34,8 +34,8 @@ from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
 from pbem.service import catchup, history, notices, schedule
 from pbem.service.context import Context
 from pbem.service.games import players_of
+from pbem.service.mailinfo import epoch, game_info, host_of
 from pbem.service.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
-from pbem.service.outmail import epoch, game_info, host_of
 from pbem.service.passwords import turn_token
 from pbem.service.settings import mail_mode, settings, settings_of
 from pbem.store import Game, Player, PressRecord, id_of

@@ -36,8 +36,8 @@ from pbem.report.wire import boundaries_of, mail_bytes
 from pbem.rules.state import ENDED, GameState
 from pbem.service import history, outbox
 from pbem.service.context import Context
+from pbem.service.mailinfo import host_of
 from pbem.service.notices import info_of, replay_to, when
-from pbem.service.outmail import host_of
 from pbem.service.passwords import turn_token
 from pbem.store import Game, Notice, session_scope
 from pbem.vocab import NoticeKind

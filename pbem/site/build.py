@@ -25,7 +25,7 @@ from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
-from pbem.service import outmail
+from pbem.service import mailinfo
 from pbem.service.archive import export_record
 from pbem.service.context import Context
 from pbem.service.games import definition_of
@@ -130,7 +130,7 @@ def _game_page(
     session: Session, ctx: Context, game: Game, slug: str, out: Path, written: list[Path]
 ) -> GamePage:
     folder = out / slug
-    info = outmail.game_info(session, ctx, game)
+    info = mailinfo.game_info(session, ctx, game)
     definition = definition_of(session, game)
     results = list(
         session.exec(
@@ -231,7 +231,7 @@ def _calendar(
     """The next deadline as an iCalendar file beside the page; its name."""
     assert game.deadline is not None
     due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
-    text = ics.calendar([due], outmail.host_of(ctx), ctx.clock.now())
+    text = ics.calendar([due], mailinfo.host_of(ctx), ctx.clock.now())
     _write(folder / "deadline.ics", text, written)
     return "deadline.ics"
 
