@@ -68,7 +68,7 @@ class GameDefaults:
     """The [defaults] table: settings a new game starts with unless the GM gives others.
 
     None where the file says nothing: the defaults themselves are defined once,
-    in service/settings.py (``DEFAULTS``, merged by ``new_game_settings``).
+    in service/play/settings.py (``DEFAULTS``, merged by ``new_game_settings``).
     """
 
     preset: str = "classic"

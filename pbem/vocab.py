@@ -77,7 +77,7 @@ class Component(StrEnum):
 
 class NoticeKind(StrEnum):
     """What a notice tells (``Notice.kind``): one mail each, rendered after the
-    decision's commit (pbem/service/telling.py)."""
+    decision's commit (pbem/service/tell/telling.py)."""
 
     REPORT = "report"  # a step's turn report, to a player or the GM
     GAME_OVER = "over"  # the end of the game, with its record

@@ -29,9 +29,10 @@ from pathlib import Path
 from pbem.config import load_config
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
-from pbem.service.games import PlayerSpec, create_game
+from pbem.service.play import notify
+from pbem.service.play.games import PlayerSpec, create_game
+from pbem.service.tell import telling
 from pbem.store import init_db, session_scope
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus, OutboxStatus

@@ -30,11 +30,12 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import SETUP_PHASES, GameState
-from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
-from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of
-from pbem.service.poll import PollReport, run_cycle, send_outbox
+from pbem.service.ops.poll import PollReport, run_cycle, send_outbox
+from pbem.service.play import notify
+from pbem.service.play.games import PlayerSpec, create_game, find_game, load, players_of
+from pbem.service.tell import telling
 from pbem.store import (
     Game,
     OrderEntry,
@@ -202,7 +203,7 @@ class World:
             )
 
     def gm(self, action: Callable[..., str], game: str, *args: Any) -> str:
-        """A GM command (pbem.service.gm) at the clock's time; its mails sent."""
+        """A GM command (pbem.service.play.gm) at the clock's time; its mails sent."""
         with self.session() as session:
             result = action(session, self.ctx, find_game(session, game), *args)
         self.flush()

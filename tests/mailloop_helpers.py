@@ -37,11 +37,12 @@ from pbem.mail.settings import open_sender
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service import notify, telling
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
-from pbem.service.games import PlayerSpec, create_game, find_game, load
-from pbem.service.poll import PollReport, poll_lock, run_cycle, send_outbox
+from pbem.service.ops.poll import PollReport, poll_lock, run_cycle, send_outbox
+from pbem.service.play import notify
+from pbem.service.play.games import PlayerSpec, create_game, find_game, load
+from pbem.service.tell import telling
 from pbem.store import Game, InboundMessage, OrderEntry, Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, MailServers
 
@@ -57,7 +58,7 @@ PASSWORD_LINE = re.compile(
 # has committed and before the mail is moved: a process killed at the worst time.
 CRASH_AFTER_COMMIT = """
 import os, sys
-import pbem.service.poll as poll
+import pbem.service.ops.poll as poll
 committed = poll.process_mail
 def process_then_die(engine, ctx, mail, held=None):
     committed(engine, ctx, mail, held)  # the mail's one transaction has committed here

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy.engine import Engine
 
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import session_scope
 
 

@@ -73,7 +73,7 @@ def open_session(config: Path | None) -> Iterator[Any]:
 
 
 def _tell(engine: Any, cfg: Any) -> None:
-    """Tell what the command decided, once committed (pbem/service/telling.py);
+    """Tell what the command decided, once committed (pbem/service/tell/telling.py);
     the report layer is imported only when there is something to tell."""
     from pbem.store import notices_pending
 
@@ -81,7 +81,7 @@ def _tell(engine: Any, cfg: Any) -> None:
         return
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.telling import tell
+    from pbem.service.tell.telling import tell
 
     tell(engine, Context(cfg, clock_from(None)))
 
@@ -103,7 +103,7 @@ def config_of(path: Path | None) -> Any:
 
 def parse_settings(items: list[str], known_only: bool = True) -> dict[str, Any]:
     """--setting K=V: V read as JSON when it is (numbers, lists, true/false), else text."""
-    from pbem.service.settings import DEFAULTS
+    from pbem.service.play.settings import DEFAULTS
 
     out: dict[str, Any] = {}
     for item in items:

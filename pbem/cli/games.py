@@ -75,8 +75,8 @@ def new(
     config: ConfigOption = None,
 ) -> None:
     """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
-    from pbem.service.games import create_game, parse_player
-    from pbem.service.settings import new_game_settings
+    from pbem.service.play.games import create_game, parse_player
+    from pbem.service.play.settings import new_game_settings
 
     overrides = _option_overrides(option or [])
     _check_new_game_flags(bool(player), open_, seats, adjudicate_at, dice)
@@ -143,14 +143,14 @@ def _announce_start(session: Any, cfg: Any, row: Any, passwords: dict[str, str])
     """Queue the game-start mails (the next poll sends them)."""
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.notify import game_start
+    from pbem.service.play.notify import game_start
 
     game_start(session, Context(cfg, clock_from(None)), row, passwords)
 
 
 def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """The games in the database."""
-    from pbem.service.overview import games_table
+    from pbem.service.ops.overview import games_table
 
     with open_session(config) as session:
         data, text = games_table(session)
@@ -159,7 +159,7 @@ def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
 
 def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """A game's board by continent, players, card counts, whose turn, deadline."""
-    from pbem.service.overview import game_overview
+    from pbem.service.ops.overview import game_overview
 
     with open_session(config) as session:
         data, text = game_overview(session, game)
@@ -179,10 +179,10 @@ def adjudicate(
 ) -> None:
     """Enter a player's orders by hand, as the GM, and play them."""
     from pbem.orders.errors import format_problems
-    from pbem.service import gm
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.games import author_of, find_game, players_of
+    from pbem.service.play import gm
+    from pbem.service.play.games import author_of, find_game, players_of
 
     text = read_text(orders)
     with open_session(config) as session:

@@ -1,4 +1,4 @@
-"""The GM's commands on a running game (each one a function of service/gm.py)."""
+"""The GM's commands on a running game (each one a function of service/play/gm.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from pbem.cli.common import (
 def _gm(config: Path | None, game: str, action: Callable[..., str], *args: Any) -> None:
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.games import find_game
+    from pbem.service.play.games import find_game
 
     with open_session(config) as session:
         row = find_game(session, game)
@@ -33,35 +33,35 @@ def set_(
 ) -> None:
     """Change timing or policy settings of a running game (announced to the
     players); rule options cannot change once a game has begun."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.change_settings, parse_settings(items, known_only=False))
 
 
 def pause(game: str, config: ConfigOption = None) -> None:
     """Pause a game: deadlines stop until it resumes."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.pause)
 
 
 def resume(game: str, config: ConfigOption = None) -> None:
     """Resume a paused game; the deadline moves by the time it was paused."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.resume)
 
 
 def extend(game: str, hours: float, config: ConfigOption = None) -> None:
     """Push the current deadline back by HOURS."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.extend, hours)
 
 
 def kick(game: str, player: str, config: ConfigOption = None) -> None:
     """Remove a player now (territories neutral, or the seat to the bot by option)."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.kick, player)
 
@@ -74,7 +74,7 @@ def replace_(
     config: ConfigOption = None,
 ) -> None:
     """Give PLAYER's seat to a new ADDRESS (new password, extended first deadline)."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.replace, player, address, name)
 
@@ -89,14 +89,14 @@ def rollback(
 ) -> None:
     """Undo every step from TURN on: truncate the log, replay, announce. The
     replayed turns roll the same dice unless --reroll."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.rollback, turn, reroll)
 
 
 def process(game: str, config: ConfigOption = None) -> None:
     """Play the current turn (or setup phase) now, defaults for the missing."""
-    from pbem.service import gm
+    from pbem.service.play import gm
 
     _gm(config, game, gm.process)
 
@@ -104,7 +104,7 @@ def process(game: str, config: ConfigOption = None) -> None:
 def gm_password(game: str, config: ConfigOption = None) -> None:
     """Set a new GM password for GAME: with it, mail from the GM's address runs
     PAUSE, RESUME, EXTEND hours, PROCESS, KICK player and STATUS."""
-    from pbem.service import gmmail
+    from pbem.service.intake import gmmail
 
     _gm(config, game, gmmail.set_gm_password)
 
@@ -112,6 +112,6 @@ def gm_password(game: str, config: ConfigOption = None) -> None:
 def new_password(game: str, player: str, config: ConfigOption = None) -> None:
     """Give PLAYER a new password (leaked or forgotten), mailed to the seat's
     address only and never printed; the old one stops working at once."""
-    from pbem.service import seatguard
+    from pbem.service.intake import seatguard
 
     _gm(config, game, seatguard.reissue_password, player)

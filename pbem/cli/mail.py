@@ -25,7 +25,7 @@ def poll(config: ConfigOption = None) -> None:
     import logging
 
     from pbem.service.clock import clock_from
-    from pbem.service.poll import PollBusy, database_unusable, poll_lock, run_cycle
+    from pbem.service.ops.poll import PollBusy, database_unusable, poll_lock, run_cycle
     from pbem.store import init_db
     from pbem.store.errors import DatabaseError
 
@@ -64,7 +64,7 @@ def status(config: ConfigOption = None, as_json: JsonOption = False) -> None:
     Exit code 0 healthy, 1 warning, 2 critical (for a monitoring check).
     """
     from pbem.service.clock import clock_from
-    from pbem.service.status import describe, read_status
+    from pbem.service.ops.status import describe, read_status
     from pbem.store import make_engine
 
     with user_errors():
@@ -84,7 +84,7 @@ def daemon(
     import logging
 
     from pbem.service.clock import clock_from
-    from pbem.service.daemon import open_database, run_daemon
+    from pbem.service.ops.daemon import open_database, run_daemon
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stdout)
     for noisy in ("alembic", "imapclient"):  # their INFO lines are not the poll's log
@@ -105,8 +105,8 @@ def outbox(
     """List the outbox (pending and failed mail); --retry sends the pending ones now."""
     from pbem.mail.settings import open_sender
     from pbem.service.clock import clock_from
-    from pbem.service.outbox import unsent
-    from pbem.service.poll import outbox_lease, send_outbox
+    from pbem.service.ops.poll import outbox_lease, send_outbox
+    from pbem.service.tell.outbox import unsent
     from pbem.store import init_db, session_scope
 
     with user_errors():

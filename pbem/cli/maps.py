@@ -76,7 +76,7 @@ def maps(
         board = load_any(name)
     except (MapError, OptionsError, ValueError) as exc:
         fail(str(exc))
-    from pbem.service.describe import describe_map, map_to_json
+    from pbem.service.ops.describe import describe_map, map_to_json
 
     emit(map_to_json(board), as_json, lambda: describe_map(board))
 

@@ -24,8 +24,8 @@ def replay_cmd(
     config: ConfigOption = None,
 ) -> None:
     """Rebuild a game from its order log and compare every turn's stored hash."""
-    from pbem.service.archive import replay_game
-    from pbem.service.games import find_game, log_of
+    from pbem.service.play.archive import replay_game
+    from pbem.service.play.games import find_game, log_of
 
     with open_session(config) as session:
         row = find_game(session, game)
@@ -53,8 +53,8 @@ def export(
     config: ConfigOption = None,
 ) -> None:
     """Write a game record: headers, then the canonical orders turn by turn."""
-    from pbem.service.archive import export_record
-    from pbem.service.games import find_game
+    from pbem.service.play.archive import export_record
+    from pbem.service.play.games import find_game
 
     with open_session(config) as session:
         text = export_record(session, find_game(session, game), with_secret)
@@ -73,7 +73,7 @@ def import_(
     config: ConfigOption = None,
 ) -> None:
     """Store a game record in this database, replaying and checking every step."""
-    from pbem.service.archive import import_record
+    from pbem.service.play.archive import import_record
 
     text = read_text(file)
     with open_session(config) as session:
@@ -107,8 +107,8 @@ def reveal(
 ) -> None:
     """Publish a game's secret so that anyone can verify every roll (a running
     game's future rolls too: that needs --force)."""
-    from pbem.service.archive import reveal as reveal_secret
-    from pbem.service.games import find_game, rerolls_of
+    from pbem.service.play.archive import reveal as reveal_secret
+    from pbem.service.play.games import find_game, rerolls_of
 
     with open_session(config) as session:
         row = find_game(session, game)

@@ -22,7 +22,7 @@ def demo(
     seed: Annotated[int, typer.Option(help="Seed of the bots' choices.")] = 7,
 ) -> None:
     """A game of four bots played by mail (SQLite, local Maildir) until someone wins."""
-    from pbem.service.demo import run_demo
+    from pbem.service.ops.demo import run_demo
 
     with user_errors():
         result = run_demo(directory, seed=seed, say=typer.echo)
@@ -45,8 +45,8 @@ def render(
     """Print or write a turn report of a stored game without sending anything."""
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.games import find_game, find_player
-    from pbem.service.history import render_turn
+    from pbem.service.play.games import find_game, find_player
+    from pbem.service.play.history import render_turn
 
     with open_session(config) as session:
         row = find_game(session, game)
@@ -55,7 +55,7 @@ def render(
         rendered = render_turn(session, context, row, turn, seat)
     if html is not None:
         from pbem.report.mime import to_mime
-        from pbem.service.demo import standalone_html
+        from pbem.service.ops.demo import standalone_html
 
         msg = to_mime(
             rendered,

@@ -53,8 +53,8 @@ def simulate(
     from pbem.maps.presets import load_preset
     from pbem.rules.errors import MapError, OptionsError, RulesError
     from pbem.service.errors import ServiceError
-    from pbem.service.games import map_text_of
-    from pbem.service.simulation import simulate_many
+    from pbem.service.ops.simulation import simulate_many
+    from pbem.service.play.games import map_text_of
 
     try:
         options = load_preset(preset)
@@ -79,7 +79,7 @@ def check(
     text = sys.stdin.read() if str(file) == "-" else read_text(file)
     with user_errors():
         if game is not None:
-            from pbem.service.games import check_against_game
+            from pbem.service.play.games import check_against_game
 
             result = check_against_game(config_of(config), game, text, player)
         else:
@@ -100,7 +100,7 @@ def rules(
     from pbem.paths import presets_dir
     from pbem.rules.errors import OptionsError
     from pbem.rules.options import Options
-    from pbem.service.describe import describe_options
+    from pbem.service.ops.describe import describe_options
 
     presets = preset_names(presets_dir())
     if name is None:
@@ -116,7 +116,7 @@ def rules(
         return
     import json as _json
 
-    from pbem.service.games import find_game
+    from pbem.service.play.games import find_game
 
     with open_session(config) as session:
         row = find_game(session, name)

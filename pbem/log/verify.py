@@ -1,7 +1,7 @@
 """Replaying a log against the state hashes stored with it.
 
 The service reads the log and the stored hashes from the database
-(service/archive.py); this module does the replay and the comparison, so
+(service/play/archive.py); this module does the replay and the comparison, so
 the proof that a game is what its log says needs nothing but data.
 """
 

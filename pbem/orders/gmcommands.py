@@ -4,7 +4,7 @@ player, STATUS, one a line.
 Every problem of the mail is found in one pass. Lines that plainly are not
 commands (a greeting, a signature) are kept apart as ignored; a word close
 to a command is a problem, so a typo never goes unseen. What each command
-does is the service's (pbem.service.gmmail, pbem.service.gm).
+does is the service's (pbem.service.intake.gmmail, pbem.service.play.gm).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The turn reports, prompts and receipts have their templates (render.py);
 these are the mails whose words the service used to write inline: answers
 to mail that cannot be taken, alerts, missed turns, deadlines passed. Each
 function takes plain facts and returns the rendered mail; who gets it and
-when is service/notify.py's business.
+when is service/play/notify.py's business.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ turns stops a game that does not end; it is reported as capped, never won.
 
 Everything here is pure: no clock, no processes. Each game's result depends
 only on its own seed (game ``i`` of a run has seed ``seed + i``), so
-``pbem.service.simulation.simulate_many`` can spread the seeds over worker
+``pbem.service.ops.simulation.simulate_many`` can spread the seeds over worker
 processes and time them, and the figures do not depend on how many workers
 played them (``summarise`` takes the results in seed order).
 """

@@ -25,11 +25,11 @@ from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
-from pbem.service import mailinfo
-from pbem.service.archive import export_record
 from pbem.service.context import Context
-from pbem.service.games import definition_of
-from pbem.service.stats import ResponseStats, duration, response_stats
+from pbem.service.ops.stats import ResponseStats, duration, response_stats
+from pbem.service.play import mailinfo
+from pbem.service.play.archive import export_record
+from pbem.service.play.games import definition_of
 from pbem.site.folders import folders
 from pbem.store import Game, PressRecord, TurnResult
 from pbem.vocab import GameStatus

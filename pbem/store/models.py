@@ -143,12 +143,12 @@ class Player(SQLModel, table=True):
     absence_days_used: int = 0
     joined_at: datetime = _when(default_factory=utcnow)
     # Mail from the seat's address with a wrong PASSWORD (migration 0005): the
-    # GM is told at thresholds (pbem.service.seatguard), `pbem show` lists them.
+    # GM is told at thresholds (pbem.service.intake.seatguard), `pbem show` lists them.
     wrong_passwords: int = 0
     last_wrong_password_at: datetime | None = _when(default=None)
     # The seat's last applied mail (digest of its text; the game's last order-log
     # seq once it was applied): the same text again before anything more is
-    # logged is "already applied" (pbem.service.seatguard).
+    # logged is "already applied" (pbem.service.intake.seatguard).
     last_applied_digest: str = ""
     last_applied_seq: int | None = None
     last_applied_logged: bool = False  # whether that mail's orders were logged (played)
@@ -421,8 +421,8 @@ class PressRecord(SQLModel, table=True):
 class Notice(SQLModel, table=True):
     """One mail decided and not yet told: who gets what about which step.
 
-    Written in the decision's transaction (pbem/service/notify.py); rendered
-    and queued in the outbox after its commit (pbem/service/telling.py),
+    Written in the decision's transaction (pbem/service/play/notify.py); rendered
+    and queued in the outbox after its commit (pbem/service/tell/telling.py),
     which sets ``told_at`` in the outbox row's transaction. Nothing rendered
     is kept: the mail is made again from the store (the order log, the
     snapshots) and ``params``, the few inputs the store does not keep (the

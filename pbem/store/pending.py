@@ -14,7 +14,7 @@ from pbem.store.models import Notice
 
 
 def notices_pending(engine: Engine) -> bool:
-    """Some notice is decided and not told yet (pbem/service/telling.py)."""
+    """Some notice is decided and not told yet (pbem/service/tell/telling.py)."""
     with session_scope(engine, write=False) as session:
         return (
             session.exec(select(Notice.id).where(col(Notice.told_at).is_(None))).first() is not None

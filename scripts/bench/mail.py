@@ -57,18 +57,18 @@ from pbem.mail.smtp import SmtpSender  # noqa: E402
 from pbem.mail.transport import OutgoingMail  # noqa: E402
 from pbem.orders import TextBot  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
-from pbem.service import notify  # noqa: E402
 from pbem.service.clock import SystemClock  # noqa: E402
 from pbem.service.context import Context  # noqa: E402
-from pbem.service.games import (  # noqa: E402
+from pbem.service.ops.poll import run_cycle, send_outbox  # noqa: E402
+from pbem.service.play import notify
+from pbem.service.play.games import (  # noqa: E402
     PlayerSpec,
     create_game,
     find_game,
     load,
     players_of,
 )
-from pbem.service.outbox import BATCH as SEND_BATCH  # noqa: E402
-from pbem.service.poll import run_cycle, send_outbox  # noqa: E402
+from pbem.service.tell.outbox import BATCH as SEND_BATCH  # noqa: E402
 from pbem.store import Outbox, OutboxBody, init_db, session_scope  # noqa: E402
 from pbem.store.rawmail import unpack  # noqa: E402
 from pbem.testing.mailservers import HOST, MailServers  # noqa: E402
@@ -86,7 +86,7 @@ HELD = re.compile(r"^pbem-bench-held ([\d.]+) ([\d.]+) (\d+)$", re.MULTILINE)
 TIMED_POLL = """
 import atexit, sys, time
 from contextlib import contextmanager
-import pbem.service.mailflow as mailflow
+import pbem.service.intake.mailflow as mailflow
 inner = mailflow.session_scope
 held = [0.0, 0.0, 0]
 @contextmanager
@@ -316,7 +316,7 @@ connections = {self.connections}
 def _tell(engine: object, ctx: Context) -> None:
     """The start mails rendered and queued (a pbem that decides, then tells)."""
     try:
-        from pbem.service import telling
+        from pbem.service.tell import telling
     except ImportError:  # a pbem that queued them in the decision's transaction
         return
     telling.tell(engine, ctx)  # type: ignore[arg-type]

@@ -45,10 +45,11 @@ from pbem.mail.maildir import spool_mailbox  # noqa: E402
 from pbem.orders import TextBot  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.state import SETUP_PHASES, GameState  # noqa: E402
-from pbem.service import games, notify, poll  # noqa: E402
 from pbem.service.clock import ManualClock  # noqa: E402
 from pbem.service.context import Context  # noqa: E402
-from pbem.service.games import PlayerSpec, create_game, find_game, load  # noqa: E402
+from pbem.service.ops import poll
+from pbem.service.play import games, notify
+from pbem.service.play.games import PlayerSpec, create_game, find_game, load  # noqa: E402
 from pbem.store import init_db, session_scope  # noqa: E402
 
 GAME_ADDRESS = "pbem@game.test"
@@ -111,7 +112,7 @@ def _importers_of(name: str) -> list[Any]:
     """Service modules that imported ``name`` by name (their own reference)."""
     found = []
     for key, module in list(sys.modules.items()):
-        if key.startswith("pbem.service.") and key != "pbem.service.games":
+        if key.startswith("pbem.service.") and key != "pbem.service.play.games":
             if name in vars(module) and callable(vars(module)[name]):
                 found.append(module)
     return found

@@ -44,10 +44,10 @@ from pbem.config import load_config  # noqa: E402
 from pbem.mail.maildir import spool_mailbox  # noqa: E402
 from pbem.orders import TextBot  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
-from pbem.service import passwords, schedule  # noqa: E402
 from pbem.service.clock import SystemClock  # noqa: E402
 from pbem.service.context import Context  # noqa: E402
-from pbem.service.games import PlayerSpec, create_game, load, players_of  # noqa: E402
+from pbem.service.play import passwords, schedule
+from pbem.service.play.games import PlayerSpec, create_game, load, players_of  # noqa: E402
 from pbem.store import init_db, session_scope  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]

@@ -23,7 +23,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from pbem.service.passwords import (
+from pbem.service.intake.seatguard import LEAK_CHECKS_PER_HOUR
+from pbem.service.play.passwords import (
     ALPHABET,
     ENTROPY_BITS,
     LENGTH,
@@ -32,7 +33,6 @@ from pbem.service.passwords import (
     new_password,
     verify_password,
 )
-from pbem.service.seatguard import LEAK_CHECKS_PER_HOUR
 
 
 def timed(run: Callable[[], object], repeat: int) -> tuple[float, float]:

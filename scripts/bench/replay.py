@@ -46,8 +46,8 @@ from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1  # noqa: E402
 from pbem.rules.simulate import COLOURS, game_secret, play_game  # noqa: E402
 from pbem.rules.turnplan import play_turn  # noqa: E402
-from pbem.service.archive import export_record  # noqa: E402
-from pbem.service.games import PlayerSpec, create_game, find_game, load, players_of, submit  # noqa: E402
+from pbem.service.play.archive import export_record  # noqa: E402
+from pbem.service.play.games import PlayerSpec, create_game, find_game, load, players_of, submit  # noqa: E402
 from pbem.store import init_db, session_scope  # noqa: E402
 
 PLAYERS = 4

@@ -35,7 +35,7 @@ from pbem import native  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.maps.presets import load_preset  # noqa: E402
 from pbem.rules.dice import check_version  # noqa: E402
-from pbem.service.simulation import simulate_many  # noqa: E402
+from pbem.service.ops.simulation import simulate_many  # noqa: E402
 
 
 def peak_rss_mb(who: int) -> float:

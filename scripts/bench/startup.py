@@ -19,7 +19,7 @@ to warm the bytecode cache:
   every minute);
 - the idle poll's own work: ``pbem.cli.mail.poll`` called in a process that
   has already imported the command's modules (``pbem.cli``, ``pbem.cli.mail``,
-  ``pbem.service.poll``, ``pbem.store``, ``pbem.config``); whatever the cycle
+  ``pbem.service.ops.poll``, ``pbem.store``, ``pbem.config``); whatever the cycle
   imports lazily counts as its work.
 
 For each it prints the median wall time, CPU time (user + system) and peak
@@ -50,7 +50,7 @@ IDLE = "0 mails; 0 sent, 0 deferred, 0 failed"
 
 WORK = """
 import sys, time
-import pbem.cli, pbem.cli.mail, pbem.config, pbem.service.poll, pbem.store
+import pbem.cli, pbem.cli.mail, pbem.config, pbem.service.ops.poll, pbem.store
 start, cpu = time.perf_counter(), time.process_time()
 try:
     pbem.cli.mail.poll(None)

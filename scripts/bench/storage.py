@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pbem.service import demo, outbox  # noqa: E402
 from pbem.service.clock import SystemClock  # noqa: E402
+from pbem.service.ops import demo
+from pbem.service.tell import outbox
 from pbem.store import init_db  # noqa: E402
 
 

@@ -34,7 +34,7 @@ from pbem.maps.presets import load_preset
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.state import GameState
-from pbem.service.games import find_game, load, log_of
+from pbem.service.play.games import find_game, load, log_of
 from pbem.store import TurnResult, current_revision, head_revision, init_db, session_scope
 
 SECRET = bytes([9]) * 32  # with these players and bots: a short game (35 turns when written)
@@ -99,7 +99,7 @@ def log_texts(config: Path) -> list[tuple[int, str, int | None, str]]:
 
 
 def new_game(config: Path, monkeypatch: pytest.MonkeyPatch) -> Result:
-    monkeypatch.setattr("pbem.service.games.new_secret", lambda: SECRET)
+    monkeypatch.setattr("pbem.service.play.games.new_secret", lambda: SECRET)
     # the reference game and its hashes were rolled with dice version 1
     return ok("new", GAME, *PLAYER_OPTIONS, "--dice", "v1", "--config", config)
 

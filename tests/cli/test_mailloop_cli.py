@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import select
 
-from pbem.service.poll import poll_lock
+from pbem.service.ops.poll import poll_lock
 from pbem.store import ServiceState, session_scope
 from pbem.testing.mailservers import MailServers, free_port
 from tests.mailloop_helpers import (
@@ -131,7 +131,7 @@ def test_daemon_takes_mail_while_it_waits_and_stops_on_sigterm(
 # mail, sees one more mail arrive (delivered into Dovecot over LMTP).
 DELIVER_DURING_CYCLE = """
 import os, smtplib, sys
-import pbem.service.poll as poll
+import pbem.service.ops.poll as poll
 handled = poll.process_mail
 def handle_then_deliver(engine, ctx, mail, held=None):
     outcome = handled(engine, ctx, mail, held)

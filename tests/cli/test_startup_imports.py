@@ -52,9 +52,9 @@ HEAVY = (
     "pbem.report.pictures",
     "pbem.report.picture",
     "pbem.report.mime",
-    "pbem.service.notify",
-    "pbem.service.mailflow",
-    "pbem.service.outmail",
+    "pbem.service.play.notify",
+    "pbem.service.intake.mailflow",
+    "pbem.service.tell.outmail",
 )
 # and an idle poll reads no game: no rules, orders, log or reports at all
 IDLE_POLL_HEAVY = (
@@ -64,8 +64,8 @@ IDLE_POLL_HEAVY = (
     "pbem.log",
     "pbem.report",
     "pbem.maps",
-    "pbem.service.games",
-    "pbem.service.turns",
+    "pbem.service.play.games",
+    "pbem.service.play.turns",
 )
 
 
@@ -123,7 +123,7 @@ def game(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_an_idle_poll_imports_no_game_nor_report(game: Path) -> None:
     modules, out = _modules(game, "poll")
     assert "0 mails; 0 sent, 0 deferred, 0 failed" in out  # idle indeed
-    assert "sqlmodel" in modules and "pbem.service.poll" in modules  # it did poll
+    assert "sqlmodel" in modules and "pbem.service.ops.poll" in modules  # it did poll
     assert _loaded(modules, IDLE_POLL_HEAVY) == []
 
 

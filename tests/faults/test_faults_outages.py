@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pbem.mail.imap import ImapInbox
-from pbem.service import mailflow
+from pbem.service.intake import mailflow
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (

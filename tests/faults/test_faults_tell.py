@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from sqlmodel import col, select
 
-from pbem.service import telling
-from pbem.service.outbox import raw_of
+from pbem.service.tell import telling
+from pbem.service.tell.outbox import raw_of
 from pbem.store import Notice, session_scope
 from pbem.testing.mailservers import MailServers
 from tests.mailloop_helpers import MailWorld, kind, message_ids, parse, replies_to
@@ -30,7 +30,7 @@ MAILS_PER_TURN = 6  # the report to 3 players and the GM, the next notice, the r
 
 KILL_BEFORE_TELL = """
 import os, signal, sys
-import pbem.service.telling as telling
+import pbem.service.tell.telling as telling
 def die(engine, ctx):
     os.kill(os.getpid(), signal.SIGKILL)  # the decision has committed; nothing told
 telling.tell = die

@@ -20,7 +20,7 @@ import pytest
 
 from pbem.mail.settings import MailSettings
 from pbem.mail.transport import OutgoingMail, Sender, SendResult
-from pbem.service import poll
+from pbem.service.ops import poll
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus
 from tests.fault_helpers import (

@@ -32,8 +32,8 @@ from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
 from pbem.rules.mapformat import parse_map
 from pbem.rules.state import SETUP_PHASES
-from pbem.service.archive import export_record, import_record, replay_game
-from pbem.service.games import find_game
+from pbem.service.play.archive import export_record, import_record, replay_game
+from pbem.service.play.games import find_game
 from pbem.store import init_db, session_scope
 
 SECRET = bytes([9]) * 32

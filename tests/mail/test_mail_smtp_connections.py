@@ -25,7 +25,7 @@ from pbem.config import ConfigError, load_config
 from pbem.mail.settings import MailSettings, SmtpSettings, open_sender
 from pbem.mail.smtp import SmtpSender
 from pbem.mail.transport import OutgoingMail, SendResult
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, MailServers, _Handler, free_port
 from tests.outbox_helpers import sent_ids, take_over

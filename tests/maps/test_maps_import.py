@@ -298,7 +298,7 @@ def test_a_destroy_mission_falls_back_to_the_map_own_mission() -> None:
 
 
 def test_a_game_is_created_from_a_map_file_of_any_format() -> None:
-    from pbem.service.games import map_text_of
+    from pbem.service.play.games import map_text_of
 
     name, text, board = map_text_of(str(DATA / "lux/valleys.luxb"))
     assert name == "valleys" and board.names()[0] == "High Pass"

@@ -144,7 +144,7 @@ def test_the_log_layer_reaches_neither_store_nor_service() -> None:
     """pbem/log/ replays and verifies from data alone: no database, no mail."""
     below = {layer(t) for m, ts in graph().items() if layer(m) == "log" for t in ts}
     assert below <= {"log", "rules", "orders", "maps"} | SHARED
-    assert "pbem.log.replay" in graph()["pbem.service.archive"]
+    assert "pbem.log.replay" in graph()["pbem.service.play.archive"]
 
 
 def test_no_import_loops() -> None:

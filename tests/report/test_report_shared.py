@@ -47,7 +47,7 @@ def test_inside_a_scope_once_per_arguments_and_nested_scopes_share() -> None:
 def test_the_service_tells_a_step_inside_one_scope(monkeypatch: pytest.MonkeyPatch) -> None:
     """The telling stage renders the notices of one step (reports to all, then the
     next player's notice) inside render_once, so they share the players table."""
-    from pbem.service import telling
+    from pbem.service.tell import telling
     from pbem.store import Notice
 
     seen: list[bool] = []

@@ -32,7 +32,7 @@ from pbem.rules.dice import (
 )
 from pbem.rules.mapformat import parse_map
 from pbem.rules.state import ENDED, SETUP_PHASES
-from pbem.service.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
+from pbem.service.play.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope
 from pbem.testing.sample import play_sample
 
@@ -190,7 +190,7 @@ def test_new_games_default_to_v2_and_the_salt_keys_the_turn(tmp_path: Path) -> N
     with session_scope(engine) as session:
         game = find_game(session, "g2")
         player = players_of(session, game)[game.current_seat or 0]
-        from pbem.service.games import load
+        from pbem.service.play.games import load
 
         state = load(session, game).state
         orders = render_orders(make_bot("greedy", 1).plan_turn(state), state.board)
@@ -361,7 +361,7 @@ def test_a_salt_by_mail_reaches_the_log_the_receipt_and_every_report(tmp_path: P
 
 
 def test_a_v2_record_imports_replays_and_exports_bit_for_bit(tmp_path: Path) -> None:
-    from pbem.service.archive import export_record, import_record, replay_game
+    from pbem.service.play.archive import export_record, import_record, replay_game
 
     text = write_record(bot_game("classic", DICE_V2, seed=5))
     engine = init_db(f"sqlite:///{tmp_path / 'pbem.db'}")

@@ -23,7 +23,7 @@ from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
 from pbem.rules.simulate import game_secret, play_game, setup_game
 from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
-from pbem.service.simulation import simulate_many
+from pbem.service.ops.simulation import simulate_many
 
 RECORDS = Path(__file__).parents[1] / "data" / "records"
 

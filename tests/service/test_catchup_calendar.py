@@ -12,7 +12,7 @@ from sqlmodel import select
 from pbem.maps import builtin_map
 from pbem.report import ics
 from pbem.rules.events import AttackResolved, CardsTraded, PlayerEliminated, event_from_dict
-from pbem.service.catchup import since_lines
+from pbem.service.play.catchup import since_lines
 from pbem.store import TurnResult
 from tests.longgame_helpers import START, World, new_table
 from tests.orders.test_forecast import position

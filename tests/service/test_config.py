@@ -9,7 +9,7 @@ import pytest
 
 from pbem.config import Config, ConfigError, GameDefaults, load_config
 from pbem.mail.settings import ImapSettings, MailSettings, SmtpSettings
-from pbem.service.settings import new_game_settings
+from pbem.service.play.settings import new_game_settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "pbem.example.toml"
 
@@ -58,7 +58,7 @@ def defaults_in(folder: Path) -> Config:
                 host="localhost", port=587, user="", password="", tls="starttls", timeout=30.0
             ),
         ),
-        defaults=GameDefaults(),  # nothing given: service/settings.py's DEFAULTS apply
+        defaults=GameDefaults(),  # nothing given: service/play/settings.py's DEFAULTS apply
         path=None,
     )
 
@@ -73,7 +73,7 @@ def test_the_example_file_loads_and_shows_the_defaults(tmp_path: Path) -> None:
     assert config == replace(
         defaults_in(EXAMPLE.parent), path=EXAMPLE, defaults=replace(given, adjudicate="orders")
     )
-    # the [defaults] it shows are the one set of defaults, service/settings.py's
+    # the [defaults] it shows are the one set of defaults, service/play/settings.py's
     assert new_game_settings(config.defaults) == new_game_settings(GameDefaults())
 
 
@@ -436,7 +436,7 @@ def test_one_size_limit_and_standard_ports_by_default() -> None:
 
 
 def test_outage_dir_is_relative_to_the_file_and_empty_by_default(tmp_path: Path) -> None:
-    """Empty: the system's temporary folder (pbem.service.health.outage_file)."""
+    """Empty: the system's temporary folder (pbem.service.ops.health.outage_file)."""
     assert load_config(write(tmp_path / "a.toml", ""), env={}).poll.outage_dir == ""
     file = write(tmp_path / "etc" / "pbem.toml", '[poll]\noutage_dir = "shared"\n')
     assert load_config(file, env={}).poll.outage_dir == str(tmp_path / "etc" / "shared")

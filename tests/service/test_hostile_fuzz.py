@@ -250,9 +250,9 @@ def fuzz(directory: Path, seed: int, count: int) -> dict[str, object]:
     from pbem.mail.transport import FetchedMail
     from pbem.service.clock import SystemClock
     from pbem.service.context import Context
-    from pbem.service.demo import demo_config
-    from pbem.service.games import PlayerSpec, create_game
-    from pbem.service.mailflow import process_mail
+    from pbem.service.intake.mailflow import process_mail
+    from pbem.service.ops.demo import demo_config
+    from pbem.service.play.games import PlayerSpec, create_game
     from pbem.store import init_db, session_scope
 
     logging.disable(logging.CRITICAL)  # the handler's own log lines are not the result

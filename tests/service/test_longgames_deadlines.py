@@ -16,9 +16,9 @@ import pytest
 
 from pbem.orders import render_orders
 from pbem.rules.defaults import default_turn
-from pbem.service import gm
 from pbem.service.errors import ServiceError
-from pbem.service.settings import check_settings
+from pbem.service.play import gm
+from pbem.service.play.settings import check_settings
 from tests.longgame_helpers import GM_ADDRESS, START, Mail, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -466,7 +466,7 @@ def test_a_turn_by_mail_stamps_the_rows_with_the_service_clock(tmp_path) -> None
     clock's (issue 18)."""
     from sqlmodel import select
 
-    from pbem.service.schedule import aware_utc
+    from pbem.service.play.schedule import aware_utc
     from pbem.store import PendingOrders
 
     world = World(tmp_path)

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from pbem.cli import app
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import gm
-from pbem.service.games import definition_of, find_game
+from pbem.service.play import gm
+from pbem.service.play.games import definition_of, find_game
 from tests.longgame_helpers import START, Mail, Seat, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -14,10 +14,10 @@ import pytest
 
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.service import gm
 from pbem.service.errors import ServiceError
-from pbem.service.passwords import verify_password
-from pbem.service.settings import bot_seats
+from pbem.service.play import gm
+from pbem.service.play.passwords import verify_password
+from pbem.service.play.settings import bot_seats
 from tests.longgame_helpers import START, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from pbem.cli import app
 from pbem.mail.decode import decode_mail
 from pbem.mail.maildir import spool_mailbox
-from pbem.service import mailcheck, mailflow
 from pbem.service.context import Context
-from pbem.service.games import create_game
+from pbem.service.intake import mailcheck, mailflow
+from pbem.service.play.games import create_game
 from pbem.store import InboundMessage, JoinRequest, session_scope
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus

@@ -15,9 +15,9 @@ from pbem.cli import app
 from pbem.log.records import read_record, verify_record, write_record
 from pbem.log.replay import turn_stream
 from pbem.rules.dice import commitment
-from pbem.service import gm
-from pbem.service.archive import export_record, replay_game
-from pbem.service.games import definition_of, find_game, rerolls_of
+from pbem.service.play import gm
+from pbem.service.play.archive import export_record, replay_game
+from pbem.service.play.games import definition_of, find_game, rerolls_of
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from pbem.rules.state import SETUP_PHASES
-from pbem.service import gm
+from pbem.service.play import gm
 from tests.longgame_helpers import GM_ADDRESS, Mail, World, address_of, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -18,7 +18,7 @@ import pytest
 from sqlmodel import select
 
 from pbem.mail.smtp import SmtpSender
-from pbem.service import outbox, sending
+from pbem.service.tell import outbox, sending
 from pbem.store import Outbox, init_db, session_scope
 from pbem.testing.mailservers import HOST, free_port
 from tests.outbox_helpers import sent_ids

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import col, select
 
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import Outbox, OutboxBody, init_db, session_scope
 from pbem.vocab import OutboxStatus
 

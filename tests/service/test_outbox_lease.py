@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pbem.mail.transport import OutgoingMail, SendResult
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import init_db, session_scope
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

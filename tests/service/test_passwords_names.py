@@ -18,9 +18,10 @@ from sqlmodel import select
 from typer.testing import CliRunner, Result
 
 from pbem.cli import app
-from pbem.service import gm, seatguard
-from pbem.service.games import PlayerSpec, create_game, find_game, parse_player
-from pbem.service.names import (
+from pbem.service.intake import seatguard
+from pbem.service.play import gm
+from pbem.service.play.games import PlayerSpec, create_game, find_game, parse_player
+from pbem.service.play.names import (
     MAX_GAME_NAME,
     BadName,
     address_problem,
@@ -28,7 +29,7 @@ from pbem.service.names import (
     check_game_name,
     check_player_name,
 )
-from pbem.service.passwords import (
+from pbem.service.play.passwords import (
     ALPHABET,
     ENTROPY_BITS,
     LENGTH,

@@ -40,8 +40,9 @@ from pbem.config import load_config
 from pbem.mail.imap import ImapInbox
 from pbem.mail.maildir import spool_mailbox
 from pbem.mail.transport import PROCESSED, FetchedMail
-from pbem.service import claims, mailflow, poll
 from pbem.service.context import Context
+from pbem.service.intake import claims, mailflow
+from pbem.service.ops import poll
 from pbem.store import InboundMessage, Outbox, init_db, session_scope
 from pbem.store.errors import ConcurrentUpdateError
 from pbem.store.rawmail import HEADER_CAP, blank_passwords, header_block, kept_headers, unpack
@@ -178,7 +179,7 @@ def test_scrubbing_keeps_text_valid_and_bounded() -> None:
 # ---------------------------------------------------------------- attempts
 KILL_ON_BOOM = """
 import os, signal, sys
-import pbem.service.poll as poll
+import pbem.service.ops.poll as poll
 real = poll.process_mail
 def process_or_die(engine, ctx, mail, held=None):
     if b"<boom@players.test>" in mail.raw:

@@ -8,8 +8,8 @@ from datetime import timedelta
 from typer.testing import CliRunner
 
 from pbem.cli import app
-from pbem.service.games import find_game
-from pbem.service.stats import duration, response_stats
+from pbem.service.ops.stats import duration, response_stats
+from pbem.service.play.games import find_game
 from tests.longgame_helpers import World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -23,9 +23,9 @@ from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.events import PlayerEliminated
 from pbem.rules.state import GameState
-from pbem.service.archive import export_record, import_record, replay_game, reveal
 from pbem.service.errors import ServiceError
-from pbem.service.games import (
+from pbem.service.play.archive import export_record, import_record, replay_game, reveal
+from pbem.service.play.games import (
     PlayerSpec,
     command,
     create_game,
@@ -37,7 +37,7 @@ from pbem.service.games import (
     submit,
     to_entry,
 )
-from pbem.service.passwords import hash_password, turn_token, verify_password
+from pbem.service.play.passwords import hash_password, turn_token, verify_password
 from pbem.store import Game, OrderEntry, PendingOrders, Player, TurnResult, init_db, session_scope
 
 SECRET = bytes(range(32))
@@ -522,7 +522,7 @@ def test_claim_turns_takes_one_round_of_mail_per_territory_each(engine: Engine) 
     """claim = turns: every round waits for every player's CLAIM, takes one
     territory each, and the game asks again (one prompt per round) until the
     42 territories are taken; the log replays to the same state."""
-    from pbem.service.notify import _setup_round
+    from pbem.service.play.notify import _setup_round
 
     specs = [PlayerSpec(n, f"{n}@example.org") for n in NAMES[:3]]
     with session_scope(engine) as session:

@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 from pbem.cli import app
 from pbem.config import PollConfig
 from pbem.mail.maildir import MaildirSender, spool_mailbox, spool_path
-from pbem.service import demo, poll
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
-from pbem.service.health import Health
-from pbem.service.status import Level, read_status
+from pbem.service.ops import demo, poll
+from pbem.service.ops.health import Health
+from pbem.service.ops.status import Level, read_status
 from pbem.store import init_db
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

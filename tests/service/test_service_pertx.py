@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from pbem.service import passwords
-from pbem.service.games import (
+from pbem.service.play import passwords
+from pbem.service.play.games import (
     PlayerSpec,
     add_reroll,
     create_game,

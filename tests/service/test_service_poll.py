@@ -13,8 +13,10 @@ from sqlmodel import select
 
 from pbem.config import PollConfig, load_config
 from pbem.mail.maildir import spool_mailbox
-from pbem.service import demo, mailflow, outbox, poll
 from pbem.service.clock import SystemClock
+from pbem.service.intake import mailflow
+from pbem.service.ops import demo, poll
+from pbem.service.tell import outbox
 from pbem.store import InboundMessage, init_db, session_scope
 from pbem.store.rawmail import unpack
 

@@ -20,8 +20,11 @@ from pbem.log import replay
 from pbem.mail import identity
 from pbem.orders import TextBot, parse_orders
 from pbem.rules.bots import make_bot
-from pbem.service import claims, games, poll
-from pbem.service.games import (
+from pbem.service.intake import claims
+from pbem.service.ops import poll
+from pbem.service.ops.poll import PollReport
+from pbem.service.play import games
+from pbem.service.play.games import (
     PlayerSpec,
     create_game,
     definition_of,
@@ -32,7 +35,6 @@ from pbem.service.games import (
     submit,
     to_entry,
 )
-from pbem.service.poll import PollReport
 from pbem.store import init_db, session_scope
 from tests.longgame_helpers import World, new_table
 

@@ -21,10 +21,10 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
 from pbem.config import load_config
-from pbem.service import deadlines, digest, passwords, schedule
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
-from pbem.service.games import PlayerSpec, create_game, load
+from pbem.service.play import deadlines, digest, passwords, schedule
+from pbem.service.play.games import PlayerSpec, create_game, load
 from pbem.store import Game, ServiceState, init_db, session_scope
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.rules.dice import DICE_V2
 from pbem.rules.simulate import play_game, play_seeds
-from pbem.service.simulation import play_all, simulate_many
+from pbem.service.ops.simulation import play_all, simulate_many
 
 
 def test_results_do_not_depend_on_the_worker_count() -> None:

@@ -16,8 +16,8 @@ from sqlmodel import select
 
 from pbem.report import views
 from pbem.rules.events import CardDrawn, CardsTaken, event_from_dict
-from pbem.service.games import find_game, load, players_of
-from pbem.service.passwords import turn_token
+from pbem.service.play.games import find_game, load, players_of
+from pbem.service.play.passwords import turn_token
 from pbem.site import build_site
 from pbem.store import TurnResult
 from tests.longgame_helpers import GAME_ADDRESS, GM_ADDRESS, Table, World, new_table

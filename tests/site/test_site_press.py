@@ -13,8 +13,9 @@ from sqlalchemy import text
 from sqlmodel import col, func, select
 
 from pbem.report.mime import stable_message_id
-from pbem.service import notify, telling
-from pbem.service.games import find_game, players_of
+from pbem.service.play import notify
+from pbem.service.play.games import find_game, players_of
+from pbem.service.tell import telling
 from pbem.site import build_site
 from pbem.site import folders as site_folders
 from pbem.site.folders import SiteFolderClash, folders, slug

@@ -19,7 +19,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel, col, select
 
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import Outbox, current_revision, make_engine, migrate, session_scope, upgrade
 from pbem.store.rawmail import header_block
 

@@ -12,7 +12,7 @@ from alembic import command
 from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
-from pbem.service.passwords import hash_password, verify_password
+from pbem.service.play.passwords import hash_password, verify_password
 from pbem.store import Player, current_revision, make_engine, migrate, session_scope, upgrade
 
 NOW = datetime(2026, 11, 20, 8, 0, tzinfo=UTC)

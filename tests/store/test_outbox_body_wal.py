@@ -22,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import event
 
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import init_db, session_scope
 from tests.service.test_outbox_lease import Recorder
 

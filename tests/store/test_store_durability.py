@@ -20,7 +20,7 @@ from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 
 from pbem.mail.transport import OutgoingMail, SendResult
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import ServiceState, init_db, session_scope
 from tests.outbox_helpers import queue_alerts
 

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import col, select
 
 from pbem.mail.transport import OutgoingMail, SendResult
-from pbem.service import outbox
+from pbem.service.tell import outbox
 from pbem.store import Outbox, init_db, session_scope, upgrade
 from pbem.store.db import make_engine
 from pbem.store.errors import DatabaseError

@@ -2,7 +2,7 @@
 
 A notice row says who gets which mail about which step, under the stable
 Message-ID it will have; the mail itself is rendered and queued in the
-outbox after the decision committed (pbem/service/telling.py), which sets
+outbox after the decision committed (pbem/service/tell/telling.py), which sets
 ``told_at``. A database upgraded from 0006 has no notices: every mail it
 decided before is in its outbox already.
 

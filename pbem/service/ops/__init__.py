@@ -1,0 +1,1 @@
+"""Operations: the poll cycle, the daemon, health and status, listings, demo, simulations."""

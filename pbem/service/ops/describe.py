@@ -1,0 +1,174 @@
+"""Plain views of maps, rules and games for the command line (text and JSON)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pbem.rules.board import Board
+from pbem.rules.engine import reinforcement_base
+from pbem.rules.options import Options
+from pbem.rules.state import ENDED, GameState
+from pbem.rules.victory import mission_of
+
+
+def map_to_json(board: Board) -> dict[str, Any]:
+    return {
+        "name": board.name,
+        "title": board.title,
+        "territories": [
+            {
+                "name": t.name,
+                "continent": board.continents[t.continent].name,
+                "aliases": list(t.aliases),
+                "neighbours": [board.territories[n].name for n in t.neighbours],
+                "card": t.card,
+            }
+            for t in board.territories
+        ],
+        "continents": [
+            {
+                "name": c.name,
+                "bonus": c.bonus,
+                "territories": [board.territories[t].name for t in c.territories],
+            }
+            for c in board.continents
+        ],
+        "edges": [[board.territories[a].name, board.territories[b].name] for a, b in board.edges()],
+        "one_way": [
+            [board.territories[a].name, board.territories[b].name] for a, b in board.one_way
+        ],
+        "cards": len(board.deck_cards()),
+        "missions": [m.text for m in board.missions],
+    }
+
+
+def describe_map(board: Board) -> str:
+    lines = [
+        f"{board.title} ({board.name}): {len(board.territories)} territories, "
+        f"{len(board.continents)} continents, {len(board.edges())} edges, "
+        f"{len(board.deck_cards())} cards",
+    ]
+    if board.one_way:
+        names = board.names()
+        lines.append("one-way: " + ", ".join(f"{names[a]} -> {names[b]}" for a, b in board.one_way))
+    for c in board.continents:
+        lines.append("")
+        lines.append(f"{c.name} (+{c.bonus})")
+        for t in c.territories:
+            terr = board.territories[t]
+            aliases = f" [{', '.join(terr.aliases)}]" if terr.aliases else ""
+            borders = ", ".join(board.territories[n].name for n in terr.neighbours)
+            lines.append(f"  {terr.name}{aliases}: {borders}")
+    return "\n".join(lines)
+
+
+def describe_options(options: Options, title: str) -> str:
+    return "\n".join([title, *(f"- {line}" for line in options.describe())])
+
+
+def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
+    board = state.board
+    return {
+        **info,
+        "turn": state.turn,
+        "phase": state.phase,
+        "to_move": state.players[state.current].name if state.current >= 0 else None,
+        "winner": state.players[state.winner].name if state.winner is not None else None,
+        "players": [
+            {
+                "name": p.name,
+                "colour": p.colour,
+                "alive": p.alive,
+                "neutral": p.neutral,
+                "territories": state.territory_count(seat),
+                "armies": state.army_count(seat),
+                "cards": len(p.cards),
+                # private: `pbem show` is the GM's view, never mailed
+                "hand": [board.card_name(c) for c in p.cards],
+                "mission": _mission_text(state, seat),
+            }
+            for seat, p in enumerate(state.players)
+        ],
+        "board": {
+            t.name: {
+                "owner": state.players[state.owner[t.index]].name
+                if state.owner[t.index] >= 0
+                else None,
+                "armies": state.armies[t.index],
+            }
+            for t in board.territories
+        },
+    }
+
+
+def _mission_text(state: GameState, seat: int) -> str | None:
+    mission = mission_of(state, seat)
+    return mission.text if mission is not None else None
+
+
+def describe_game(state: GameState, info: dict[str, Any]) -> str:
+    board = state.board
+    lines = [f"Game {info['name']} on {board.title}: {info.get('status', '')}, phase {state.phase}"]
+    deadline = info.get("deadline_text") or info.get("deadline")
+    if state.phase == ENDED and state.winner is not None:
+        lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
+    elif state.current >= 0:
+        lines.append(
+            f"Turn {state.turn}: {state.players[state.current].name} to move"
+            + (f", deadline {deadline}" if deadline else "")
+        )
+    elif deadline:  # a setup phase: everyone's orders are due
+        lines.append(f"Setup ({state.phase}): every player's orders due, deadline {deadline}")
+    lines.append("")
+    lines.append(f"{'player':<14}{'colour':<9}{'terr':>5}{'armies':>8}{'cards':>7}  next")
+    for seat, p in enumerate(state.players):
+        territories = state.territory_count(seat)
+        bonus = sum(board.continents[c].bonus for c in state.continents_held(seat))
+        due = reinforcement_base(territories) + bonus if p.alive and not p.neutral else 0
+        status = "" if p.alive else "  (out)"
+        lines.append(
+            f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
+            f"{len(p.cards):>7}  {due:>4}{status}"
+        )
+    private = [
+        (p.name, [board.card_name(c) for c in p.cards], _mission_text(state, seat))
+        for seat, p in enumerate(state.players)
+        if not p.neutral and (p.cards or _mission_text(state, seat))
+    ]
+    if private:
+        lines += ["", "Hands and missions (the GM's view: private to each player)"]
+        for name, hand, mission in private:
+            lines.append(f"  {name}: {', '.join(hand) or 'no cards'}")
+            if mission:
+                lines.append(f"  {'':<{len(name)}}  mission: {mission}")
+    for c in board.continents:
+        lines.append("")
+        lines.append(f"{c.name} (+{c.bonus})")
+        for t in c.territories:
+            owner = state.owner[t]
+            name = state.players[owner].name if owner >= 0 else "-"
+            lines.append(f"  {board.territories[t].name:<24}{name:<14}{state.armies[t]:>4}")
+    return "\n".join(lines)
+
+
+def seat_security(
+    players: list[tuple[int, str, int, datetime | None]],
+    data: dict[str, Any],
+) -> list[str]:
+    """Wrong passwords per seat, (seat, name, count, latest), into ``data``'s
+    players (``wrong_passwords``, ``last_wrong_password_at``) and as text lines
+    for `pbem show`. Counted by pbem.service.intake.seatguard."""
+    by_seat = {seat: (count, latest) for seat, _, count, latest in players}
+    for seat, entry in enumerate(data.get("players", [])):
+        count, latest = by_seat.get(seat, (0, None))
+        entry["wrong_passwords"] = count
+        entry["last_wrong_password_at"] = latest.isoformat() if latest else None
+    wrong = [(name, count, latest) for _, name, count, latest in players if count]
+    if not wrong:
+        return ["Wrong passwords: none"]
+    lines = ["Wrong passwords (mail from the seat's address, refused; the GM told at 3, 10, 30...)"]
+    for name, count, latest in wrong:
+        when = f", the latest {latest:%Y-%m-%d %H:%M} UTC" if latest else ""
+        lines.append(f"  {name}: {count}{when}")
+    return lines

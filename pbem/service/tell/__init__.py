@@ -1,0 +1,1 @@
+"""Tell: after the decision's commit, its notices rendered, queued in the outbox, sent."""

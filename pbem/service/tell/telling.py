@@ -1,0 +1,388 @@
+"""Tell: the notices decided and committed, rendered into mails and queued.
+
+The stage after every decision (a poll's inbox and deadlines, a CLI command
+that plays or changes a game): each pending notice (pbem/service/play/notices.py)
+is rendered by the report layer and queued in the outbox, and marked told in
+the outbox row's transaction. The game's row is not locked meanwhile: its
+transaction committed with the notices in it.
+
+Idempotent: a notice's Message-ID and Date were decided with it and its
+inputs are in the store, so a notice told again gives the same bytes, and
+the outbox queues a Message-ID once. A run killed between a decision's
+commit and its telling leaves the notices pending; the next run tells them.
+The notices of one step are rendered together, inside one ``render_once``
+scope and from one replayed state, so what every reader shares is made once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from pbem import orders
+from pbem.log import replay
+from pbem.report import context as rc
+from pbem.report import ics, letters, render
+from pbem.report.mime import RenderedMail, thread_root_id
+from pbem.report.shared import render_once
+from pbem.report.wire import boundaries_of, mail_bytes
+from pbem.rules.state import ENDED, GameState
+from pbem.service.context import Context
+from pbem.service.play import history
+from pbem.service.play.mailinfo import host_of
+from pbem.service.play.notices import info_of, replay_to, when
+from pbem.service.play.passwords import turn_token
+from pbem.service.tell import outbox
+from pbem.store import Game, Notice, session_scope
+from pbem.vocab import NoticeKind
+
+log = logging.getLogger("pbem.tell")
+
+BATCH = 200  # notices read at once; each step's notices are queued in their own transaction
+
+
+@dataclass
+class Told:
+    """One rendered mail of a notice, ready for the outbox."""
+
+    notice: Notice
+    game: Game | None
+    rendered: RenderedMail
+    attachment: tuple[str, str] | None = None
+    attachment_type: str = "plain"
+
+
+@dataclass
+class Shared:
+    """What the notices of one step share: the game, its roster, the replayed state."""
+
+    session: Session
+    ctx: Context
+    game: Game | None
+    seq: int | None
+    _state: tuple[GameState, replay.Step | None] | None = None
+    _infos: dict[str, rc.GameInfo] = field(default_factory=dict)
+    reports: dict[int | None, rc.TurnReport] = field(default_factory=dict)
+
+    def info(self, params: dict[str, Any]) -> rc.GameInfo:
+        key = json.dumps(params["info"], sort_keys=True)
+        if key not in self._infos:
+            assert self.game is not None
+            self._infos[key] = info_of(self.session, self.game, params["info"])
+        return self._infos[key]
+
+    def replayed(self) -> tuple[GameState, replay.Step | None]:
+        if self._state is None:
+            assert self.game is not None and self.seq is not None
+            self._state = replay_to(self.session, self.game, self.seq)
+        return self._state
+
+    @property
+    def state(self) -> GameState:
+        return self.replayed()[0]
+
+
+Renderer = Callable[[Shared, Notice, dict[str, Any]], Told]
+
+
+# ------------------------------------------------------------ the stage
+def tell(engine: Engine, ctx: Context) -> int:
+    """Render and queue every pending notice; how many mails were queued."""
+    queued = 0
+    after = 0
+    while True:
+        with session_scope(engine, write=False) as session:
+            pending = list(
+                session.exec(
+                    select(Notice)
+                    .where(col(Notice.told_at).is_(None), col(Notice.id) > after)
+                    .order_by(col(Notice.id))
+                    .limit(BATCH)
+                )
+            )
+            if not pending:
+                return queued
+            after = pending[-1].id or after
+            groups: dict[tuple[int | None, int | None], list[Notice]] = {}
+            for notice in pending:
+                groups.setdefault((notice.game_id, notice.step), []).append(notice)
+            batches = [_render_group(session, ctx, notices) for notices in groups.values()]
+        for told in batches:
+            queued += _queue(engine, ctx, told)
+
+
+def _render_group(session: Session, ctx: Context, notices: list[Notice]) -> list[Told]:
+    """The mails of one step, rendered together; a notice that fails stays pending."""
+    first = notices[0]
+    game = session.get(Game, first.game_id) if first.game_id is not None else None
+    shared = Shared(session, ctx, game, first.step)
+    out = []
+    with render_once():
+        for notice in notices:
+            try:
+                out.append(render_notice(shared, notice))
+            except Exception:  # noqa: BLE001 - one bad notice holds back no other mail
+                log.exception("notice %s (%s) could not be told", notice.id, notice.message_id)
+    return out
+
+
+def render_notice(shared: Shared, notice: Notice) -> Told:
+    """One notice as its mail (not queued)."""
+    params = json.loads(notice.params_json or "{}")
+    return RENDERERS[NoticeKind(notice.kind)](shared, notice, params)
+
+
+def mail_again(session: Session, ctx: Context, notice: Notice) -> bytes:
+    """A notice's mail made again from the store (a check: the same bytes as queued)."""
+    game = session.get(Game, notice.game_id) if notice.game_id is not None else None
+    with render_once():
+        return mail_of(ctx, render_notice(Shared(session, ctx, game, notice.step), notice))
+
+
+def mail_of(ctx: Context, told: Told) -> bytes:
+    """The mail's bytes: its headers from the notice (Message-ID, Date, thread)."""
+    notice, game = told.notice, told.game
+    references = []
+    if game is not None:
+        references.append(thread_root_id(game.name, notice.seat, host_of(ctx)))
+    sender = ctx.config.mail.game_address
+    name = ctx.config.mail.from_name
+    with boundaries_of(notice.message_id):  # no random boundary: the same bytes every time
+        return mail_bytes(
+            told.rendered,
+            sender=f"{name} <{sender}>" if name else sender,
+            recipient=notice.recipient,
+            message_id=notice.message_id,
+            in_reply_to=notice.in_reply_to,
+            references=references,
+            date=notice.created_at,
+            attachment=told.attachment,
+            attachment_type=told.attachment_type,
+        )
+
+
+def _queue(engine: Engine, ctx: Context, batch: list[Told]) -> int:
+    """One transaction: the step's mails in the outbox, their notices told."""
+    if not batch:
+        return 0
+    queued = 0
+    with session_scope(engine) as session:
+        for told in batch:
+            notice = told.notice
+            queued += outbox.enqueue(
+                session,
+                message_id=notice.message_id,
+                game_id=told.game.id if told.game is not None else None,
+                kind=told.rendered.kind or "mail",
+                recipient=notice.recipient,
+                subject=told.rendered.subject,
+                raw=mail_of(ctx, told),
+                in_reply_to=notice.in_reply_to,
+                now=notice.created_at,
+            )
+        ids = [t.notice.id for t in batch]
+        session.execute(
+            update(Notice).where(col(Notice.id).in_(ids)).values(told_at=ctx.clock.now())
+        )
+    return queued
+
+
+# ------------------------------------------------------------ renderers
+def _report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    """A step's turn report: the TurnReport made once per step, seen as each reader."""
+    if notice.step not in shared.reports:
+        _, step = shared.replayed()
+        if step is None or step.before is None or step.state_hash != params["hash"]:
+            raise ValueError(f"log entry {notice.step} does not replay to the step reported")
+        info = shared.info(params)
+        names = {p.seat: p.name for p in info.players}
+        shared.reports[notice.step] = rc.TurnReport(
+            info,
+            step.turn,
+            step.seat,  # type: ignore[arg-type]
+            tuple(step.events),
+            step.before,
+            step.state,
+            step.state_hash,
+            when(params["deadline"]),
+            step.state.current if step.state.phase != ENDED else None,
+            missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
+            by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
+            dice_inputs=_dice_inputs(step, names),
+        )
+    rendered = render.render_turn_report(shared.reports[notice.step], notice.seat)
+    return Told(notice, shared.game, rendered)
+
+
+def _dice_inputs(step: replay.Step, names: dict[int, str]) -> tuple[tuple[str, str, str], ...]:
+    """Whose contribution went into the step's dice (v2), as the turn report names it."""
+    from pbem.rules.dice import salt_of
+
+    return tuple(
+        (names.get(seat, "the GM") if seat is not None else "the GM", kind, digest)
+        for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
+        for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
+    )
+
+
+def _game_over(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    from pbem.service.play.archive import export_record
+
+    assert shared.game is not None
+    over = rc.GameOver(shared.info(params), shared.state)
+    record = (f"{shared.game.name}.pgn", export_record(shared.session, shared.game))
+    rendered = render.render_game_over(over, notice.seat)
+    return Told(notice, shared.game, rendered, attachment=record)
+
+
+def _your_turn(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    game, state, seat = shared.game, shared.state, notice.seat
+    assert game is not None and seat is not None
+    info = shared.info(params)
+    token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
+    deadline = when(params["deadline"])
+    since = tuple(params["since"])
+    rendered = render.render_your_turn(rc.YourTurn(info, state, seat, token, deadline, since))
+    attachment = None
+    if deadline is not None:
+        due = ics.Deadline(game.name, state.turn, info.player(seat).name, deadline, seat)
+        text = ics.calendar([due], host_of(shared.ctx), notice.created_at)
+        attachment = (f"{game.name}-turn{state.turn}.ics", text)
+    return Told(notice, game, rendered, attachment=attachment, attachment_type="calendar")
+
+
+def _setup_prompt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    assert notice.seat is not None
+    prompt = rc.SetupPrompt(
+        shared.info(params), shared.state, notice.seat, when(params["deadline"])
+    )
+    return Told(notice, shared.game, render.render_setup_prompt(prompt))
+
+
+def _game_start(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    assert notice.seat is not None
+    start = rc.GameStart(
+        shared.info(params),
+        shared.state,
+        notice.seat,
+        params["password"],
+        when(params["deadline"]),
+        params["holder"],
+        params["turn"],
+    )
+    game = None if params.get("root") else shared.game  # the thread's root: no references
+    return Told(notice, game, render.render_game_start(start))
+
+
+def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    assert notice.seat is not None
+    receipt = rc.Receipt(
+        game=shared.info(params),
+        seat=notice.seat,
+        turn=params["turn"],
+        orders_text=params["orders"],
+        adjudicated=params["played"],
+        check_only=params["check"],
+        forecast=tuple(params["forecast"]),
+        setup=params["setup"],
+        late=when(params["late"]),
+    )
+    return Told(notice, shared.game, render.render_receipt(receipt))
+
+
+def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    reply = rc.ErrorReply(
+        address=notice.recipient,
+        problems=tuple(rc.Problem(*p) for p in params["problems"]),
+        game=shared.info(params),
+        seat=notice.seat,
+        original_subject=params["subject"],
+        turn=params["turn"],
+    )
+    return Told(notice, shared.game, render.render_error_reply(reply))
+
+
+def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    info = shared.info(params)
+    rendered = render.render_help(rc.Help(notice.recipient, orders.help_text(info.board), info))
+    return Told(notice, shared.game, rendered)
+
+
+def _status(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    status = rc.Status(shared.info(params), shared.state, when(params["deadline"]))
+    return Told(notice, shared.game, render.render_status(status, notice.seat))
+
+
+def _history(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    info, game, address = shared.info(params), shared.game, notice.recipient
+    assert game is not None
+    if "turns" in params:
+        return Told(notice, game, letters.turns_played(info, address, params["turns"]))
+    report = history.stored_report(shared.session, info, game, params["turn"])
+    if report is None:
+        return Told(notice, game, letters.no_report(info, address, params["turn"]))
+    return Told(notice, game, render.render_turn_report(report, notice.seat))
+
+
+def _press(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    assert notice.seat is not None
+    press = rc.Press(
+        shared.info(params), params["sender"], tuple(params["seats"]), params["body"], params["all"]
+    )
+    return Told(notice, shared.game, render.render_press(press, notice.seat))
+
+
+def _reminder(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    assert notice.seat is not None
+    reminder = rc.Reminder(
+        shared.info(params),
+        shared.state,
+        notice.seat,
+        params["token"],
+        when(params["deadline"]),
+        params["missed"],
+        params["limit"],
+        params["grace"],
+        params["on_removal"],
+    )
+    return Told(notice, shared.game, render.render_reminder(reminder))
+
+
+def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    info = shared.info(params) if "info" in params else None
+    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient)
+    return Told(notice, shared.game, render.render_gm_alert(alert))
+
+
+def _letter(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    """One of report/letters.py's letters: its name and arguments, the game's roster first."""
+    args = [tuple(a) if isinstance(a, list) else a for a in params["args"]]
+    if "info" in params:
+        args.insert(0, shared.info(params))
+    rendered = getattr(letters, params["letter"])(*args)
+    return Told(notice, shared.game, rendered)
+
+
+RENDERERS: dict[NoticeKind, Renderer] = {
+    NoticeKind.REPORT: _report,
+    NoticeKind.GAME_OVER: _game_over,
+    NoticeKind.YOUR_TURN: _your_turn,
+    NoticeKind.SETUP_PROMPT: _setup_prompt,
+    NoticeKind.GAME_START: _game_start,
+    NoticeKind.RECEIPT: _receipt,
+    NoticeKind.ERRORS: _errors,
+    NoticeKind.HELP: _help,
+    NoticeKind.STATUS: _status,
+    NoticeKind.HISTORY: _history,
+    NoticeKind.PRESS: _press,
+    NoticeKind.REMINDER: _reminder,
+    NoticeKind.ALERT: _alert,
+    NoticeKind.LETTER: _letter,
+}
