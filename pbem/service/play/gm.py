@@ -12,7 +12,7 @@ from sqlmodel import Session, col, delete, select
 
 from pbem.log import replay
 from pbem.rules.dice import new_secret
-from pbem.rules.state import ENDED, SETUP_PHASES
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play import notify
@@ -213,50 +213,9 @@ def replace(
         raise ServiceError(f"{address} holds {player.name}'s seat already")
     holder_name = check_player_name(new_name or player.name, "name")
 
-    current = session.exec(
-        select(SeatHolder).where(
-            SeatHolder.game_id == game.id,
-            SeatHolder.seat == player.seat,
-            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
-        )
-    ).first()
-    if current is not None:
-        current.to_turn = game.turn
-        session.add(current)
-    session.add(
-        SeatHolder(
-            game_id=id_of(game),
-            seat=player.seat,
-            name=holder_name,
-            address=address,
-            from_turn=game.turn,
-        )
-    )
     old_address = player.address
-    player.address = address
-    password = new_password()
-    player.secret_hash = hash_password(password)
-    player.status = SeatStatus.ACTIVE
-    player.missed_in_row = 0
-    player.misses_json = "[]"
-    clear_absences(session, game, player)
-    if player.seat in bot_seats(game):
-        stored = json.loads(game.settings_json or "{}")
-        stored["bot_seats"] = sorted(bot_seats(game) - {player.seat})
-        stored.get("bot_since", {}).pop(str(player.seat), None)
-        game.settings_json = json.dumps(stored, sort_keys=True)
-    conf = settings(game)
-    extra = float(conf["replacement_extra_hours"])
-    acting_now = state.phase in SETUP_PHASES or state.current == player.seat
-    if acting_now and game.deadline is not None:
-        hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
-        fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)
-        game.deadline = max(aware_utc(game.deadline), fresh)
-    elif extra:
-        grant_extra_hours(session, game, player.seat, extra)
-    session.add(game)
-    session.add(player)
-    session.flush()
+    password = _hand_over(session, game, player, holder_name, address)
+    acting_now = _replacement_time(session, ctx, game, player, state)
     notify.game_start(
         session, ctx, game, {player.name: password}, only_seat=player.seat, holder=holder_name
     )
@@ -285,6 +244,65 @@ def replace(
         f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "
         f"{game.turn}; password {password}; deadline {_when(game.deadline)}"
     )
+
+
+def _hand_over(
+    session: Session, game: Game, player: Player, holder_name: str, address: str
+) -> str:
+    """The seat's history closed and opened under its new holder, who gets a new
+    password (returned), a clean record of misses and no bot in the seat."""
+    current = session.exec(
+        select(SeatHolder).where(
+            SeatHolder.game_id == game.id,
+            SeatHolder.seat == player.seat,
+            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
+        )
+    ).first()
+    if current is not None:
+        current.to_turn = game.turn
+        session.add(current)
+    session.add(
+        SeatHolder(
+            game_id=id_of(game),
+            seat=player.seat,
+            name=holder_name,
+            address=address,
+            from_turn=game.turn,
+        )
+    )
+    player.address = address
+    password = new_password()
+    player.secret_hash = hash_password(password)
+    player.status = SeatStatus.ACTIVE
+    player.missed_in_row = 0
+    player.misses_json = "[]"
+    clear_absences(session, game, player)
+    if player.seat in bot_seats(game):
+        stored = json.loads(game.settings_json or "{}")
+        stored["bot_seats"] = sorted(bot_seats(game) - {player.seat})
+        stored.get("bot_since", {}).pop(str(player.seat), None)
+        game.settings_json = json.dumps(stored, sort_keys=True)
+    return password
+
+
+def _replacement_time(
+    session: Session, ctx: Context, game: Game, player: Player, state: GameState
+) -> bool:
+    """The newcomer's extra hours: on the current deadline when the seat is to
+    act now (returned True), else granted for its next turn."""
+    conf = settings(game)
+    extra = float(conf["replacement_extra_hours"])
+    acting_now = state.phase in SETUP_PHASES or state.current == player.seat
+    if acting_now and game.deadline is not None:
+        hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
+        fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)
+        game.deadline = max(aware_utc(game.deadline), fresh)
+    elif extra:
+        grant_extra_hours(session, game, player.seat, extra)
+    session.add(game)
+    session.add(player)
+    session.flush()
+    return acting_now
 
 
 def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, address: str) -> None:
@@ -319,45 +337,8 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
     definition = definition_of(session, game)
     rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
     state = rebuilt.state
-    for table in (OrderEntry, TurnResult):
-        session.exec(
-            delete(table).where(
-                col(table.game_id) == game.id,
-                col(table.seq) > last_seq,
-            )
-        )
-    session.exec(
-        delete(PendingOrders).where(
-            col(PendingOrders.game_id) == game.id,
-            col(PendingOrders.turn) > 0,
-        )
-    )
-    session.flush()
-    latest = session.exec(
-        select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq).desc())
-    ).first()
-    if latest is None:
-        step = replay.Step(state.turn, None, [], [], state, definition.state_hash(state))
-        store_result(session, game, step, seq=last_seq)
-    elif latest.state_hash != definition.state_hash(state):
-        raise ServiceError(
-            f"the log of {game.name} does not replay to its stored hash at entry "
-            f"{latest.seq}; run `pbem replay {game.name}` before rolling back"
-        )
-    if game.status == GameStatus.FINISHED:
-        game.status = GameStatus.RUNNING
-    game.winner_seat = None
-    game.secret_revealed = False if game.phase == GamePhase.OVER else game.secret_revealed
-    sync_row(game, state)
-    stored = json.loads(game.settings_json or "{}")
-    stored["rollbacks"] = int(stored.get("rollbacks", 0)) + 1  # new Message-IDs for replays
-    since = stored.get("bot_since", {})
-    undone = sorted(int(s) for s, t in since.items() if t >= turn)
-    if undone:  # seats handed to the bot from the rolled back turns on are players' again
-        stored["bot_seats"] = [s for s in stored.get("bot_seats", []) if s not in undone]
-        stored["bot_since"] = {s: t for s, t in since.items() if int(s) not in undone}
-    game.settings_json = json.dumps(stored, sort_keys=True)
-    session.add(game)
+    _cut_log(session, game, last_seq, state, definition)
+    stored = _rolled_back_row(game, state, turn)
     bots = {int(s) for s in stored.get("bot_seats", [])}
     for player in players_of(session, game):
         playing = player.seat < len(state.players) and state.players[player.seat].alive
@@ -397,6 +378,58 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
     return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"
+
+
+def _cut_log(
+    session: Session, game: Game, last_seq: int, state: GameState, definition: Any
+) -> None:
+    """The log and results past ``last_seq`` deleted, held orders dropped; the
+    stored snapshot checked against the replayed state."""
+    for table in (OrderEntry, TurnResult):
+        session.exec(
+            delete(table).where(
+                col(table.game_id) == game.id,
+                col(table.seq) > last_seq,
+            )
+        )
+    session.exec(
+        delete(PendingOrders).where(
+            col(PendingOrders.game_id) == game.id,
+            col(PendingOrders.turn) > 0,
+        )
+    )
+    session.flush()
+    latest = session.exec(
+        select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq).desc())
+    ).first()
+    if latest is None:
+        step = replay.Step(state.turn, None, [], [], state, definition.state_hash(state))
+        store_result(session, game, step, seq=last_seq)
+    elif latest.state_hash != definition.state_hash(state):
+        raise ServiceError(
+            f"the log of {game.name} does not replay to its stored hash at entry "
+            f"{latest.seq}; run `pbem replay {game.name}` before rolling back"
+        )
+
+
+def _rolled_back_row(game: Game, state: GameState, turn: int) -> dict[str, Any]:
+    """The game's row as the replayed state has it, one more rollback counted (new
+    Message-IDs for the turns played again), bots of the undone turns gone; its
+    settings returned."""
+    if game.status == GameStatus.FINISHED:
+        game.status = GameStatus.RUNNING
+    game.winner_seat = None
+    game.secret_revealed = False if game.phase == GamePhase.OVER else game.secret_revealed
+    sync_row(game, state)
+    stored: dict[str, Any] = json.loads(game.settings_json or "{}")
+    stored["rollbacks"] = int(stored.get("rollbacks", 0)) + 1  # new Message-IDs for replays
+    since = stored.get("bot_since", {})
+    undone = sorted(int(s) for s, t in since.items() if t >= turn)
+    if undone:  # seats handed to the bot from the rolled back turns on are players' again
+        stored["bot_seats"] = [s for s in stored.get("bot_seats", []) if s not in undone]
+        stored["bot_since"] = {s: t for s, t in since.items() if int(s) not in undone}
+    game.settings_json = json.dumps(stored, sort_keys=True)
+    return stored
 
 
 def _recount_misses(session: Session, game: Game, player: Player, log: list[OrderEntry]) -> None:
