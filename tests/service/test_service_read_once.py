@@ -113,7 +113,7 @@ def _counting(
     on = [False]
     # What the poll imports on its first mail, imported before the patching:
     # a module first imported under the patch would keep the counting wrapper.
-    for name in ("mailflow", "turns", "telling", "notify"):
+    for name in ("intake.mailflow", "play.turns", "tell.telling", "play.notify"):
         importlib.import_module(f"pbem.service.{name}")
 
     def counted(what: str, real: Callable[..., Any]) -> Callable[..., Any]:
