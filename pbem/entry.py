@@ -52,7 +52,7 @@ def _fast_verify(args: list[str]) -> int | None:
         return None
     from pathlib import Path
 
-    from pbem.log.records import RecordError, read_record, verify_record
+    from pbem.orderlog.records import RecordError, read_record, verify_record
 
     file, secret = found
     path = Path(file)

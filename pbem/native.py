@@ -68,7 +68,7 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "setupcheck",
         "validate",
     )
-) + ("pbem.log.records",)  # (not log.replay: tests count its calls by monkeypatching)
+) + ("pbem.orderlog.records",)  # (not orderlog.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"
 MANIFEST_FORMAT = 2  # 2: built files named by their path under pbem/ (rules/, orders/)
 ENV = "PBEM_NATIVE"

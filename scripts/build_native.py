@@ -112,7 +112,8 @@ def main() -> int:
             file=sys.stderr,
         )
         return 1 if args.strict else 0
-    print(f"compiled {len(NATIVE_MODULES)} modules of pbem (rules, orders, log.records) with mypyc")
+    what = "rules, orders, orderlog.records"
+    print(f"compiled {len(NATIVE_MODULES)} modules of pbem ({what}) with mypyc")
     return 0
 
 

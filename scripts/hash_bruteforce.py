@@ -12,7 +12,7 @@ every candidate for what they cannot see against the hash published after a turn
 Per game: what was hidden, the tries and the seconds to find all of it from the plain
 hash (hash version 1), and whether the keyed hash of version 2 gives anything (it
 cannot: the same search runs through every candidate and finds nothing). The brute
-force is tests/log/test_state_hash_leak.py's ``recover``.
+force is tests/orderlog/test_state_hash_leak.py's ``recover``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pbem.log.replay import hash_key  # noqa: E402
+from pbem.orderlog.replay import hash_key  # noqa: E402
 from pbem.rules.options import Options  # noqa: E402
-from tests.log.test_state_hash_leak import played, public_view, recover  # noqa: E402
+from tests.orderlog.test_state_hash_leak import played, public_view, recover  # noqa: E402
 
 
 def main() -> None:

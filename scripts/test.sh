@@ -22,5 +22,5 @@ for seed in 1 4242; do
   native=1
   [ "$seed" = 4242 ] && native=0
   PBEM_NATIVE=$native PYTHONHASHSEED=$seed python -m pytest -q -p no:cacheprovider \
-    -n "${PBEM_TEST_WORKERS:-3}" tests/rules tests/orders tests/log tests/service/test_service_simulation.py
+    -n "${PBEM_TEST_WORKERS:-3}" tests/rules tests/orders tests/orderlog tests/service/test_service_simulation.py
 done

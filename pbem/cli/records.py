@@ -86,7 +86,7 @@ def verify(
     secret: Annotated[str, typer.Option(help="The revealed secret (hex).")],
 ) -> None:
     """Recompute every roll of a game record from the revealed secret."""
-    from pbem.log.records import RecordError, read_record, verify_record
+    from pbem.orderlog.records import RecordError, read_record, verify_record
 
     text = read_text(file)
     try:

@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pbem.log import replay  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.maps.presets import load_preset  # noqa: E402
+from pbem.orderlog import replay  # noqa: E402
 from pbem.orders import render_orders  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402
 from pbem.rules.dice import DICE_V1, DICE_V2, contribution, make_stream  # noqa: E402

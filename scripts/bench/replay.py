@@ -36,10 +36,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from pbem.log import replay  # noqa: E402
-from pbem.log.records import definition_of, read_record, verify_record  # noqa: E402
 from pbem.maps import builtin_map  # noqa: E402
 from pbem.maps.presets import load_preset  # noqa: E402
+from pbem.orderlog import replay  # noqa: E402
+from pbem.orderlog.records import definition_of, read_record, verify_record  # noqa: E402
 from pbem.orders import TextBot, parse_orders  # noqa: E402
 from pbem.orders.validate import checked_turn  # noqa: E402
 from pbem.rules.bots import make_bot  # noqa: E402

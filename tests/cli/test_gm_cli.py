@@ -27,10 +27,10 @@ from sqlmodel import select
 from typer.testing import CliRunner, Result
 
 from pbem.cli import app
-from pbem.log import replay
-from pbem.log.records import read_record
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
+from pbem.orderlog import replay
+from pbem.orderlog.records import read_record
 from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.state import GameState
@@ -316,7 +316,7 @@ def _turn_blocks(lines: list[str]) -> dict[int, int]:
 
 def _state_before(played: Played, turn: int) -> GameState:
     record = read_record(played.record.read_text(encoding="utf-8"))
-    from pbem.log.records import definition_of
+    from pbem.orderlog.records import definition_of
 
     game, _ = replay.start(definition_of(record, SECRET))
     for entry in record.entries:

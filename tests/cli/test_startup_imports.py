@@ -61,7 +61,7 @@ IDLE_POLL_HEAVY = (
     *HEAVY,
     "pbem.rules",
     "pbem.orders",
-    "pbem.log",
+    "pbem.orderlog",
     "pbem.report",
     "pbem.maps",
     "pbem.service.play.games",

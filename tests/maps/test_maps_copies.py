@@ -8,9 +8,9 @@ import tomllib
 
 import pytest
 
-from pbem.log.records import read_record
 from pbem.maps import builtin_map, map_names
 from pbem.maps.copies import SUFFIX, decoded_copy, parse_named, render_copy, text_sha256
+from pbem.orderlog.records import read_record
 from pbem.paths import maps_dir
 from pbem.rules import mapformat as rules_maps
 from pbem.rules.errors import MapError
@@ -84,7 +84,7 @@ def test_a_record_on_a_builtin_map_is_checked_from_the_copy(
 ) -> None:
     from pathlib import Path
 
-    from pbem.log.records import definition_of
+    from pbem.orderlog.records import definition_of
 
     path = Path(__file__).parents[1] / "data" / "records"
     record_file = sorted(path.glob("*.pgn"))[0]

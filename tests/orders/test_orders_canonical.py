@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pbem import native
-from pbem.log.records import read_record
 from pbem.maps import builtin_map
+from pbem.orderlog.records import read_record
 from pbem.orders import OrdersError, parse_orders, parser
 from pbem.orders.canonical import CanonicalReader
 from pbem.orders.lexer import source_lines, strip_comment, tokenize

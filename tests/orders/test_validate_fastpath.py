@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from pbem.log import replay
-from pbem.log.records import definition_of, read_record
+from pbem.orderlog import replay
+from pbem.orderlog.records import definition_of, read_record
 from pbem.orders.model import Order
 from pbem.orders.validate import _TurnCheck
 from pbem.rules.actions import (

@@ -20,18 +20,18 @@ ALLOWED: dict[str, set[str]] = {
     "rules": set(),
     "maps": {"rules"},  # map files and importers: the I/O the pure rules layer leaves out
     "orders": {"rules", "maps"},
-    "log": {"rules", "orders", "maps"},  # order log, replay, records, verify: pure data
+    "orderlog": {"rules", "orders", "maps"},  # order log, replay, records, verify: pure data
     "store": set(),
     "mail": set(),
     "report": {"rules", "orders", "maps"},
-    "service": {"rules", "maps", "orders", "log", "report", "store", "mail", "config"},
+    "service": {"rules", "maps", "orders", "orderlog", "report", "store", "mail", "config"},
     "config": {"mail"},
-    "site": {"rules", "maps", "orders", "log", "report", "store", "mail", "config", "service"},
+    "site": {"rules", "maps", "orders", "orderlog", "report", "store", "mail", "config", "service"},
     "cli": {
         "rules",
         "maps",
         "orders",
-        "log",
+        "orderlog",
         "report",
         "store",
         "mail",
@@ -39,7 +39,7 @@ ALLOWED: dict[str, set[str]] = {
         "service",
         "site",
     },
-    "entry": {"rules", "log", "cli"},  # `pbem odds` and `pbem verify` answer before typer
+    "entry": {"rules", "orderlog", "cli"},  # `pbem odds` and `pbem verify` answer before typer
     # what tests, benchmarks and scripts use; nothing above imports it
     "testing": {"rules", "maps", "orders", "report", "store", "mail", "config", "service"},
 }
@@ -141,10 +141,10 @@ def layer(module: str) -> str:
 
 
 def test_the_log_layer_reaches_neither_store_nor_service() -> None:
-    """pbem/log/ replays and verifies from data alone: no database, no mail."""
-    below = {layer(t) for m, ts in graph().items() if layer(m) == "log" for t in ts}
-    assert below <= {"log", "rules", "orders", "maps"} | SHARED
-    assert "pbem.log.replay" in graph()["pbem.service.play.archive"]
+    """pbem/orderlog/ replays and verifies from data alone: no database, no mail."""
+    below = {layer(t) for m, ts in graph().items() if layer(m) == "orderlog" for t in ts}
+    assert below <= {"orderlog", "rules", "orders", "maps"} | SHARED
+    assert "pbem.orderlog.replay" in graph()["pbem.service.play.archive"]
 
 
 def test_no_import_loops() -> None:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from pbem.log import replay
-from pbem.log.records import Record, read_record, verify_record, write_record
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset, preset_names
+from pbem.orderlog import replay
+from pbem.orderlog.records import Record, read_record, verify_record, write_record
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
 from pbem.report import render
@@ -271,7 +271,7 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
         preset=preset,
         dice_version=version,
     )
-    from pbem.log.records import draws_of
+    from pbem.orderlog.records import draws_of
 
     record.draws = draws_of(record, SECRET)
     return record

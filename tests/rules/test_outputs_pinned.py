@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from pbem.log.records import definition_of, read_record, verify_record, write_record
-from pbem.log.replay import TURN, start
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
+from pbem.orderlog.records import definition_of, read_record, verify_record, write_record
+from pbem.orderlog.replay import TURN, start
 from pbem.orders import parse_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream

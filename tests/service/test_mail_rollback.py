@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from pbem.cli import app
-from pbem.log.records import read_record, verify_record, write_record
-from pbem.log.replay import turn_stream
+from pbem.orderlog.records import read_record, verify_record, write_record
+from pbem.orderlog.replay import turn_stream
 from pbem.rules.dice import commitment
 from pbem.service.play import gm
 from pbem.service.play.archive import export_record, replay_game

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from pbem.log import replay
+from pbem.orderlog import replay
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.rules.events import PlayerEliminated

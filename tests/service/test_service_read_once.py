@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from pbem.log import replay
 from pbem.mail import identity
+from pbem.orderlog import replay
 from pbem.orders import TextBot, parse_orders
 from pbem.rules.bots import make_bot
 from pbem.service.intake import claims

@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from pbem.log import replay
 from pbem.mail.decode import DecodedMail, decode_mail
 from pbem.mail.errors import MailError
 from pbem.mail.guard import no_reply_reason
 from pbem.mail.transport import PROCESSED, REJECTED, FetchedMail
+from pbem.orderlog import replay
 from pbem.orders import (
     Absent,
     Check,

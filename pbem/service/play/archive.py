@@ -1,6 +1,6 @@
 """Replay, export, import, reveal: a stored game and its record.
 
-The database half of the log: it reads rows and hands them to pbem/log/
+The database half of the log: it reads rows and hands them to pbem/orderlog/
 (replay, records, verify), which needs nothing but data."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from collections.abc import Callable
 
 from sqlmodel import Session, select
 
-from pbem.log import replay
-from pbem.log.records import (
+from pbem.orderlog import replay
+from pbem.orderlog.records import (
     Record,
     RecordError,
     draws_of,
@@ -18,7 +18,7 @@ from pbem.log.records import (
     reroll_problem,
     write_record,
 )
-from pbem.log.verify import ReplayReport, compare_hashes
+from pbem.orderlog.verify import ReplayReport, compare_hashes
 from pbem.rules.dice import commitment
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.errors import ServiceError

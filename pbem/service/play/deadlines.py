@@ -35,7 +35,7 @@ from pbem.store import (
 from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
 if TYPE_CHECKING:
-    from pbem.log import replay
+    from pbem.orderlog import replay
 
 log = logging.getLogger("pbem.deadlines")
 MIN_OUTAGE = timedelta(minutes=30)  # a poller down at least this long had an outage

@@ -16,8 +16,8 @@ from datetime import datetime
 
 from sqlmodel import Session, func, select
 
-from pbem.log import replay
 from pbem.maps.presets import load_preset
+from pbem.orderlog import replay
 from pbem.orders import (
     OrderProblem,
     OrdersError,

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlmodel import Session, col, delete, select
 
-from pbem.log import replay
+from pbem.orderlog import replay
 from pbem.rules.dice import new_secret
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context

@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from sqlmodel import Session, col, select
 
-from pbem.log import replay
 from pbem.maps.copies import parse_named
+from pbem.orderlog import replay
 from pbem.rules.board import Board
 from pbem.rules.dice import commitment
 from pbem.rules.options import Options

@@ -20,7 +20,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session, col, func, select
 
-from pbem.log import replay
+from pbem.orderlog import replay
 from pbem.report import context as rc
 from pbem.rules.state import GameState
 from pbem.service.context import Context

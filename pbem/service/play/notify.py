@@ -24,8 +24,8 @@ from typing import Any
 from sqlmodel import Session, select
 
 from pbem import orders
-from pbem.log import replay
 from pbem.mail.decode import DecodedMail
+from pbem.orderlog import replay
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
 from pbem.report import letters

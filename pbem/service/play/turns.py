@@ -24,7 +24,7 @@ import json
 
 from sqlmodel import Session, select
 
-from pbem.log import replay
+from pbem.orderlog import replay
 from pbem.orders import ParsedMail, render_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup

@@ -27,7 +27,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem import orders
-from pbem.log import replay
+from pbem.orderlog import replay
 from pbem.report import context as rc
 from pbem.report import ics, letters, render
 from pbem.report.mime import RenderedMail, thread_root_id

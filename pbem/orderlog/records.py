@@ -37,7 +37,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from pbem.log.replay import (
+from pbem.maps import map_names
+from pbem.maps.copies import parse_named
+from pbem.orderlog.replay import (
     HASH_PLAIN,
     HASH_VERSIONS,
     Draws,
@@ -49,8 +51,6 @@ from pbem.log.replay import (
     paused_gc,
     start,
 )
-from pbem.maps import map_names
-from pbem.maps.copies import parse_named
 from pbem.rules.dice import DICE_V1, check_version, commitment
 from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.options import Options

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from pbem.log import replay
-from pbem.log.records import (
+from pbem.maps.presets import load_preset
+from pbem.orderlog import replay
+from pbem.orderlog.records import (
     Record,
     RecordError,
     draws_of,
@@ -24,7 +25,6 @@ from pbem.log.records import (
     verify_record,
     write_record,
 )
-from pbem.maps.presets import load_preset
 from pbem.orders import render_orders
 from pbem.paths import maps_dir
 from pbem.rules.actions import Place, Trade

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from pbem.log.replay import HASH_KEYED, HASH_PLAIN, GameDefinition, hash_key
 from pbem.maps import builtin_map
+from pbem.orderlog.replay import HASH_KEYED, HASH_PLAIN, GameDefinition, hash_key
 from pbem.orders.textbot import TextBot
 from pbem.paths import maps_dir
 from pbem.rules.bots import make_bot
@@ -177,8 +177,8 @@ def test_keyed_hashes_are_written_verified_and_refused_in_records() -> None:
     """A record of a version-2 game says so ([HashVersion "2"]), and verifies only as
     one: the same hashes read as version 1 fail at the first step; a record without
     the header is version 1 (every record from before); an unknown version is refused."""
-    from pbem.log.records import Record, RecordError, read_record, verify_record, write_record
-    from pbem.log.replay import Entry, apply, start
+    from pbem.orderlog.records import Record, RecordError, read_record, verify_record, write_record
+    from pbem.orderlog.replay import Entry, apply, start
 
     definition = _definition(Options(), HASH_KEYED)
     bots = [TextBot(make_bot("greedy", s)) for s in range(4)]

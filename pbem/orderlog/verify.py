@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pbem.log import replay
-from pbem.log.replay import Entry, GameDefinition
+from pbem.orderlog import replay
+from pbem.orderlog.replay import Entry, GameDefinition
 
 
 @dataclass

@@ -8,7 +8,7 @@ import hmac
 
 import pytest
 
-from pbem.log.replay import paused_gc
+from pbem.orderlog.replay import paused_gc
 from pbem.rules import state as state_module
 from pbem.rules.dice import DiceStream
 
