@@ -1,4 +1,4 @@
-"""Measurement (issue 28, "Decide, then tell"): one order mail followed call by call.
+"""Measurement: one order mail followed call by call through pbem's modules.
 
     PBEM_NATIVE=0 PYTHONPATH=. python scripts/trace_mail.py
     cd OTHER && PBEM_NATIVE=0 PYTHONPATH=$PWD python /path/to/scripts/trace_mail.py
@@ -35,8 +35,9 @@ consecutive modules. Figures:
 
 Layers, top to bottom: cli > service > log > orders, report, mail, store,
 config > maps > rules > the rest (pbem itself, native, paths, vocab, ...). In
-the layout with service sub-packages, service is ranked ops > intake > play >
-tell > the shared modules (service.context, clock, errors); in the flat layout
+the layout with service sub-packages, service is ranked ops > intake > tell >
+play > the shared modules (service.context, clock, errors), as they may import
+each other (tests/project/test_architecture.py); in the flat layout
 all of service is one rank. Run with ``PBEM_NATIVE=0``, so that the compiled
 engine hides no call.
 """
@@ -53,7 +54,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, TypeGuard
 
-SERVICE_RANKS = {"ops": 1.0, "intake": 1.1, "play": 1.2, "tell": 1.3}
+SERVICE_RANKS = {"ops": 1.0, "intake": 1.1, "tell": 1.2, "play": 1.3}
 MIDDLE = ("orders", "report", "mail", "store", "config")
 
 
