@@ -33,7 +33,7 @@ consecutive modules. Figures:
   alone (a function of a lower layer calling into a higher one, the return to
   a caller left out).
 
-Layers, top to bottom: cli > service > log > orders, report, mail, store,
+Layers, top to bottom: cli > service > orderlog (log before) > orders, report, mail, store,
 config > maps > rules > the rest (pbem itself, native, paths, vocab, ...). In
 the layout with service sub-packages, service is ranked ops > intake > tell >
 play > the shared modules (service.context, clock, errors), as they may import
@@ -71,7 +71,7 @@ def layer(module: str) -> tuple[float, str]:
         if _split_service:
             return 1.4, "service (shared)"
         return 1.0, "service"
-    if top == "log":
+    if top in ("log", "orderlog"):  # the order log, before and after its rename
         return 2.0, "log"
     if top in MIDDLE:
         return 3.0, "orders, report, mail, store, config"
