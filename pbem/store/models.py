@@ -106,7 +106,7 @@ class Game(SQLModel, table=True):
     updated_at: datetime = _when(default_factory=utcnow, sa_column_kwargs={"onupdate": utcnow})
     gm_address: str | None = None
     version: int | None = Field(default=None, sa_column=_game_version)
-    # 1: state hashes are the plain SHA-256 of the state (games from before issue 27);
+    # 1: state hashes are the plain SHA-256 of the state (games from before migration 0006);
     # 2: keyed by the game's secret (orderlog/replay.py HASH_KEYED), so they give nothing away.
     hash_version: int = Field(default=1, sa_column_kwargs={"server_default": "1"})
 

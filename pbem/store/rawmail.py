@@ -23,9 +23,9 @@ from functools import lru_cache
 
 from pbem.vocab import RawFormat
 
-# zlib level 1: a rendered report (mostly a base64 PNG) comes out 3% larger
-# than at the default 6, in two thirds of the time (1.0 against 1.4 ms for
-# 63 KB); every mail the service sends is packed once.
+# zlib level 1: a rendered report (mostly a base64 PNG) comes out a little
+# larger than at the default 6, in less time (docs/PERFORMANCE.md); every mail
+# the service sends is packed once.
 _LEVEL = 1
 
 HEADER_CAP = 8 * 1024  # bytes of a mail's header block kept in its claim row

@@ -1,7 +1,7 @@
 """The checks of one mail that decide before anything is done: which games
 it names (bounded), whether its From address is readable, whether a
 player's mail without proof is their mistake, whether its commands can be
-done. Pure or read-only helpers of pbem.service.intake.mailflow (issue 27)."""
+done. Pure or read-only helpers of pbem.service.intake.mailflow."""
 
 from __future__ import annotations
 

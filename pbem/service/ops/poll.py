@@ -171,8 +171,8 @@ def _freeze_start_up() -> None:
     classes, the configuration, the engine) lives as long as the process, so
     the cyclic garbage collector is told to leave it out (``gc.freeze``). Each
     full collection during a cycle then walks the cycle's own objects only
-    (86 -> 13 ms of collections in a first round of 10 mails, measured in
-    process). Objects made later, caches included, are collected as usual."""
+    (docs/PERFORMANCE.md). Objects made later, caches included, are collected
+    as usual."""
     global _frozen
     if not _frozen:
         _frozen = True

@@ -1,4 +1,4 @@
-"""Rows read once per transaction (issue 16): a mail asks for a game's players
+"""Rows read once per transaction: a mail asks for a game's players
 and its dice rerolls about ten times while it is answered.
 
 A list kept here lives in the session's ``info`` until the transaction
