@@ -103,7 +103,7 @@ def config_of(path: Path | None) -> Any:
 
 def parse_settings(items: list[str], known_only: bool = True) -> dict[str, Any]:
     """--setting K=V: V read as JSON when it is (numbers, lists, true/false), else text."""
-    from pbem.service.play.settings import DEFAULTS
+    from pbem.service.play.gamesettings import DEFAULTS
 
     out: dict[str, Any] = {}
     for item in items:

@@ -76,7 +76,7 @@ def new(
 ) -> None:
     """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
     from pbem.service.play.games import create_game, parse_player
-    from pbem.service.play.settings import new_game_settings
+    from pbem.service.play.gamesettings import new_game_settings
 
     overrides = _option_overrides(option or [])
     _check_new_game_flags(bool(player), open_, seats, adjudicate_at, dice)

@@ -9,7 +9,7 @@ import pytest
 
 from pbem.config import Config, ConfigError, GameDefaults, load_config
 from pbem.mail.settings import ImapSettings, MailSettings, SmtpSettings
-from pbem.service.play.settings import new_game_settings
+from pbem.service.play.gamesettings import new_game_settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "pbem.example.toml"
 

@@ -18,7 +18,7 @@ from pbem.orders import render_orders
 from pbem.rules.defaults import default_turn
 from pbem.service.errors import ServiceError
 from pbem.service.play import gm
-from pbem.service.play.settings import check_settings
+from pbem.service.play.gamesettings import check_settings
 from tests.longgame_helpers import GM_ADDRESS, START, Mail, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -16,8 +16,8 @@ from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
 from pbem.service.errors import ServiceError
 from pbem.service.play import gm
+from pbem.service.play.gamesettings import bot_seats
 from pbem.service.play.passwords import verify_password
-from pbem.service.play.settings import bot_seats
 from tests.longgame_helpers import START, Seat, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

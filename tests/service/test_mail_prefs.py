@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from pbem.maps import builtin_map
 from pbem.orders import parse_orders
-from pbem.service.play.settings import mail_mode
+from pbem.service.play.gamesettings import mail_mode
 from tests.longgame_helpers import START, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]

@@ -44,9 +44,9 @@ from pbem.service.intake import claims, gmmail, mailcheck, seatguard
 from pbem.service.intake.claims import Claim
 from pbem.service.play import deadlines, notify, schedule, turns
 from pbem.service.play.games import board_of, command, load, players_of
+from pbem.service.play.gamesettings import set_mail_mode, set_player_zone, settings
 from pbem.service.play.passwords import turn_token, verify_password
 from pbem.service.play.ratelimit import allow, may_answer
-from pbem.service.play.settings import set_mail_mode, set_player_zone, settings
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
 from pbem.vocab import GamePhase, GameStatus, InboundStatus
 

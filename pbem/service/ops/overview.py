@@ -11,7 +11,7 @@ from pbem.report.textfmt import when
 from pbem.service.ops.describe import describe_game, game_to_json, seat_security
 from pbem.service.ops.stats import response_stats, stats_lines
 from pbem.service.play.games import find_game, list_games, load, players_of
-from pbem.service.play.settings import settings
+from pbem.service.play.gamesettings import settings
 
 
 def games_table(session: Session) -> tuple[list[dict[str, Any]], str]:

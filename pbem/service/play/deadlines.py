@@ -6,7 +6,7 @@ ServiceState make every notice go out once, however often the poller runs:
 "reminded:<period>:<hours>" and "late:<period>", where a period is one
 deadline of one turn (or setup phase) of one game.
 
-A game's timing and policies are its settings (pbem.service.play.settings); when
+A game's timing and policies are its settings (pbem.service.play.gamesettings); when
 a deadline falls is pbem.service.play.schedule's to say.
 """
 
@@ -21,8 +21,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.service.context import Context
+from pbem.service.play.gamesettings import DEFAULTS, autopilot_seats, bot_seats, settings
 from pbem.service.play.schedule import aware_utc, period_key, state_row
-from pbem.service.play.settings import DEFAULTS, autopilot_seats, bot_seats, settings
 from pbem.store import (
     Game,
     PendingOrders,

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from pbem.service.context import Context
-from pbem.service.play.settings import mail_mode
+from pbem.service.play.gamesettings import mail_mode
 from pbem.store import Game, ServiceState, TurnResult, session_scope
 from pbem.vocab import GameStatus, SeatStatus
 

@@ -40,6 +40,7 @@ from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.errors import ServiceError
 from pbem.service.play import pertx
+from pbem.service.play.gamesettings import check_settings
 from pbem.service.play.loading import add_reroll as add_reroll
 from pbem.service.play.loading import (
     board_of,
@@ -54,7 +55,6 @@ from pbem.service.play.loading import rerolls_of as rerolls_of
 from pbem.service.play.loading import to_entry as to_entry
 from pbem.service.play.names import check_address, check_game_name, check_player_name, shown
 from pbem.service.play.passwords import hash_password, new_password
-from pbem.service.play.settings import check_settings
 from pbem.store import (
     Game,
     OrderEntry,

@@ -29,6 +29,7 @@ from pbem.service.play.games import (
     sync_row,
     to_entry,
 )
+from pbem.service.play.gamesettings import DEFAULTS, bot_seats, check_settings, settings
 from pbem.service.play.names import check_address, check_player_name
 from pbem.service.play.passwords import hash_password, new_password
 from pbem.service.play.schedule import (
@@ -38,7 +39,6 @@ from pbem.service.play.schedule import (
     on_allowed_day,
     start_period,
 )
-from pbem.service.play.settings import DEFAULTS, bot_seats, check_settings, settings
 from pbem.service.play.turns import held_orders, play, play_bot_turns, remove
 from pbem.store import (
     Game,

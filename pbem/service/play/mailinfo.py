@@ -12,7 +12,7 @@ from pbem.report import context as rc
 from pbem.report.mime import stable_message_id
 from pbem.service.context import Context
 from pbem.service.play.games import definition_of, players_of
-from pbem.service.play.settings import settings_of
+from pbem.service.play.gamesettings import settings_of
 from pbem.store import Game
 from pbem.vocab import SeatStatus
 

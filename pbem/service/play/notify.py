@@ -34,10 +34,10 @@ from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.play import catchup, history, notices, schedule
 from pbem.service.play.games import players_of
+from pbem.service.play.gamesettings import mail_mode, settings, settings_of
 from pbem.service.play.mailinfo import epoch, game_info, host_of
 from pbem.service.play.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
 from pbem.service.play.passwords import turn_token
-from pbem.service.play.settings import mail_mode, settings, settings_of
 from pbem.store import Game, Player, PressRecord, id_of
 from pbem.vocab import NoticeKind as K
 from pbem.vocab import SeatStatus

@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlmodel import Session, select
 
 from pbem.service.context import Context
-from pbem.service.play.settings import DAYS, UTC, settings
+from pbem.service.play.gamesettings import DAYS, UTC, settings
 from pbem.store import Game, Player, ServiceState
 from pbem.vocab import GameStatus
 

@@ -33,7 +33,7 @@ from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play import notify, schedule
 from pbem.service.play.games import Outcome, command, load, players_of, submit
-from pbem.service.play.settings import autopilot_seats, bot_seats, settings
+from pbem.service.play.gamesettings import autopilot_seats, bot_seats, settings
 from pbem.store import Game, PendingOrders, Player
 from pbem.vocab import GameStatus, SeatStatus
 
