@@ -50,7 +50,11 @@ IDLE = "0 mails; 0 sent, 0 deferred, 0 failed"
 
 WORK = """
 import sys, time
-import pbem.cli, pbem.cli.mail, pbem.config, pbem.service.ops.poll, pbem.store
+import importlib, pbem.cli, pbem.cli.mail, pbem.config, pbem.store
+try:  # the poll's module, in the layout with service sub-packages or before it
+    importlib.import_module("pbem.service.ops.poll")
+except ModuleNotFoundError:
+    importlib.import_module("pbem.service.poll")
 start, cpu = time.perf_counter(), time.process_time()
 try:
     pbem.cli.mail.poll(None)
