@@ -17,17 +17,14 @@ from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders.gmcommands import GmCommand, GmMail, parse_gm_mail
-from pbem.report import context as rc
-from pbem.report import render
 from pbem.report.letters import QUOTED_LINE, quote
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.play import gm, mailinfo
+from pbem.service.play import gm, notices
 from pbem.service.play.games import load, players_of
 from pbem.service.play.passwords import hash_password, new_password, verify_password
 from pbem.service.play.ratelimit import allow
-from pbem.service.tell import outmail
 from pbem.store import Game, ServiceState, id_of
 from pbem.vocab import GamePhase, GameStatus
 
@@ -184,14 +181,14 @@ def _answer(
 ) -> None:
     """The one answer, to the GM's registered address (never to another sender)."""
     address = gm_address(ctx, game)
-    info = mailinfo.game_info(session, ctx, game)
-    outmail.post(
+    notices.alert(
         session,
         ctx,
-        render.render_gm_alert(rc.GmAlert(subject, text, info, address)),
+        game,
         address,
+        subject,
+        text,
         ("gm-mail", mail.reply_key),
-        game=game,
         in_reply_to=mail.message_id,
     )
 
@@ -211,12 +208,13 @@ def answer_unnamed(session: Session, ctx: Context, mail: DecodedMail, games: lis
         f"the game's name in the subject, like [{games[0]}], or a line GAME {games[0]}, "
         "and send it again. Nothing was done."
     )
-    outmail.post(
+    notices.alert(
         session,
         ctx,
-        render.render_gm_alert(rc.GmAlert("Which game?", text, None, mail.sender)),
+        None,
         mail.sender,
+        "Which game?",
+        text,
         ("gm-mail", mail.reply_key),
-        game=None,
         in_reply_to=mail.message_id,
     )

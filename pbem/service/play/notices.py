@@ -80,13 +80,15 @@ def alert(
     text: str,
     about: tuple[object, ...],
     seat: int | None = None,
+    in_reply_to: str | None = None,
 ) -> None:
-    """One note of the service's own (report/render gm_alert) to one address."""
+    """One note of the service's own (report/render gm_alert) to one address;
+    ``in_reply_to``: the mail it answers."""
     from pbem.service.play.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
-        subject=subject, text=text)  # fmt: skip
+        in_reply_to=in_reply_to, subject=subject, text=text)  # fmt: skip
 
 
 # ------------------------------------------------------------ the roster
