@@ -142,3 +142,32 @@ def test_an_outage_folder_nobody_may_write_is_said_in_the_log_and_the_poll_goes_
     )
     assert "set [poll] outage_dir to a folder every worker may write" in caplog.text
     assert poll.run_cycle(engine, config, ManualClock(START)).errors == []
+
+
+def test_a_notice_that_cannot_be_told_stays_and_shows_in_status(tmp_path: Path) -> None:
+    """One mail's failure never hides: a notice the telling stage cannot render
+    (here an alert without its text) is kept and `pbem status` warns of it."""
+    from pbem.service.tell import telling
+    from pbem.store import Notice, session_scope
+
+    config = demo.demo_config(tmp_path)
+    engine = init_db(config.database_url)
+    clock = ManualClock(START)
+    with session_scope(engine) as session:
+        session.add(
+            Notice(
+                kind="alert",
+                recipient="gm@example.org",
+                message_id="<broken@example.org>",
+                params_json="{}",
+                created_at=START,
+            )
+        )
+    assert telling.tell(engine, Context(config, clock)) == 0
+    assert read_status(engine, config, clock).level is Level.OK  # just decided
+    clock.set(START + timedelta(minutes=11))
+    found = read_status(engine, config, clock)
+    assert found.level is Level.WARNING
+    assert found.problems == [
+        "1 decided mail could not be rendered yet (kept; the poll's log says why)"
+    ]

@@ -13,6 +13,7 @@ or no live lease (the poll that took it died).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import timedelta
 from enum import IntEnum
 from typing import Any
 
@@ -27,7 +28,12 @@ from pbem.service.ops.health import Outage, database_outage, outages
 from pbem.service.tell import outbox
 from pbem.store import InboundMessage, ServiceState, session_scope
 from pbem.store.errors import DatabaseError
+from pbem.store.pending import untold_since
 from pbem.vocab import Component, InboundStatus
+
+# A notice is told right after its decision's commit; one still untold after
+# this long failed to render (a poll in progress is not a problem).
+UNTOLD_GRACE = timedelta(minutes=10)
 
 
 class Level(IntEnum):
@@ -105,6 +111,7 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
                 if counts.oldest_pending
                 else None,
             }
+            stuck = untold_since(session, now - UNTOLD_GRACE)
             found = outages(session, config)
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             status.last_poll = row.value if row else None
@@ -129,6 +136,11 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
         status.raise_to(Level.WARNING, f"{len(status.failing)} mail failing, to be tried again")
     if counts.failed:
         status.raise_to(Level.WARNING, f"{counts.failed} outgoing mail refused for good")
+    if stuck:
+        status.raise_to(
+            Level.WARNING,
+            f"{stuck} decided mail could not be rendered yet (kept; the poll's log says why)",
+        )
     status.problems.sort(key=lambda line: not line.startswith("outage"))
     return status
 
