@@ -459,3 +459,22 @@ def test_unknown_sender_answers_count_against_the_budget_of_all_strangers(tmp_pa
     world.send(player.address, "hello\n", "[nowhere] hi")
     no_failures(world.poll())
     assert len(player.read()) == 2
+
+
+def test_mails_forged_in_a_players_name_cannot_silence_the_players_receipts(
+    tmp_path,  # noqa: ANN001
+) -> None:
+    """Anyone can write a player's From line: answers to mails without proof
+    spend one budget, answers to the player's proven mails another."""
+    world, table, mover = quiet(tmp_path)
+    budgets(world, reply=3)
+    for n in range(5):  # forged: no password, no token
+        world.send(mover.address, "PLACE 3 Alaska\n", f"[g] orders {n}")
+    no_failures(world.poll())
+    forged = table.read_all()[mover.name]
+    assert len(forged) == 3  # the budget of answers to unproven mails, spent
+    world.send(mover.address, f"PASSWORD {mover.password}\n", "[g] orders")
+    no_failures(world.poll())
+    real = table.read_all()[mover.name]
+    assert [m.kind for m in real] == ["error_reply"]
+    assert "There are no orders in your mail" in real[0].flat

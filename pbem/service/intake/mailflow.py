@@ -224,7 +224,7 @@ def _unproven(
     if stale is not None:  # the player answered an old notice: no impostor
         reply = notify.Reply(game=game, player=player, mail=mail)
         reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
-        _send_reply(session, ctx, reply)
+        _send_reply(session, ctx, reply, proven=False)
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
         )
@@ -233,7 +233,7 @@ def _unproven(
         # PASSWORD line: the player's own mistake, not an impostor's
         reply = notify.Reply(game=game, player=player, mail=mail)
         reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
-        _send_reply(session, ctx, reply)
+        _send_reply(session, ctx, reply, proven=False)
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
         )
@@ -292,10 +292,13 @@ def _gm_mail(
     return MailOutcome(row.message_id, game.name, InboundStatus.PROCESSED, line)
 
 
-def _send_reply(session: Session, ctx: Context, reply: notify.Reply) -> None:
+def _send_reply(
+    session: Session, ctx: Context, reply: notify.Reply, *, proven: bool = True
+) -> None:
     """The one reply to a mail, within the address's budget per hour (the
-    orders are applied either way; only the answer is held back)."""
-    if _may_reply(session, ctx, reply.player.address):
+    orders are applied either way; only the answer is held back). ``proven``:
+    the mail carried the password or turn token (a budget of its own)."""
+    if may_answer(session, ctx, reply.player.address, stranger=False, proven=proven):
         notify.send_reply(session, ctx, reply)
     else:
         log.warning(

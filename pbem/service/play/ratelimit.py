@@ -58,12 +58,19 @@ def may_answer(
     address: str,
     *,
     stranger: bool,
+    proven: bool = False,
     also: Sequence[tuple[str, int]] = (),
 ) -> bool:
     """One more answer to ``address`` this hour is within its budget (and, for
     a stranger, within the budget of all strangers; and within ``also``, the
-    caller's own budgets); counted when True."""
-    budgets = [(f"reply:{address}", ctx.config.mail.reply_budget_per_hour), *also]
+    caller's own budgets); counted when True.
+
+    ``proven``: the answer to a mail with the seat's password or turn token.
+    Such answers have a budget of their own, so mails forged in a player's
+    name (anyone can write a From line) cannot spend it and silence the
+    receipts of the player's real orders."""
+    key = f"reply-proven:{address}" if proven else f"reply:{address}"
+    budgets = [(key, ctx.config.mail.reply_budget_per_hour), *also]
     if stranger:
         budgets.append((STRANGERS, ctx.config.mail.stranger_budget_per_hour))
     return allow_all(session, budgets, ctx.clock.now())
