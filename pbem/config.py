@@ -9,7 +9,9 @@ Where the file is found, first match wins:
 Paths in a file are relative to the file's folder (so cron, which runs
 elsewhere, finds the same database); the embedded defaults are relative to
 the current folder. Secrets may come from the environment instead of the
-file, and then win: PBEM_DATABASE_URL, PBEM_IMAP_PASSWORD, PBEM_SMTP_PASSWORD.
+file, and then win: PBEM_DATABASE_URL, PBEM_IMAP_PASSWORD, PBEM_SMTP_PASSWORD,
+PBEM_OAUTH_CLIENT_SECRET. (An OAuth2 refresh token is never in the file:
+``[mail.oauth2] token_file`` or ``token_env`` says where it is.)
 
 A bad file fails here, at load, with a ConfigError naming the file and the
 key, never later in the middle of a turn. config/pbem.example.toml lists
@@ -30,7 +32,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pbem.mail.errors import MailSettingsError
+from pbem.mail.oauth import PROVIDER_NAMES, OAuthSettings
 from pbem.mail.settings import (
+    AUTH_KINDS,
     IMAP_PORTS,
     MAX_SMTP_CONNECTIONS,
     SMTP_PORTS,
@@ -45,6 +49,7 @@ ENV_CONFIG = "PBEM_CONFIG"
 ENV_DATABASE_URL = "PBEM_DATABASE_URL"
 ENV_IMAP_PASSWORD = "PBEM_IMAP_PASSWORD"
 ENV_SMTP_PASSWORD = "PBEM_SMTP_PASSWORD"
+ENV_OAUTH_CLIENT_SECRET = "PBEM_OAUTH_CLIENT_SECRET"
 
 ADJUDICATE_MODES = ("orders", "deadline")
 
@@ -183,6 +188,7 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         "decode_timeout_seconds",
         "imap",
         "smtp",
+        "oauth2",
     )
     d = MailSettings(maildir_root=state_dir / "mail")
     return t.built(
@@ -208,6 +214,37 @@ def _mail(t: _Table, state_dir: Path) -> MailSettings:
         ),
         imap=_imap(t.table("imap")),
         smtp=_smtp(t.table("smtp")),
+        oauth2=_oauth2(t.table("oauth2")),
+    )
+
+
+def _oauth2(t: _Table) -> OAuthSettings:
+    t.known(
+        "provider",
+        "client_id",
+        "client_secret",
+        "tenant",
+        "token_endpoint",
+        "device_endpoint",
+        "scopes",
+        "token_file",
+        "token_env",
+    )
+    d = OAuthSettings()
+    token_file = t.string("token_file", "")
+    scopes = t.data.get("scopes", [])
+    if not isinstance(scopes, list) or not all(isinstance(s, str) and s for s in scopes):
+        raise t.fail("scopes", f"expected an array of strings, got {_show(scopes)}")
+    return OAuthSettings(
+        provider=t.choice("provider", ("", *PROVIDER_NAMES), d.provider),
+        client_id=t.string("client_id", d.client_id),
+        client_secret=t.string("client_secret", d.client_secret),
+        tenant=t.string("tenant", d.tenant, empty=False),
+        token_endpoint=t.string("token_endpoint", d.token_endpoint),
+        device_endpoint=t.string("device_endpoint", d.device_endpoint),
+        scopes=tuple(scopes),
+        token_file=t.base / Path(token_file).expanduser() if token_file else None,
+        token_env=t.string("token_env", d.token_env),
     )
 
 
@@ -217,6 +254,7 @@ def _imap(t: _Table) -> ImapSettings:
         "port",
         "user",
         "password",
+        "auth",
         "tls",
         "timeout",
         "mailbox",
@@ -232,6 +270,7 @@ def _imap(t: _Table) -> ImapSettings:
         port=t.integer("port", IMAP_PORTS[tls], minimum=1, maximum=65535),
         user=t.string("user", d.user),
         password=t.string("password", d.password),
+        auth=t.choice("auth", AUTH_KINDS, d.auth),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
         mailbox=t.string("mailbox", d.mailbox, empty=False),
@@ -242,7 +281,7 @@ def _imap(t: _Table) -> ImapSettings:
 
 
 def _smtp(t: _Table) -> SmtpSettings:
-    t.known("host", "port", "user", "password", "tls", "timeout", "connections")
+    t.known("host", "port", "user", "password", "auth", "tls", "timeout", "connections")
     d = SmtpSettings()
     tls = t.choice("tls", TLS_MODES, d.tls)
     return t.built(
@@ -251,6 +290,7 @@ def _smtp(t: _Table) -> SmtpSettings:
         port=t.integer("port", SMTP_PORTS[tls], minimum=1, maximum=65535),
         user=t.string("user", d.user),
         password=t.string("password", d.password),
+        auth=t.choice("auth", AUTH_KINDS, d.auth),
         tls=tls,
         timeout=t.number("timeout", d.timeout, positive=True),
         connections=t.integer(
@@ -306,6 +346,9 @@ def _apply_env(config: Config, env: Mapping[str, str]) -> Config:
         mail = replace(mail, imap=replace(mail.imap, password=env[ENV_IMAP_PASSWORD]))
     if env.get(ENV_SMTP_PASSWORD):
         mail = replace(mail, smtp=replace(mail.smtp, password=env[ENV_SMTP_PASSWORD]))
+    if env.get(ENV_OAUTH_CLIENT_SECRET):
+        oauth2 = replace(mail.oauth2, client_secret=env[ENV_OAUTH_CLIENT_SECRET])
+        mail = replace(mail, oauth2=oauth2)
     return replace(config, mail=mail)
 
 

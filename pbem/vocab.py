@@ -93,3 +93,22 @@ class NoticeKind(StrEnum):
     REMINDER = "reminder"  # a deadline comes
     ALERT = "alert"  # a note to every player or the GM (report/render gm_alert)
     LETTER = "letter"  # one of report/letters.py's prose letters
+
+
+class MailAuth(StrEnum):
+    """How pbem logs in to one mail server (``[mail.imap] auth``, ``[mail.smtp] auth``)."""
+
+    PASSWORD = "password"  # user + password (or an app password)
+    OAUTH2 = "oauth2"  # user + an OAuth2 access token (SASL XOAUTH2)
+
+
+class MailProblem(StrEnum):
+    """What `pbem mail test` found wrong with one server, in the GM's words."""
+
+    PORT = "port"  # nothing answers: wrong host or port, a firewall, the server down
+    TLS = "tls"  # handshake failed, certificate refused, STARTTLS not offered
+    BAD_PASSWORD = "bad-password"
+    APP_PASSWORD = "app-password"  # the provider wants an app password
+    OAUTH2_NEEDED = "oauth2-needed"  # the server takes OAuth2 only
+    LOGIN_NEEDED = "login-needed"  # no usable OAuth2 login: run `pbem mail login`
+    OTHER = "other"

@@ -54,6 +54,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("status", "mail", "status"),
     ("daemon", "mail", "daemon"),
     ("outbox", "mail", "outbox"),
+    ("mail", "mail", "mail_app"),  # a group: `pbem mail login`, `pbem mail test`
     ("demo", "site", "demo"),
     ("render", "site", "render"),
     ("site", "site", "site"),
@@ -93,7 +94,10 @@ def build(only: str | None = None) -> typer.Typer:
     for name, module, function in COMMANDS:
         if only is None or name == only:
             command = getattr(importlib.import_module(f"pbem.cli.{module}"), function)
-            built.command(name)(command)
+            if isinstance(command, typer.Typer):
+                built.add_typer(command, name=name)
+            else:
+                built.command(name)(command)
     return built
 
 

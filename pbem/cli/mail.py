@@ -1,4 +1,5 @@
-"""The mail service: one poll cycle, the daemon, its health, the outbox."""
+"""The mail service: one poll cycle, the daemon, its health, the outbox; and
+`pbem mail login` / `pbem mail test` (the servers' login and settings)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pbem.cli.common import (
     JsonOption,
     config_of,
     emit,
+    fail,
     user_errors,
 )
 
@@ -138,3 +140,94 @@ def outbox(
             or "the outbox is empty"
         ),
     )
+
+
+# ------------------------------------------------------------ pbem mail ...
+mail_app = typer.Typer(
+    help="The mail servers: log in with OAuth2, test the settings.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@mail_app.command("login")
+def mail_login(
+    print_token: Annotated[
+        bool,
+        typer.Option(
+            "--print",
+            help="Print the refresh token instead of storing it (for [mail.oauth2] token_env).",
+        ),
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Log in to the mail provider with OAuth2 (the device flow) and keep the refresh token.
+
+    Prints a URL and a code: open the URL in any browser, enter the code and
+    approve; pbem waits meanwhile. The refresh token goes where [mail.oauth2]
+    says (token_file, created readable by its owner only), never into the
+    database or a log.
+    """
+    from pbem.mail import devicelogin
+    from pbem.mail.errors import MailError
+
+    with user_errors():
+        settings = config_of(config).mail
+    if not settings.uses_oauth2:
+        fail('no mail server uses OAuth2: set auth = "oauth2" in [mail.imap] or [mail.smtp]')
+    oauth = settings.oauth2
+    store = oauth.store()
+    if not print_token and not store.writable:
+        fail(
+            f"the refresh token lives in {store.where}, which pbem cannot write: "
+            "run `pbem mail login --print` and put what it prints into that variable"
+        )
+    try:
+        code = devicelogin.start(oauth)
+        typer.echo(code.message or f"Open {code.verification_uri} and enter the code below.")
+        typer.echo(f"URL:  {code.verification_uri}")
+        typer.echo(f"Code: {code.user_code}")
+        typer.echo("Waiting for the login to be approved (Ctrl-C to give up) ...")
+        result = devicelogin.wait_for_approval(oauth, code)
+        if print_token:
+            typer.echo("Logged in. The refresh token (a password: keep it secret):", err=True)
+            typer.echo(result.refresh_token)
+            return
+        store.write(result.refresh_token)
+    except (MailError, OSError) as exc:
+        fail(str(exc))
+    typer.echo(f"Logged in. The refresh token is in {store.where}.")
+    typer.echo("`pbem mail test` tries the servers with it.")
+
+
+@mail_app.command("test")
+def mail_test(
+    send_to_gm: Annotated[
+        bool, typer.Option("--send-to-gm", help="Also send a short mail to the GM's address.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Try the mail settings end to end: IMAP login and folders, SMTP login.
+
+    Says in words what is wrong (the port, TLS, the password, an app password
+    or OAuth2 needed, no OAuth2 login yet). Exit code 1 when a step failed.
+    """
+    from pbem.mail.checkup import check_all
+
+    with user_errors():
+        settings = config_of(config).mail
+    if settings.transport != "imap":
+        typer.echo(f'transport = "{settings.transport}": no mail servers to test')
+        return
+    findings = check_all(settings, send=send_to_gm)
+    for finding in findings:
+        mark = "ok    " if finding.ok else "FAILED"
+        typer.echo(f"{mark} {finding.step}: {finding.where}")
+        if finding.ok:
+            typer.echo(f"       {finding.text}")
+        else:
+            typer.echo(f"       {finding.headline}.")
+            typer.echo(f"       {finding.text}")
+    if not all(finding.ok for finding in findings):
+        raise typer.Exit(1)

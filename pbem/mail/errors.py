@@ -119,3 +119,64 @@ class TlsUnavailable(TransportError):
 class MessageGone(TransportError):
     """A fetched message can no longer be found under its key (moved, expunged, or the
     mailbox was recreated); fetch again and deduplicate by Message-ID."""
+
+
+class ConnectFailed(TransportError):
+    """Nothing answered at the server's address and port (refused, timed out,
+    unknown host): the host or the port is wrong, or the server is down."""
+
+
+class TlsFailed(TransportError):
+    """The TLS handshake failed or the server's certificate was refused."""
+
+
+class LoginRefused(TransportError):
+    """The server refused the login: the user name or the password is wrong."""
+
+
+class AppPasswordRequired(LoginRefused):
+    """The provider takes no account password from programs, only an app
+    password (Gmail: "Application-specific password required")."""
+
+
+class OAuth2Required(LoginRefused):
+    """The server takes no password login at all, only OAuth2 (XOAUTH2): it
+    offers no PLAIN or LOGIN, or says basic authentication is disabled."""
+
+
+class OAuthLoginNeeded(TransportError):
+    """There is no usable OAuth2 login: no refresh token stored, or the provider
+    refused it (revoked, expired). Only the GM can fix it, with `pbem mail login`."""
+
+
+class OAuthError(MailError):
+    """The OAuth2 authorization server refused a request or could not be reached
+    (during `pbem mail login`, or a refresh that may work again later)."""
+
+
+# What providers say when they take no password from a program.
+_APP_PASSWORD_SIGNS = ("application-specific password", "app password")
+_OAUTH2_ONLY_SIGNS = ("basic authentication is disabled", "basicauthblocked")
+
+
+def password_refusal(where: str, user: str, reply: str, offered: frozenset[str]) -> LoginRefused:
+    """The error for a refused password login, in words: an app password needed,
+    OAuth2 needed (the server said so, or offers XOAUTH2 but no password
+    mechanism), or simply a wrong user name or password."""
+    text = reply.lower()
+    if any(sign in text for sign in _APP_PASSWORD_SIGNS):
+        return AppPasswordRequired(
+            f"{where} wants an app password for {user!r}, not the account's password "
+            f"({reply}). Create one in the account's security settings (Gmail: turn on "
+            "2-Step Verification, then Security > App passwords) and use it as the password"
+        )
+    oauth_only = "XOAUTH2" in offered and not offered & {"PLAIN", "LOGIN"}
+    if oauth_only or any(sign in text for sign in _OAUTH2_ONLY_SIGNS):
+        return OAuth2Required(
+            f"{where} takes no password login for {user!r}, only OAuth2 ({reply}). Set "
+            'auth = "oauth2" for this server, fill in [mail.oauth2] and run `pbem mail '
+            'login` (docs/GAME-MASTERS.md, "Mail providers")'
+        )
+    return LoginRefused(
+        f"{where} refused the login of {user!r}: the user name or the password is wrong ({reply})"
+    )

@@ -22,7 +22,17 @@ from imapclient import DELETED, IMAPClient
 from imapclient.exceptions import LoginError
 from imapclient.imapclient import SocketTimeout
 
-from pbem.mail.errors import MailError, MessageGone, TlsUnavailable, TransportError
+from pbem.mail.errors import (
+    ConnectFailed,
+    LoginRefused,
+    MailError,
+    MessageGone,
+    TlsFailed,
+    TlsUnavailable,
+    TransportError,
+    password_refusal,
+)
+from pbem.mail.oauth import TokenSource
 from pbem.mail.transport import (
     HELD,
     PROCESSED,
@@ -59,6 +69,7 @@ class ImapInbox:
         held_folder: str = "held",
         ca_file: str | None = None,
         use_move: bool = True,
+        tokens: TokenSource | None = None,
     ) -> None:
         check_tls(tls)
         self.host = host
@@ -77,6 +88,7 @@ class ImapInbox:
         self.where = f"IMAP server {host}:{port} (mail.imap.host, mail.imap.port)"
         self.ca_file = ca_file
         self.use_move = use_move
+        self.tokens = tokens  # OAuth2 (XOAUTH2) instead of the password
         self.idling = False
         self._client: IMAPClient | None = None
         self._capabilities: frozenset[bytes] = frozenset()
@@ -103,42 +115,56 @@ class ImapInbox:
                 ssl_context=context if self.tls == "implicit" else None,
                 timeout=SocketTimeout(connect=self.timeout, read=self.timeout),
             )
-        except ssl.SSLCertVerificationError as exc:
-            raise TransportError(
-                f"{where}: its TLS certificate was refused ({exc.verify_message}); "
-                "for a private CA set mail.tls_ca_file"
-            ) from exc
+        except ssl.SSLError as exc:
+            raise _tls_error(where, exc) from exc
         except (OSError, imaplib.IMAP4.error) as exc:
-            raise TransportError(f"cannot connect to {where}: {exc}") from exc
+            raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}") from exc
         try:
             if self.tls == "starttls":
                 if b"STARTTLS" not in client.capabilities():
                     raise TlsUnavailable(
-                        f'{where} does not offer STARTTLS, but mail.imap_tls = "starttls". '
+                        f'{where} does not offer STARTTLS, but mail.imap.tls = "starttls". '
                         'Use "implicit" (usually port 993) or, only on a trusted network, "none".'
                     )
                 client.starttls(context)
-            client.login(self.user, self._password)
+            self._login(client, where)
             self._capabilities = frozenset(client.capabilities())
             for folder in self.folders.values():
                 _make_folder(client, folder)
         except MailError:
             _shutdown(client)
             raise
-        except ssl.SSLCertVerificationError as exc:
+        except ssl.SSLError as exc:
             _shutdown(client)
-            raise TransportError(
-                f"{where}: its TLS certificate was refused ({exc.verify_message}); "
-                "for a private CA set mail.tls_ca_file"
-            ) from exc
-        except LoginError as exc:
-            _shutdown(client)
-            raise TransportError(f"{where} refused the login of {self.user!r}: {exc}") from exc
+            raise _tls_error(where, exc) from exc
         except (OSError, imaplib.IMAP4.error) as exc:
             _shutdown(client)
-            raise TransportError(f"{where}: {exc}") from exc
+            raise TransportError(f"{where}: {_describe(exc)}") from exc
         self._client = client
         return client
+
+    def _login(self, client: IMAPClient, where: str) -> None:
+        """LOGIN with the password, or AUTHENTICATE XOAUTH2 with an access token
+        (a refused token is replaced by a fresh one, once)."""
+        if self.tokens is None:
+            try:
+                client.login(self.user, self._password)
+            except LoginError as exc:
+                raise _password_refused(where, self.user, str(exc), client) from exc
+            return
+        token = self.tokens.access_token()
+        try:
+            client.oauth2_login(self.user, token)
+        except LoginError:
+            self.tokens.refused(token)
+            try:
+                client.oauth2_login(self.user, self.tokens.access_token())
+            except LoginError as exc:
+                raise LoginRefused(
+                    f"{where} refused the OAuth2 login of {self.user!r} even with a fresh "
+                    f"access token ({exc}): is mail.imap.user the account that logged in "
+                    "with `pbem mail login`, and does the login's scope include IMAP?"
+                ) from exc
 
     @contextmanager
     def _errors(self, action: str) -> Iterator[None]:
@@ -176,6 +202,11 @@ class ImapInbox:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def folder_names(self) -> list[str]:
+        """Every folder of the mailbox, as the server names them (`pbem mail test`)."""
+        with self._errors("list"):
+            return [name for _flags, _delimiter, name in self._connection().list_folders()]
 
     # --- Inbox --------------------------------------------------------------
 
@@ -318,6 +349,38 @@ def _parse_key(key: str) -> tuple[int, int]:
         return int(uidvalidity), int(uid)
     except ValueError:
         raise ValueError(f"{key!r} is not a key of this IMAP inbox (UIDVALIDITY:UID)") from None
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"no answer in time ({exc or 'timed out'})"
+    return str(exc) or type(exc).__name__
+
+
+def _tls_error(where: str, exc: ssl.SSLError) -> TlsFailed:
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return TlsFailed(
+            f"{where}: its TLS certificate was refused ({exc.verify_message}); "
+            "for a private CA set mail.tls_ca_file"
+        )
+    return TlsFailed(
+        f"{where}: the TLS handshake failed ({exc.reason or exc}). With "
+        'mail.imap.tls = "implicit" the port must speak TLS at once (usually 993); '
+        'a port that starts in plain text (143) wants tls = "starttls"'
+    )
+
+
+def _password_refused(where: str, user: str, reply: str, client: IMAPClient) -> LoginRefused:
+    try:
+        capabilities = client.capabilities()
+    except (OSError, imaplib.IMAP4.error):
+        capabilities = ()
+    offered = frozenset(
+        c.decode(errors="replace")[5:].upper() for c in capabilities if c.startswith(b"AUTH=")
+    )
+    if b"LOGINDISABLED" in capabilities:
+        offered = offered - {"PLAIN", "LOGIN"}
+    return password_refusal(where, user, reply, offered)
 
 
 def _shutdown(client: IMAPClient) -> None:

@@ -15,12 +15,15 @@ from pathlib import Path
 from pbem.mail.bounds import MAX_MAIL_BYTES
 from pbem.mail.errors import MailSettingsError
 from pbem.mail.guard import ReplyBudget
+from pbem.mail.oauth import OAuthSettings, token_source
 from pbem.mail.sandbox import DecodeBudget
 from pbem.mail.transport import MAX_SMTP_CONNECTIONS, TLS_MODES, Inbox, Sender
+from pbem.vocab import MailAuth
 
 TRANSPORTS = ("maildir", "imap")
 IMAP_PORTS = {"implicit": 993, "starttls": 143, "none": 143}
 SMTP_PORTS = {"implicit": 465, "starttls": 587, "none": 25}
+AUTH_KINDS = tuple(kind.value for kind in MailAuth)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class ImapSettings:
     port: int = 0  # 0: the standard port of the TLS mode
     user: str = ""
     password: str = field(default="", repr=False)
+    auth: MailAuth = MailAuth.PASSWORD  # OAUTH2: a token from [mail.oauth2] instead
     tls: str = "implicit"
     timeout: float = 30.0
     mailbox: str = "INBOX"
@@ -39,7 +43,8 @@ class ImapSettings:
     held_folder: str = "pbem-held"
 
     def __post_init__(self) -> None:
-        _check_server("mail.imap", self.tls, self.port, self.timeout)
+        _check_server("mail.imap", self.tls, self.port, self.timeout, self.auth)
+        object.__setattr__(self, "auth", MailAuth(self.auth))
         if not self.port:
             object.__setattr__(self, "port", IMAP_PORTS[self.tls])
 
@@ -52,13 +57,15 @@ class SmtpSettings:
     port: int = 0  # 0: the standard port of the TLS mode
     user: str = ""
     password: str = field(default="", repr=False)
+    auth: MailAuth = MailAuth.PASSWORD  # OAUTH2: a token from [mail.oauth2] instead
     tls: str = "starttls"
     timeout: float = 30.0
     # Connections a batch is shared over; a kill can cost one duplicate each.
     connections: int = 1
 
     def __post_init__(self) -> None:
-        _check_server("mail.smtp", self.tls, self.port, self.timeout)
+        _check_server("mail.smtp", self.tls, self.port, self.timeout, self.auth)
+        object.__setattr__(self, "auth", MailAuth(self.auth))
         if not 1 <= self.connections <= MAX_SMTP_CONNECTIONS:
             raise MailSettingsError(
                 "mail.smtp.connections",
@@ -93,6 +100,7 @@ class MailSettings:
     decode_timeout_seconds: float = DecodeBudget.timeout_seconds
     imap: ImapSettings = field(default_factory=ImapSettings)
     smtp: SmtpSettings = field(default_factory=SmtpSettings)
+    oauth2: OAuthSettings = field(default_factory=OAuthSettings)
 
     def __post_init__(self) -> None:
         _one_of("mail.transport", self.transport, TRANSPORTS)
@@ -112,9 +120,18 @@ class MailSettings:
                     raise MailSettingsError(f"mail.{key}", 'required when transport = "imap"')
             if not self.smtp.host:
                 raise MailSettingsError("mail.smtp.host", 'required when transport = "imap"')
+            if self.smtp.auth == MailAuth.OAUTH2 and not self.smtp.user:
+                raise MailSettingsError("mail.smtp.user", 'required when auth = "oauth2"')
+        if self.uses_oauth2:
+            self.oauth2.check()
         self._check_decode_budget()
         if self.tls_ca_file and not Path(self.tls_ca_file).is_file():
             raise MailSettingsError("mail.tls_ca_file", f"no such file {self.tls_ca_file!r}")
+
+    @property
+    def uses_oauth2(self) -> bool:
+        """True when a server of the imap transport logs in with OAuth2."""
+        return self.transport == "imap" and MailAuth.OAUTH2 in (self.imap.auth, self.smtp.auth)
 
     @property
     def inbox(self) -> str:
@@ -154,8 +171,9 @@ class MailSettings:
             )
 
 
-def _check_server(table: str, tls: str, port: int, timeout: float) -> None:
+def _check_server(table: str, tls: str, port: int, timeout: float, auth: str) -> None:
     _one_of(f"{table}.tls", tls, TLS_MODES)
+    _one_of(f"{table}.auth", auth, AUTH_KINDS)
     if not 0 <= port <= 65535:
         raise MailSettingsError(f"{table}.port", f"must be 0..65535 (got {port})")
     if timeout <= 0:
@@ -189,6 +207,7 @@ def open_inbox(settings: MailSettings) -> Inbox:
         rejected_folder=imap.rejected_folder,
         held_folder=imap.held_folder,
         ca_file=settings.tls_ca_file or None,
+        tokens=token_source(settings.oauth2) if imap.auth == MailAuth.OAUTH2 else None,
     )
 
 
@@ -210,4 +229,5 @@ def open_sender(settings: MailSettings) -> Sender:
         timeout=smtp.timeout,
         ca_file=settings.tls_ca_file or None,
         connections=smtp.connections,
+        tokens=token_source(settings.oauth2) if smtp.auth == MailAuth.OAUTH2 else None,
     )

@@ -32,6 +32,7 @@ from enum import StrEnum
 import aiosmtplib
 from aiosmtplib import (
     SMTPAuthenticationError,
+    SMTPConnectError,
     SMTPDataError,
     SMTPException,
     SMTPHeloError,
@@ -45,7 +46,16 @@ from aiosmtplib import (
 )
 from aiosmtplib.email import quote_address
 
-from pbem.mail.errors import TlsUnavailable, TransportError
+from pbem.mail.errors import (
+    ConnectFailed,
+    LoginRefused,
+    OAuth2Required,
+    TlsFailed,
+    TlsUnavailable,
+    TransportError,
+    password_refusal,
+)
+from pbem.mail.oauth import TokenSource, xoauth2
 from pbem.mail.retry import is_permanent
 from pbem.mail.transport import (
     MAX_SMTP_CONNECTIONS,
@@ -58,6 +68,8 @@ from pbem.mail.transport import (
 _CONNECTION_ERRORS = (SMTPException, OSError, asyncio.TimeoutError)
 _START_INPUT = 354
 _COMPLETED = 250
+_AUTH_CONTINUE = 334
+_AUTH_OK = 235
 
 
 class DataPath(StrEnum):
@@ -109,6 +121,7 @@ class SmtpSender:
         local_hostname: str | None = None,
         connections: int = 1,
         data_path: DataPath = DataPath.PREPARED,
+        tokens: TokenSource | None = None,
     ) -> None:
         check_tls(tls)
         if not 1 <= connections <= MAX_SMTP_CONNECTIONS:
@@ -123,6 +136,7 @@ class SmtpSender:
         self.local_hostname = local_hostname
         self.connections = connections
         self.data_path = data_path
+        self.tokens = tokens  # OAuth2 (AUTH XOAUTH2) instead of the password
 
     @property
     def _where(self) -> str:
@@ -192,21 +206,38 @@ class SmtpSender:
         where = self._where
         try:
             return await self._open()
-        except TransportError:
+        except ConnectFailed as exc:  # down for now, perhaps: the mails wait
+            return exc.message
+        except (TransportError, ssl.SSLCertVerificationError):
             raise
-        except ssl.SSLCertVerificationError as exc:
-            raise TransportError(
-                f"{where}: its TLS certificate was refused ({exc.verify_message}); "
-                "for a private CA set mail.tls_ca_file"
-            ) from exc
-        except SMTPAuthenticationError as exc:
-            raise TransportError(
-                f"{where} refused the login of {self.user!r}: {exc.code} {exc.message}"
-            ) from exc
         except _CONNECTION_ERRORS as exc:
             return f"cannot connect to {where}: {_describe(exc)}"
 
+    def check(self) -> None:
+        """Connect, secure and log in as ``send`` would, then say goodbye
+        (`pbem mail test`). Every failure raises, classified: ConnectFailed,
+        TlsFailed, TlsUnavailable, LoginRefused and its kinds, OAuthLoginNeeded."""
+
+        async def visit() -> None:
+            await _quit(await self._open())
+
+        asyncio.run(visit())
+
     async def _open(self) -> aiosmtplib.SMTP:
+        """A connection, secured and logged in as configured; failures classified."""
+        where = self._where
+        try:
+            return await self._open_raw()
+        except TransportError:
+            raise
+        except ssl.SSLError as exc:
+            raise _tls_failed(where, exc) from exc
+        except SMTPConnectError as exc:
+            if isinstance(exc.__cause__ or exc.__context__, ssl.SSLError):
+                raise _tls_failed(where, exc) from exc
+            raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}") from exc
+
+    async def _open_raw(self) -> aiosmtplib.SMTP:
         # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
         context = None if self.tls == "none" else ssl.create_default_context(cafile=self.ca_file)
         smtp = aiosmtplib.SMTP(
@@ -229,13 +260,51 @@ class SmtpSender:
                         'only on a trusted network, "none".'
                     )
                 await smtp.starttls(tls_context=context)
-            if self.user:
-                await smtp.login(self.user, self._password)
+            if self.tokens is not None:
+                await self._xoauth2_login(smtp, self.tokens)
+            elif self.user:
+                await self._password_login(smtp)
             await _hello(smtp)  # the extensions (SIZE) are known before the first MAIL
         except BaseException:
             smtp.close()
             raise
         return smtp
+
+    async def _password_login(self, smtp: aiosmtplib.SMTP) -> None:
+        await _hello(smtp)
+        offered = frozenset(m.upper() for m in smtp.server_auth_methods)
+        if offered and "XOAUTH2" in offered and not offered & {"PLAIN", "LOGIN", "CRAM-MD5"}:
+            raise OAuth2Required(
+                f"{self._where} takes no password login for {self.user!r}, only OAuth2 (it "
+                'offers AUTH XOAUTH2 alone). Set auth = "oauth2" for [mail.smtp], fill in '
+                '[mail.oauth2] and run `pbem mail login` (docs/GAME-MASTERS.md, "Mail '
+                'providers")'
+            )
+        try:
+            await smtp.login(self.user, self._password)
+        except SMTPAuthenticationError as exc:
+            raise password_refusal(
+                self._where, self.user, f"{exc.code} {exc.message}", offered
+            ) from exc
+
+    async def _xoauth2_login(self, smtp: aiosmtplib.SMTP, tokens: TokenSource) -> None:
+        """AUTH XOAUTH2 with an access token; a refused token is replaced by a
+        fresh one, once. (The token is fetched in a thread: it may take an
+        HTTP request, and the loop serves the other connections meanwhile.)"""
+        await _hello(smtp)
+        token = await asyncio.to_thread(tokens.access_token)
+        reply = await _auth_xoauth2(smtp, self.user, token)
+        if reply.code == _AUTH_OK:
+            return
+        tokens.refused(token)
+        token = await asyncio.to_thread(tokens.access_token)
+        reply = await _auth_xoauth2(smtp, self.user, token)
+        if reply.code != _AUTH_OK:
+            raise LoginRefused(
+                f"{self._where} refused the OAuth2 login of {self.user!r} even with a fresh "
+                f"access token ({reply.code} {reply.message}): is mail.smtp.user the account "
+                "that logged in with `pbem mail login`, and does the login's scope include SMTP?"
+            )
 
     async def _send_one(
         self, smtp: aiosmtplib.SMTP, message: OutgoingMail, batch: _Batch
@@ -391,6 +460,30 @@ async def _hello(smtp: aiosmtplib.SMTP) -> None:
         if not smtp.is_connected:
             raise
         await smtp.helo()
+
+
+async def _auth_xoauth2(smtp: aiosmtplib.SMTP, user: str, token: str) -> SMTPResponse:
+    """AUTH XOAUTH2 (the initial response on the command line). A refusal comes
+    as a 334 challenge holding the server's error (JSON, base64); an empty
+    line answers it, and the server's final reply (535) follows."""
+    reply = await smtp.execute_command(b"AUTH", b"XOAUTH2", xoauth2(user, token).encode())
+    if reply.code == _AUTH_CONTINUE:
+        reply = await smtp.execute_command(b"")
+    return reply
+
+
+def _tls_failed(where: str, exc: BaseException) -> TlsFailed:
+    cause = exc if isinstance(exc, ssl.SSLError) else (exc.__cause__ or exc.__context__)
+    if isinstance(cause, ssl.SSLCertVerificationError):
+        return TlsFailed(
+            f"{where}: its TLS certificate was refused ({cause.verify_message}); "
+            "for a private CA set mail.tls_ca_file"
+        )
+    return TlsFailed(
+        f"{where}: the TLS handshake failed ({_describe(exc)}). With mail.smtp.tls = "
+        '"implicit" the port must speak TLS at once (usually 465); a port that starts in '
+        'plain text (587, 25) wants tls = "starttls"'
+    )
 
 
 def _ignore(_result: SendResult) -> None:

@@ -88,7 +88,13 @@ class StoredMessage:
 class DovecotServer:
     """One Dovecot instance: IMAP (and IMAPS with ``tls``) plus LMTP on loopback."""
 
-    def __init__(self, workdir: Path | None = None, *, tls: bool = False) -> None:
+    def __init__(
+        self,
+        workdir: Path | None = None,
+        *,
+        tls: bool = False,
+        oauth2_introspection_url: str | None = None,
+    ) -> None:
         binary = dovecot_binary()
         if binary is None:
             raise ServerUnavailable(
@@ -100,6 +106,9 @@ class DovecotServer:
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="pbem-dovecot-"))
         self.workdir.chmod(0o755)  # the dovecot and dovenull users must reach base_dir
         self.tls = tls
+        # With an introspection URL the server takes OAuth2 only (XOAUTH2 and
+        # OAUTHBEARER): every token is checked at that URL (a TokenServer).
+        self.oauth2_introspection_url = oauth2_introspection_url
         self.imap_port = free_port()
         self.imaps_port = free_port() if tls else 0
         self.lmtp_port = free_port()
@@ -147,6 +156,43 @@ class DovecotServer:
         ]
         return rootless, ["  chroot ="]
 
+    def _passdb_lines(self, users_file: Path) -> list[str]:
+        """Passwords from the users' files, or (OAuth2) tokens checked at the
+        introspection URL; the users' files are the userdb either way."""
+        if self.oauth2_introspection_url is None:
+            # One passwd file per user: Dovecot looks at a file at most once a
+            # second, so a user added to a shared file could stay unknown for a
+            # moment; a file it has never read is read at once.
+            return [
+                "auth_mechanisms = plain login",
+                "passdb {",
+                "  driver = passwd-file",
+                f"  args = scheme=PLAIN username_format=%u {users_file}",
+                "}",
+            ]
+        oauth2 = self.workdir / "dovecot-oauth2.conf.ext"
+        oauth2.write_text(
+            "\n".join(
+                [
+                    f"introspection_url = {self.oauth2_introspection_url}",
+                    "introspection_mode = post",
+                    "force_introspection = yes",
+                    "username_attribute = username",
+                    "active_attribute = active",
+                    "active_value = true",
+                    "",
+                ]
+            )
+        )
+        return [
+            "auth_mechanisms = xoauth2 oauthbearer",
+            "passdb {",
+            "  driver = oauth2",
+            "  mechanisms = xoauth2 oauthbearer",
+            f"  args = {oauth2}",
+            "}",
+        ]
+
     def _write_config(self) -> Path:
         run, state, mail, users = (
             self.workdir / name for name in ("run", "state", "mail", "users")
@@ -168,19 +214,12 @@ class DovecotServer:
             *rootless,
             *ssl_lines,
             "disable_plaintext_auth = no",
-            "auth_mechanisms = plain login",
             "auth_verbose = yes",
             "auth_failure_delay = 0",  # tests try wrong passwords on purpose
             f"first_valid_uid = {self._mail_uid}",
             "mail_location = maildir:~/Maildir",
             "mail_fsync = never",
-            # One passwd file per user: Dovecot looks at a file at most once a
-            # second, so a user added to a shared file could stay unknown for a
-            # moment; a file it has never read is read at once.
-            "passdb {",
-            "  driver = passwd-file",
-            f"  args = scheme=PLAIN username_format=%u {users_file}",
-            "}",
+            *self._passdb_lines(users_file),
             "userdb {",
             "  driver = passwd-file",
             f"  args = username_format=%u {users_file}",
