@@ -3,4 +3,5 @@
 pytest_plugins = [
     "tests.fixtures_pg",
     "tests.fixtures_mail",
+    "tests.fixtures_oauth",
 ]

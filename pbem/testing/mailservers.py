@@ -30,7 +30,7 @@ import ssl
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -353,6 +353,12 @@ class SmtpRelay:
     required) or "implicit" and needs a (cert, key) pair. Logins, when a
     client offers one, are checked against Dovecot's users.
     It can be stopped and started again on the same port.
+
+    With ``xoauth2`` (a function of user and access token, e.g. a
+    TokenServer's ``token_valid``) it offers AUTH XOAUTH2 only, like a
+    provider that turned basic authentication off; ``login_refusal`` is the
+    reply every password login gets instead of the check (a provider's own
+    words, e.g. Gmail's "534-5.7.9 Application-specific password required").
     """
 
     def __init__(
@@ -362,6 +368,8 @@ class SmtpRelay:
         tls: str = "none",
         cert: tuple[Path, Path] | None = None,
         port: int | None = None,
+        xoauth2: Callable[[str, str], bool] | None = None,
+        login_refusal: str | None = None,
     ) -> None:
         try:
             from aiosmtpd.controller import Controller  # noqa: F401 (fail early)
@@ -375,6 +383,9 @@ class SmtpRelay:
         self.port = port or free_port()
         self.tempfail: set[str] = set()
         self.accepted = 0
+        self.xoauth2 = xoauth2
+        self.login_refusal = login_refusal
+        self.xoauth2_refused = 0  # XOAUTH2 logins refused (a stale or revoked token)
         self._controller: Controller | None = None
 
     def start(self) -> None:
@@ -393,7 +404,11 @@ class SmtpRelay:
             options["tls_context"] = context
         if self.tls == "implicit":
             options["ssl_context"] = context
-        controller = Controller(_Handler(self), hostname=HOST, port=self.port, **options)  # type: ignore[arg-type]
+        handler: _Handler = _Handler(self)
+        if self.xoauth2 is not None:
+            handler = _XOAuth2Handler(self)
+            options["auth_exclude_mechanism"] = ["PLAIN", "LOGIN"]
+        controller = Controller(handler, hostname=HOST, port=self.port, **options)  # type: ignore[arg-type]
         controller.start()
         self._controller = controller
 
@@ -420,6 +435,8 @@ class SmtpRelay:
 
         if not isinstance(auth_data, LoginPassword):
             return AuthResult(success=False, handled=False)
+        if self.login_refusal is not None:
+            return AuthResult(success=False, handled=False, message=self.login_refusal)
         login = auth_data.login.decode(errors="replace").lower()
         password = auth_data.password.decode(errors="replace")
         return AuthResult(success=self.dovecot.users.get(login) == password, handled=False)
@@ -451,6 +468,39 @@ class _Handler:
             return f"451 4.3.0 Delivery to the mailbox failed: {exc}"
         self.relay.accepted += 1
         return "250 OK delivered"
+
+
+class _XOAuth2Handler(_Handler):
+    """The relay's hooks plus AUTH XOAUTH2 (RFC 7628's predecessor, as Google
+    and Microsoft speak it): a refused token gets a 334 challenge holding a
+    JSON error, then, after the client's empty line, 535."""
+
+    async def auth_XOAUTH2(self, server, args):  # noqa: N802 (aiosmtpd finds it by name)
+        import base64
+        import json
+
+        from aiosmtpd.smtp import MISSING, AuthResult
+
+        if len(args) > 1:
+            blob = args[1].encode()
+        else:
+            answer = await server.challenge_auth("")
+            if answer is MISSING:
+                return AuthResult(success=False, handled=True)
+            blob = base64.b64encode(answer)
+        try:
+            fields = base64.b64decode(blob, validate=True).decode().split("\x01")
+        except ValueError:
+            return AuthResult(success=False, handled=False)
+        values = dict(f.split("=", 1) for f in fields if "=" in f)
+        user, token = values.get("user", ""), values.get("auth", "").removeprefix("Bearer ")
+        assert self.relay.xoauth2 is not None
+        if self.relay.xoauth2(user.lower(), token):
+            return AuthResult(success=True, auth_data=user)
+        self.relay.xoauth2_refused += 1
+        error = {"status": "401", "schemes": "bearer", "scope": "https://mail.example/"}
+        await server.challenge_auth(json.dumps(error))
+        return AuthResult(success=False, handled=False)
 
 
 def _port_open(port: int) -> bool:

@@ -6,8 +6,9 @@ standard library's HTTP server in a thread:
 - ``POST /device``: RFC 8628 device authorization (a device code, a user code,
   the verification URL, the polling interval);
 - ``POST /token``: the device code grant (``authorization_pending`` until the
-  test calls ``approve``; ``slow_down`` once when ``slow_down_once``;
-  ``access_denied`` after ``deny``; ``expired_token`` after ``expire_device``)
+  test calls ``approve``, or at the second poll with ``auto_approve``;
+  ``slow_down`` once when ``slow_down_once``; ``access_denied`` after
+  ``deny``; ``expired_token`` after ``expire_device``)
   and the refresh token grant (``invalid_grant`` once the test ``revoke``s);
 - ``POST /introspect``: RFC 7662 introspection as Dovecot's oauth2 passdb asks
   it (``introspection_mode = post``): ``{"active": true, "username": ...}``
@@ -58,6 +59,7 @@ class TokenServer:
         self.interval = interval
         self.rotate_refresh = rotate_refresh
         self.slow_down_once = False
+        self.auto_approve = False  # a device login is approved at its second poll
         self.expires_in = 3600
         self.state = TokenServerState()
         self.lock = threading.Lock()
@@ -109,6 +111,11 @@ class TokenServer:
         self.state.access[access] = user
         self.state.refresh[refresh] = user
         return access, refresh
+
+    def token_valid(self, user: str, token: str) -> bool:
+        """Whether ``token`` is a live access token of ``user`` (for an SMTP relay)."""
+        with self.lock:
+            return self.state.access.get(token) == user
 
     def approve(self) -> None:
         self._set_devices("approved")
@@ -183,6 +190,9 @@ class TokenServer:
             if self.slow_down_once:
                 self.slow_down_once = False
                 return 400, {"error": "slow_down"}
+            grant.polls += 1
+            if self.auto_approve and grant.state == "pending" and grant.polls >= 2:
+                grant.state = "approved"
             error = {
                 "pending": "authorization_pending",
                 "denied": "access_denied",
