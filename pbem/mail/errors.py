@@ -154,6 +154,12 @@ class OAuthError(MailError):
     (during `pbem mail login`, or a refresh that may work again later)."""
 
 
+# Why a server would accept a connection and then say nothing.
+NO_ANSWER_CAUSES = (
+    "a wrong port, a firewall, or a port that expects TLS at once "
+    '(tls = "implicit", usually 993 for IMAP and 465 for SMTP)'
+)
+
 # What providers say when they take no password from a program.
 _APP_PASSWORD_SIGNS = ("application-specific password", "app password")
 _OAUTH2_ONLY_SIGNS = ("basic authentication is disabled", "basicauthblocked")

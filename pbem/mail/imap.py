@@ -23,6 +23,7 @@ from imapclient.exceptions import LoginError
 from imapclient.imapclient import SocketTimeout
 
 from pbem.mail.errors import (
+    NO_ANSWER_CAUSES,
     ConnectFailed,
     LoginRefused,
     MailError,
@@ -150,7 +151,7 @@ class ImapInbox:
             try:
                 client.login(self.user, self._password)
             except LoginError as exc:
-                raise _password_refused(where, self.user, str(exc), client) from exc
+                raise _password_refused(where, self.user, _reply(exc), client) from exc
             return
         token = self.tokens.access_token()
         try:
@@ -162,7 +163,7 @@ class ImapInbox:
             except LoginError as exc:
                 raise LoginRefused(
                     f"{where} refused the OAuth2 login of {self.user!r} even with a fresh "
-                    f"access token ({exc}): is mail.imap.user the account that logged in "
+                    f"access token ({_reply(exc)}): is mail.imap.user the account that logged in "
                     "with `pbem mail login`, and does the login's scope include IMAP?"
                 ) from exc
 
@@ -353,8 +354,16 @@ def _parse_key(key: str) -> tuple[int, int]:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
-        return f"no answer in time ({exc or 'timed out'})"
+        return f"no answer in time ({exc or 'timed out'}): {NO_ANSWER_CAUSES}"
     return str(exc) or type(exc).__name__
+
+
+def _reply(exc: BaseException) -> str:
+    """A server's reply as imapclient words it, without Python's b'...'."""
+    text = str(exc)
+    if len(text) > 2 and text[0] == "b" and text[1] in "'\"" and text.endswith(text[1]):
+        return text[2:-1]
+    return text
 
 
 def _tls_error(where: str, exc: ssl.SSLError) -> TlsFailed:

@@ -47,6 +47,7 @@ from aiosmtplib import (
 from aiosmtplib.email import quote_address
 
 from pbem.mail.errors import (
+    NO_ANSWER_CAUSES,
     ConnectFailed,
     LoginRefused,
     OAuth2Required,
@@ -235,7 +236,8 @@ class SmtpSender:
         except SMTPConnectError as exc:
             if isinstance(exc.__cause__ or exc.__context__, ssl.SSLError):
                 raise _tls_failed(where, exc) from exc
-            raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}") from exc
+            why = f": {NO_ANSWER_CAUSES}" if isinstance(exc, TimeoutError) else ""
+            raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}{why}") from exc
 
     async def _open_raw(self) -> aiosmtplib.SMTP:
         # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
