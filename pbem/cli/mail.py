@@ -188,6 +188,8 @@ def mail_login(
         typer.echo(code.message or f"Open {code.verification_uri} and enter the code below.")
         typer.echo(f"URL:  {code.verification_uri}")
         typer.echo(f"Code: {code.user_code}")
+        if code.verification_uri_complete:
+            typer.echo(f"(or open {code.verification_uri_complete}, the code filled in)")
         typer.echo("Waiting for the login to be approved (Ctrl-C to give up) ...")
         result = devicelogin.wait_for_approval(oauth, code)
         if print_token:

@@ -33,6 +33,7 @@ class DeviceCode:
     expires_in: float
     interval: float
     message: str = ""  # the provider's own sentence (Microsoft sends one)
+    verification_uri_complete: str = ""  # the URL with the code in it, if given
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ def start(settings: OAuthSettings) -> DeviceCode:
         expires_in=float(answer.get("expires_in") or 900),
         interval=float(_DEFAULT_INTERVAL if interval is None else interval),
         message=str(answer.get("message", "")),
+        verification_uri_complete=str(answer.get("verification_uri_complete", "")),
     )
 
 

@@ -60,6 +60,7 @@ class TokenServer:
         self.rotate_refresh = rotate_refresh
         self.slow_down_once = False
         self.auto_approve = False  # a device login is approved at its second poll
+        self.auto_deny = False  # ... or declined there
         self.expires_in = 3600
         self.state = TokenServerState()
         self.lock = threading.Lock()
@@ -191,8 +192,11 @@ class TokenServer:
                 self.slow_down_once = False
                 return 400, {"error": "slow_down"}
             grant.polls += 1
-            if self.auto_approve and grant.state == "pending" and grant.polls >= 2:
-                grant.state = "approved"
+            if grant.state == "pending" and grant.polls >= 2:
+                if self.auto_approve:
+                    grant.state = "approved"
+                elif self.auto_deny:
+                    grant.state = "denied"
             error = {
                 "pending": "authorization_pending",
                 "denied": "access_denied",

@@ -16,6 +16,7 @@ import stat
 from datetime import UTC, datetime
 
 import pytest
+from imapclient import IMAPClient
 from sqlmodel import col, select
 from typer.testing import CliRunner
 
@@ -24,6 +25,7 @@ from pbem.mail.oauth import token_source
 from pbem.service.clock import ManualClock
 from pbem.service.ops.poll import run_cycle
 from pbem.store import Outbox, init_db, session_scope
+from pbem.testing.mailservers import HOST
 from tests.fixtures_oauth import OAuthWorld, write_oauth_config
 
 pytestmark = pytest.mark.integration
@@ -40,6 +42,20 @@ def login(world: OAuthWorld) -> str:
     result = CliRunner().invoke(app, ["mail", "login", "--config", str(world.config_file)])
     assert result.exit_code == 0, result.output
     return result.output
+
+
+def read_inbox(world: OAuthWorld, address: str) -> list[bytes]:
+    """Every mail in ``address``'s INBOX, read over IMAP with a token of its own."""
+    access, _ = world.servers.tokens.issue(address)
+    client = IMAPClient(HOST, world.servers.dovecot.imap_port, ssl=False, timeout=10)
+    try:
+        client.oauth2_login(address, access)
+        client.select_folder("INBOX", readonly=True)
+        uids = sorted(client.search(["ALL"]))
+        found = client.fetch(uids, ["BODY.PEEK[]"]) if uids else {}
+        return [found[uid][b"BODY[]"] for uid in uids]
+    finally:
+        client.logout()
 
 
 class _Clock:
@@ -71,6 +87,39 @@ def test_the_device_flow_stores_the_refresh_token_for_its_owner_only(
     token = token_file.read_text().strip()
     assert token.startswith("rt-") and token in logged_in.servers.tokens.state.refresh
     assert not list(token_file.parent.glob(".*.new"))  # no partial file left over
+
+
+def test_a_declined_login_stores_nothing_and_says_so(oauth_world: OAuthWorld) -> None:
+    oauth_world.servers.tokens.auto_deny = True
+    try:
+        result = CliRunner().invoke(
+            app, ["mail", "login", "--config", str(oauth_world.config_file)]
+        )
+    finally:
+        oauth_world.servers.tokens.auto_deny = False
+    assert result.exit_code == 1
+    assert "declined in the browser; nothing was stored" in result.output
+    assert not oauth_world.token_file.exists()
+
+
+def test_the_env_variable_store_prints_the_token_once(oauth_world: OAuthWorld) -> None:
+    text = oauth_world.config_file.read_text()
+    oauth_world.config_file.write_text(
+        text.replace('token_file = "secrets/oauth-refresh-token"', 'token_env = "PBEM_RT"')
+    )
+    refused = CliRunner().invoke(app, ["mail", "login", "--config", str(oauth_world.config_file)])
+    assert refused.exit_code == 1 and "--print" in refused.output
+    oauth_world.servers.tokens.auto_approve = True
+    try:
+        printed = CliRunner().invoke(
+            app, ["mail", "login", "--print", "--config", str(oauth_world.config_file)]
+        )
+    finally:
+        oauth_world.servers.tokens.auto_approve = False
+    assert printed.exit_code == 0, printed.output
+    token = printed.output.strip().splitlines()[-1]
+    assert token in oauth_world.servers.tokens.state.refresh
+    assert not oauth_world.token_file.exists()
 
 
 def test_a_poll_logs_in_to_imap_and_smtp_with_a_token(logged_in: OAuthWorld) -> None:
@@ -153,6 +202,9 @@ def test_a_revoked_login_is_one_outage_alert_with_the_command_to_log_in(
     with session_scope(engine, write=False) as session:
         alerts = session.exec(select(Outbox).where(col(Outbox.subject).contains("Outage"))).all()
     assert [(a.recipient, a.status) for a in alerts] == [(world.gm, "sent")]
+    gm_mail = read_inbox(world, world.gm)
+    assert len(gm_mail) == 1 and b"Outage: reading the game's inbox" in gm_mail[0]
+    assert b"pbem mail login" in gm_mail[0] and b"rt-" not in gm_mail[0]
     assert sum("ALERT" in r.message for r in caplog.records) == 1
     assert not any("rt-" in r.getMessage() for r in caplog.records)
     assert os.environ.get("PBEM_OAUTH_CLIENT_SECRET") is None
