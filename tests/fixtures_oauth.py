@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pbem.config import Config, load_config
-from pbem.mail.oauth import _SOURCES
+from pbem.mail.oauth import forget_tokens
 from pbem.testing.mailservers import HOST, DovecotServer, ServerUnavailable, SmtpRelay
 from pbem.testing.oauthserver import TokenServer
 from tests.fixtures_mail import _ensure_dovecot
@@ -134,8 +134,8 @@ def oauth_world(oauth_servers: OAuthServers, tmp_path: Path) -> Iterator[OAuthWo
     game, gm = oauth_servers.new_user("game"), oauth_servers.new_user("gm")
     config_file = write_oauth_config(tmp_path / "pbem.toml", oauth_servers, game, gm)
     oauth_servers.tokens.user = game
-    _SOURCES.clear()  # each test starts as a new process would
+    forget_tokens()  # each test starts as a new process would
     try:
         yield OAuthWorld(oauth_servers, tmp_path, config_file, game, gm)
     finally:
-        _SOURCES.clear()
+        forget_tokens()

@@ -171,6 +171,7 @@ def mail_login(
     """
     from pbem.mail import devicelogin
     from pbem.mail.errors import MailError
+    from pbem.mail.oauth import forget_tokens
 
     with user_errors():
         settings = config_of(config).mail
@@ -197,6 +198,7 @@ def mail_login(
             typer.echo(result.refresh_token)
             return
         store.write(result.refresh_token)
+        forget_tokens()
     except (MailError, OSError) as exc:
         fail(str(exc))
     typer.echo(f"Logged in. The refresh token is in {store.where}.")

@@ -355,3 +355,10 @@ def token_source(settings: OAuthSettings) -> TokenSource:
         if source is None:
             source = _SOURCES[key] = TokenSource(settings)
         return source
+
+
+def forget_tokens() -> None:
+    """Drop every access token this process holds (as a new process starts);
+    the next login refreshes. For tests, and after `pbem mail login`."""
+    with _SOURCES_LOCK:
+        _SOURCES.clear()
