@@ -126,12 +126,14 @@ def _check_map(file: str, cards: Path | None, two_way: bool) -> None:
     if not path.is_file():
         fail(f"{file}: no such file")
     try:
-        if detect(path) == "pbem":
+        fmt = detect(path)
+        if fmt.startswith("pbem"):
             from pbem.maps import load_map
+            from pbem.maps.copies import load_copy
 
-            board = load_map(path)
+            board = load_map(path) if fmt == "pbem" else load_copy(path)
             typer.echo(
-                f"{path} (pbem format): {board.title}\n  {len(board.territories)} territories, "
+                f"{path} ({fmt} format): {board.title}\n  {len(board.territories)} territories, "
                 f"{len(board.continents)} continents, {len(board.edges())} borders "
                 f"({len(board.one_way)} one-way)\nOK: the map can be played"
             )
