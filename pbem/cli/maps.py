@@ -45,8 +45,13 @@ def maps(
         Path | None, typer.Option("--png", help="With balance: write the chart there.")
     ] = None,
 ) -> None:
-    """List the maps, show one, `maps import FILE`, `maps check FILE`, or
-    `maps balance MAP --players N --games G [--png OUT]`."""
+    """List the maps, show one, or import, check or balance a map file.
+
+    `pbem maps` lists the built-in maps, `pbem maps NAME|FILE` shows one,
+    `pbem maps import FILE -o OUT` converts a Domination, Conquest or Lux map,
+    `pbem maps check FILE` reports what is wrong with a map file, and
+    `pbem maps balance MAP --players N --games G [--png OUT]` plays bot games
+    for the wins per seat."""
     from pbem.maps import load_any, map_names
     from pbem.rules.errors import MapError, OptionsError
 

@@ -89,7 +89,7 @@ def load_copy(path: Path) -> Board:
         raise MapError(str(path), "file", f"is not JSON: {exc}") from None
     data = document.get("map") if isinstance(document, dict) else None
     if not isinstance(data, dict):
-        raise MapError(str(path), "map", "a JSON copy holds the decoded map under \"map\"")
+        raise MapError(str(path), "map", 'a JSON copy holds the decoded map under "map"')
     source = path.with_suffix(".toml")
     if not source.is_file():
         raise MapError(str(path), "file", f"is a JSON copy of {source.name}, which is missing")
