@@ -134,7 +134,7 @@ def _check_map(file: str, cards: Path | None, two_way: bool) -> None:
         fmt = detect(path)
         if fmt.startswith("pbem"):
             from pbem.maps import load_map
-            from pbem.maps.copies import load_copy
+            from pbem.maps.files import load_copy
 
             board = load_map(path) if fmt == "pbem" else load_copy(path)
             typer.echo(

@@ -74,31 +74,3 @@ def write_copies(folder: Path | None = None) -> list[Path]:
         target.write_text(render_copy(source.read_text(encoding="utf-8")), encoding="utf-8")
         written.append(target)
     return written
-
-
-def load_copy(path: Path) -> Board:
-    """The board of a JSON copy file (``pbem maps check``): the copy must have been
-    made from the text of the TOML map next to it, and is checked as that map is."""
-    from pbem.maps.files import read_text
-    from pbem.rules.errors import MapError
-
-    path = Path(path)
-    try:
-        document = json.loads(read_text(path))
-    except ValueError as exc:
-        raise MapError(str(path), "file", f"is not JSON: {exc}") from None
-    data = document.get("map") if isinstance(document, dict) else None
-    if not isinstance(data, dict):
-        raise MapError(str(path), "map", 'a JSON copy holds the decoded map under "map"')
-    source = path.with_suffix(".toml")
-    if not source.is_file():
-        raise MapError(str(path), "file", f"is a JSON copy of {source.name}, which is missing")
-    text = read_text(source)
-    if document.get("sha256") != text_sha256(text):
-        raise MapError(
-            str(path),
-            "sha256",
-            f"the copy is stale: {source.name} was edited since; regenerate the copies "
-            '(python -c "from pbem.maps.copies import write_copies; write_copies()")',
-        )
-    return parse_map(text, str(path), str(path.parent.resolve()), data)
