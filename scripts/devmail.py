@@ -8,18 +8,42 @@ server that delivers into it, the same pair the tests use.
 
 It prints the ports, the users and their password, and a [mail] section for
 pbem.toml, then runs until Ctrl-C or SIGTERM and removes everything it made.
-Needs Dovecot (scripts/install-system-deps.sh) and aiosmtpd (pip install aiosmtpd).
+Needs Dovecot (scripts/install-system-deps.sh) and pbem's test tools (aiosmtpd),
+which scripts/bootstrap.sh installs in .venv: run by another Python that lacks
+them, it runs itself again with .venv/bin/python.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import signal
 import sys
 import threading
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+NEEDED = ("aiosmtpd", "imapclient")  # the SMTP server; the IMAP client of the checks
+
+
+def _missing() -> list[str]:
+    return [name for name in NEEDED if importlib.util.find_spec(name) is None]
+
+
+if __name__ == "__main__" and _missing():
+    venv = ROOT / ".venv" / "bin" / "python"
+    if venv.is_file() and Path(sys.executable).resolve() != venv.resolve():
+        os.execv(str(venv), [str(venv), *sys.argv])
+    print(
+        f"devmail: {', '.join(_missing())} not installed for {sys.executable}: "
+        "run scripts/bootstrap.sh (it installs them in .venv), then "
+        ".venv/bin/python scripts/devmail.py",
+        file=sys.stderr,
+    )
+    sys.exit(1)
+
+sys.path.insert(0, str(ROOT))
 
 from pbem.testing.mailservers import (  # noqa: E402 (after the path set-up)
     HOST,

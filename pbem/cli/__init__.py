@@ -2,7 +2,8 @@
 
 Each module of this package holds one group of commands (tools, maps, games,
 gm, records, mail, site) as plain functions over the service layer; this file
-registers them, in the order `pbem --help` lists them. Imports of the heavier
+registers them in panels by what a GM does (set up, run, intervene, records,
+maps, tools), in the order `pbem --help` lists them. Imports of the heavier
 layers happen inside each command, so quick commands (`pbem odds`,
 `pbem maps`) start fast. Every user error prints one line to stderr and exits 1.
 
@@ -15,6 +16,7 @@ the whole app, is for `pbem --help`, anything else, and the tests.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from typing import Annotated
@@ -23,42 +25,78 @@ import typer
 
 from pbem.cli.common import fail
 
-# (command, module of pbem.cli, function), in the order of `pbem --help`
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("odds", "tools", "odds"),
-    ("maps", "maps", "maps"),
-    ("simulate", "tools", "simulate"),
-    ("check", "tools", "check"),
-    ("init", "games", "init"),
-    ("new", "games", "new"),
-    ("set", "gm", "set_"),
-    ("pause", "gm", "pause"),
-    ("resume", "gm", "resume"),
-    ("extend", "gm", "extend"),
-    ("kick", "gm", "kick"),
-    ("replace", "gm", "replace_"),
-    ("rollback", "gm", "rollback"),
-    ("process", "gm", "process"),
-    ("gm-password", "gm", "gm_password"),
-    ("new-password", "gm", "new_password"),
-    ("list", "games", "list_"),
-    ("show", "games", "show"),
-    ("adjudicate", "games", "adjudicate"),
-    ("replay", "records", "replay_cmd"),
-    ("export", "records", "export"),
-    ("import", "records", "import_"),
-    ("verify", "records", "verify"),
-    ("reveal", "records", "reveal"),
-    ("rules", "tools", "rules"),
-    ("poll", "mail", "poll"),
-    ("status", "mail", "status"),
-    ("daemon", "mail", "daemon"),
-    ("outbox", "mail", "outbox"),
-    ("mail", "mail", "mail_app"),  # a group: `pbem mail login`, `pbem mail test`
-    ("demo", "site", "demo"),
-    ("render", "site", "render"),
-    ("site", "site", "site"),
+# What a GM does, in the order of `pbem --help`: each panel's title, then its
+# commands as (command, module of pbem.cli, function).
+PANELS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "Set up a game",
+        (
+            ("init", "games", "init"),
+            ("new", "games", "new"),
+            ("rules", "tools", "rules"),
+            ("gm-password", "gm", "gm_password"),
+        ),
+    ),
+    (
+        "Run and watch games",
+        (
+            ("poll", "mail", "poll"),
+            ("daemon", "mail", "daemon"),
+            ("status", "mail", "status"),
+            ("outbox", "mail", "outbox"),
+            ("mail", "mail", "mail_app"),  # a group: `pbem mail login`, `pbem mail test`
+            ("list", "games", "list_"),
+            ("show", "games", "show"),
+            ("render", "site", "render"),
+        ),
+    ),
+    (
+        "Intervene in a game",
+        (
+            ("process", "gm", "process"),
+            ("adjudicate", "games", "adjudicate"),
+            ("pause", "gm", "pause"),
+            ("resume", "gm", "resume"),
+            ("extend", "gm", "extend"),
+            ("set", "gm", "set_"),
+            ("kick", "gm", "kick"),
+            ("replace", "gm", "replace_"),
+            ("new-password", "gm", "new_password"),
+            ("rollback", "gm", "rollback"),
+        ),
+    ),
+    (
+        "Records and the site",
+        (
+            ("export", "records", "export"),
+            ("import", "records", "import_"),
+            ("replay", "records", "replay_cmd"),
+            ("reveal", "records", "reveal"),
+            ("verify", "records", "verify"),
+            ("site", "site", "site"),
+        ),
+    ),
+    ("Maps", (("maps", "maps", "maps"),)),
+    (
+        "Tools",
+        (
+            ("check", "tools", "check"),
+            ("odds", "tools", "odds"),
+            ("simulate", "tools", "simulate"),
+            ("demo", "site", "demo"),
+        ),
+    ),
 )
+# every command, in the order of `pbem --help`
+COMMANDS: tuple[tuple[str, str, str], ...] = tuple(c for _, group in PANELS for c in group)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from pbem import __version__, native
+
+        typer.echo(f"pbem {__version__}; {native.state().describe()}")
+        raise typer.Exit()
 
 
 def _everywhere(
@@ -70,6 +108,16 @@ def _everywhere(
             "(also $PBEM_NOW). For trying deadlines without waiting.",
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print pbem's version and which rules engine runs (compiled or pure "
+            "Python), then exit.",
+            callback=_version,
+            is_eager=True,
+        ),
+    ] = False,
 ) -> None:
     """Options for every command."""
     if now is not None:
@@ -91,14 +139,31 @@ def build(only: str | None = None) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
     built.callback()(_everywhere)
-    for name, module, function in COMMANDS:
-        if only is None or name == only:
-            command = getattr(importlib.import_module(f"pbem.cli.{module}"), function)
-            if isinstance(command, typer.Typer):
-                built.add_typer(command, name=name)
-            else:
-                built.command(name)(command)
+    for panel, group in PANELS:
+        for name, module, function in group:
+            if only is None or name == only:
+                command = getattr(importlib.import_module(f"pbem.cli.{module}"), function)
+                if isinstance(command, typer.Typer):
+                    built.add_typer(command, name=name, rich_help_panel=panel)
+                    continue
+                text = help_text(command.__doc__ or "")
+                built.command(
+                    name,
+                    help=text,
+                    short_help=text.split("
+
+")[0],
+                    rich_help_panel=panel,
+                )(command)
     return built
+
+
+def help_text(doc: str) -> str:
+    """A command's docstring as its help: each paragraph one line, for the help
+    to wrap whole sentences at the terminal's width (typer's rich help keeps a
+    docstring's line breaks where they fell in the source)."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs if p.strip())
 
 
 def command_of(args: list[str]) -> str | None:

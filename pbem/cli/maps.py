@@ -45,8 +45,13 @@ def maps(
         Path | None, typer.Option("--png", help="With balance: write the chart there.")
     ] = None,
 ) -> None:
-    """List the maps, show one, `maps import FILE`, `maps check FILE`, or
-    `maps balance MAP --players N --games G [--png OUT]`."""
+    """List the maps, show one, or import, check or balance a map file.
+
+    `pbem maps` lists the built-in maps, `pbem maps NAME|FILE` shows one,
+    `pbem maps import FILE -o OUT` converts a Domination, Conquest or Lux map,
+    `pbem maps check FILE` reports what is wrong with a map file, and
+    `pbem maps balance MAP --players N --games G [--png OUT]` plays bot games
+    for the wins per seat."""
     from pbem.maps import load_any, map_names
     from pbem.rules.errors import MapError, OptionsError
 
@@ -126,12 +131,14 @@ def _check_map(file: str, cards: Path | None, two_way: bool) -> None:
     if not path.is_file():
         fail(f"{file}: no such file")
     try:
-        if detect(path) == "pbem":
+        fmt = detect(path)
+        if fmt.startswith("pbem"):
             from pbem.maps import load_map
+            from pbem.maps.files import load_copy
 
-            board = load_map(path)
+            board = load_map(path) if fmt == "pbem" else load_copy(path)
             typer.echo(
-                f"{path} (pbem format): {board.title}\n  {len(board.territories)} territories, "
+                f"{path} ({fmt} format): {board.title}\n  {len(board.territories)} territories, "
                 f"{len(board.continents)} continents, {len(board.edges())} borders "
                 f"({len(board.one_way)} one-way)\nOK: the map can be played"
             )

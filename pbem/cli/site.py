@@ -75,7 +75,10 @@ def site(
     config: ConfigOption = None,
 ) -> None:
     """Write the static game site: every game's standings, maps, turns, public press,
-    deadline (.ics) and, once over, its record. No private fact is written."""
+    deadline (.ics) and, once over, its record.
+
+    Turn pages are named by turn number (turn-1.html is turn 1); the game's page
+    shows the board now and at the start. No private fact is written."""
     from pbem.service.clock import SystemClock
     from pbem.service.context import Context
     from pbem.site import build_site

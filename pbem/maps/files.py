@@ -9,9 +9,10 @@ fly (pbem.maps.formats).
 from __future__ import annotations
 
 import functools
+import json
 from pathlib import Path
 
-from pbem.maps.copies import parse_named
+from pbem.maps.copies import parse_named, text_sha256
 from pbem.paths import maps_dir
 from pbem.rules.board import Board
 from pbem.rules.errors import MapError
@@ -90,3 +91,28 @@ def map_source(name: str) -> tuple[str, str, Board]:
 def load_any(name: str) -> Board:
     """The Board of a built-in map name or of a map file of any known format."""
     return map_source(name)[2]
+
+
+def load_copy(path: Path) -> Board:
+    """The board of a JSON copy file (``pbem maps check``): the copy must have been
+    made from the text of the TOML map next to it, and is checked as that map is."""
+    path = Path(path)
+    try:
+        document = json.loads(read_text(path))
+    except ValueError as exc:
+        raise MapError(str(path), "file", f"is not JSON: {exc}") from None
+    data = document.get("map") if isinstance(document, dict) else None
+    if not isinstance(data, dict):
+        raise MapError(str(path), "map", 'a JSON copy holds the decoded map under "map"')
+    source = path.with_suffix(".toml")
+    if not source.is_file():
+        raise MapError(str(path), "file", f"is a JSON copy of {source.name}, which is missing")
+    text = read_text(source)
+    if document.get("sha256") != text_sha256(text):
+        raise MapError(
+            str(path),
+            "sha256",
+            f"the copy is stale: {source.name} was edited since; regenerate the copies "
+            '(python -c "from pbem.maps.copies import write_copies; write_copies()")',
+        )
+    return parse_map(text, str(path), str(path.parent.resolve()), data)

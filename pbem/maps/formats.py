@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pbem.maps.model import Imported
 from pbem.rules.errors import MapError
 
 FORMATS = ("Domination", "Conquest", "Lux")
+
+# A section header alone on its line: a pbem TOML map's ``[[territories]]``
+# holds the text ``[territories]`` but is no Conquest section.
+_SECTION = r"(?m)^[ \t]*\[{}\][ \t]*\r?$"
+
+
+def _has_section(head: str, name: str) -> bool:
+    return re.search(_SECTION.format(name), head) is not None
 
 
 def detect(path: Path) -> str:
@@ -19,12 +28,14 @@ def detect(path: Path) -> str:
         raise MapError(str(path), "file", f"cannot be read: {exc.strerror}") from None
     if "<luxboard" in head:
         return "Lux"
-    if "[territories]" in head:
+    if _has_section(head, "territories"):
         return "Conquest"
-    if "[countries]" in head and "[borders]" in head:
+    if _has_section(head, "countries") and _has_section(head, "borders"):
         return "Domination"
     if path.suffix.lower() == ".toml":
         return "pbem"
+    if path.suffix.lower() == ".json" and '"sha256"' in head:
+        return "pbem JSON copy"
     raise MapError(
         str(path),
         "file",
@@ -50,4 +61,4 @@ def import_file(path: Path, cards: Path | None = None, *, two_way: bool = False)
         from pbem.maps.lux import import_lux
 
         return import_lux(path, two_way=two_way)
-    raise MapError(str(path), "file", "is already a pbem map (.toml); nothing to import")
+    raise MapError(str(path), "file", f"is already a pbem map ({fmt}); nothing to import")

@@ -19,7 +19,9 @@ The parts pbem reads::
 Lux puts the origin of its coordinates at the bottom-left corner; pbem's is
 the top-left, so y becomes height - y.  An ``adjoining`` list is what that
 country can attack: a border one side lists alone goes one way.  Without an
-``armylocation`` the middle of the polygon's points is used.
+``armylocation`` the middle of the polygon's points is used.  A country
+without a ``<name>`` (the Lux SDK's map generator writes none; Lux names
+them itself) is called "Country ID", from its ``<id>``.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ def read_lux(path: Path) -> RawMap:
                 _fail(path, where, f"id {number} is used twice")
             ids[number] = len(raw.territories)
             pos = _position(path, country, where, height)
-            raw.territories.append(RawTerritory(_text(country, "name"), c, pos, where))
+            name = _text(country, "name") or f"Country {number}"
+            raw.territories.append(RawTerritory(name, c, pos, where))
             adjoining.append((where, _text(country, "adjoining")))
     if not raw.territories:
         _fail(path, "luxboard", "the board has no <country>")

@@ -32,7 +32,7 @@ from pbem.service.play.archive import export_record
 from pbem.service.play.games import definition_of
 from pbem.site.folders import folders
 from pbem.store import Game, PressRecord, TurnResult
-from pbem.vocab import GameStatus
+from pbem.vocab import GamePhase, GameStatus
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class TurnPage:
     headline: list[str]
     sections: list[turnview.Section]
     picture: str | None  # file name of the map after the turn
-    file: str
+    file: str  # turn-N.html for the first step of turn N, turn-N-K.html for its K-th
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class GamePage:
     press: list[PressItem] = field(default_factory=list)
     record: str | None = None
     start_picture: str | None = None
+    current_picture: str | None = None  # the board now, once anything was played
+    current_caption: str = ""
     stats: list[ResponseStats] = field(default_factory=list)
     commitment: str = ""
     secret: str | None = None
@@ -107,6 +109,9 @@ def build_site(session: Session, ctx: Context, out: Path) -> list[Path]:
             env.get_template("game.html").render(game=page, root="../"),
             written,
         )
+        for old, new in _old_names(page.turns):
+            html = env.get_template("moved.html").render(game=page, target=new, root="../")
+            _write(folder / old, html, written)
         for i, turn in enumerate(page.turns):
             previous = page.turns[i - 1] if i else None
             following = page.turns[i + 1] if i + 1 < len(page.turns) else None
@@ -168,7 +173,12 @@ def _game_page(
             info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written
         )
     page.turns = _turn_pages(info, results, states, folder, written)
-    if game.deadline is not None and now is not None and to_move is not None:
+    if now is not None and len(states) > 1:
+        page.current_caption = _now_caption(game, now, page.turns)
+        page.current_picture = _picture(
+            info, now, [], f"{game.name}: {page.current_caption}", folder, "map-now.png", written
+        )
+    if game.deadline is not None and not over and game.phase != GamePhase.OPEN:
         page.calendar = _calendar(ctx, game, now, to_move, folder, written)
     page.press = _public_press(session, game)
     if over:
@@ -183,8 +193,13 @@ def _turn_pages(
     folder: Path,
     written: list[Path],
 ) -> list[TurnPage]:
-    """Each played turn as its report tells it to an observer, with its picture."""
+    """Each played turn as its report tells it to an observer, with its picture.
+
+    Pages and pictures are named by turn number (turn-1.html is turn 1); a turn
+    of several steps (a player resigned in another's turn) has turn-N.html,
+    then turn-N-2.html, ..."""
     pages: list[TurnPage] = []
+    steps: dict[int, int] = {}
     for i, row in enumerate(results):
         if row.seat is None or row.turn <= 0 or i == 0:
             continue
@@ -202,13 +217,15 @@ def _turn_pages(
             after.current if after.phase != ENDED else None,
         )
         view = turnview.turn_view(report, None)
+        steps[row.turn] = steps.get(row.turn, 0) + 1
+        name = f"{row.turn}" if steps[row.turn] == 1 else f"{row.turn}-{steps[row.turn]}"
         picture = _picture(
             info,
             after,
             view.changed,
             f"{info.name}: after turn {row.turn}",
             folder,
-            f"map-{row.seq}.png",
+            f"map-{name}.png",
             written,
         )
         pages.append(
@@ -219,18 +236,44 @@ def _turn_pages(
                 view.headline,
                 view.sections,
                 picture,
-                f"turn-{row.seq}.html",
+                f"turn-{name}.html",
             )
         )
     return pages
 
 
+def _old_names(turns: list[TurnPage]) -> list[tuple[str, str]]:
+    """(old name, page) for each turn page whose name before issue 30 (turn-SEQ.html,
+    by log position) is no page's name now: a link kept from a site published before
+    then leads to the same turn. An old name that is now another turn's page cannot
+    lead there too (docs/GAME-MASTERS.md, "The game site")."""
+    taken = {t.file for t in turns}
+    return [(f"turn-{t.seq}.html", t.file) for t in turns if f"turn-{t.seq}.html" not in taken]
+
+
+def _now_caption(game: Game, now: GameState, turns: list[TurnPage]) -> str:
+    if now.phase == ENDED:
+        return "the end"
+    if now.phase in SETUP_PHASES:
+        return f"now, setting up ({now.phase})"
+    return f"now, after turn {turns[-1].turn}" if turns else "now"
+
+
 def _calendar(
-    ctx: Context, game: Game, now: GameState, to_move: int, folder: Path, written: list[Path]
+    ctx: Context,
+    game: Game,
+    now: GameState | None,
+    to_move: int | None,
+    folder: Path,
+    written: list[Path],
 ) -> str:
-    """The next deadline as an iCalendar file beside the page; its name."""
+    """The next deadline as an iCalendar file beside the page; its name. In the
+    setup every player's orders are due: turn 0, one entry for everybody."""
     assert game.deadline is not None
-    due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
+    if now is None or to_move is None:
+        due = ics.Deadline(game.name, 0, "every player", game.deadline)
+    else:
+        due = ics.Deadline(game.name, now.turn, now.players[to_move].name, game.deadline)
     text = ics.calendar([due], mailinfo.host_of(ctx), ctx.clock.now())
     _write(folder / "deadline.ics", text, written)
     return "deadline.ics"
@@ -246,6 +289,8 @@ def _record(session: Session, game: Game, slug: str, folder: Path, written: list
 
 def _status(game: Game, state: GameState | None) -> str:
     if state is None:
+        if game.phase == GamePhase.SETUP:  # before the deal (a draft of territories)
+            return "setting up"
         return "waiting for players"
     if state.phase == ENDED:
         if state.winner is not None:

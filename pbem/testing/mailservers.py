@@ -374,7 +374,10 @@ class SmtpRelay:
         try:
             from aiosmtpd.controller import Controller  # noqa: F401 (fail early)
         except ImportError as exc:
-            raise ServerUnavailable("aiosmtpd is not installed (pip install aiosmtpd)") from exc
+            raise ServerUnavailable(
+                "aiosmtpd is not installed: scripts/bootstrap.sh installs it with the test "
+                "tools (pip install -e '.[test]')"
+            ) from exc
         if tls != "none" and cert is None:
             raise ValueError(f"tls={tls!r} needs a certificate")
         self.dovecot = dovecot

@@ -121,15 +121,21 @@ def test_what_the_pages_show(site) -> None:
     with world.session(write=False) as session:
         row = find_game(session, "war")
         steps = [
-            r.seq
-            for r in session.exec(select(TurnResult).where(TurnResult.game_id == row.id))
+            (r.seq, r.turn)
+            for r in session.exec(
+                select(TurnResult).where(TurnResult.game_id == row.id).order_by(TurnResult.seq)
+            )
             if r.seat is not None and r.turn > 0
         ]
         state = load(session, row).state
-    for seq in steps:  # a page and a map per turn played
-        assert f'href="turn-{seq}.html"' in war
-        assert (out / "war" / f"map-{seq}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-        assert f'src="map-{seq}.png"' in (out / "war" / f"turn-{seq}.html").read_text()
+    seen: dict[int, int] = {}
+    for _, turn in steps:  # a page and a map per turn played, named by turn number
+        seen[turn] = seen.get(turn, 0) + 1
+        name = f"{turn}" if seen[turn] == 1 else f"{turn}-{seen[turn]}"
+        assert f'href="turn-{name}.html"' in war
+        assert (out / "war" / f"map-{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f'src="map-{name}.png"' in (out / "war" / f"turn-{name}.html").read_text()
+    assert 'src="map-now.png"' in war and 'src="map-start.png"' in war
     assert PUBLIC_PRESS in war and war.count(PUBLIC_PRESS) == 1  # once, not once per player
     assert f"turn {state.turn}: {state.players[state.current].name} to move" in war
     assert 'href="deadline.ics"' in war
