@@ -166,7 +166,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "password": start.password,
         "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
-        "rules": game.options.describe(),
+        "rules": game.options.describe(len(game.players)),
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
         "first": views.who(game, state, state.current) if state.current >= 0 else None,
