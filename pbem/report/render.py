@@ -306,14 +306,16 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         if receipt.setup
         else f"your orders for turn {receipt.turn}"
     )
-    if receipt.check_only:
+    if receipt.no_orders:
+        title = "Noted" if receipt.changed else "Nothing changed"
+    elif receipt.check_only:
         title = f"CHECK: {what} are valid"
     elif receipt.setup:
         title = f"Setup orders accepted ({SETUP_WORDS.get(receipt.setup, 'setup')})"
     else:
         title = f"Orders accepted for turn {receipt.turn}"
     late = ""
-    if receipt.late is not None and not receipt.check_only:
+    if receipt.late is not None and not (receipt.check_only or receipt.no_orders):
         title += " (late, in the grace period)"
         late = when(receipt.late, game.timezone, game.zone_of(receipt.seat))
     context = {

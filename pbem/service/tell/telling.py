@@ -293,6 +293,8 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         forecast=tuple(params["forecast"]),
         setup=params["setup"],
         late=when(params["late"]),
+        no_orders=params.get("no_orders", False),  # older notices: a receipt of orders
+        changed=params.get("changed", True),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
