@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import join_words, plural
+from pbem.rules.actions import Claim
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.engine import reinforcement_base
@@ -268,6 +269,42 @@ def sets_view(state: GameState, seat: int) -> list[SetView]:
         )
         for combo in all_sets(board, state.players[seat].cards, mixed_sets(state.options))
     ]
+
+
+def draft_picks(state: GameState, seat: int) -> tuple[int, int]:
+    """(free territories, how many of them ``seat`` gets) in a draft: picks go
+    round by round in turn order until none is free (pbem.rules.opening)."""
+    free = state.owner.count(-1)
+    takers = len(state.order)
+    place = state.order.index(seat) if seat in state.order else takers
+    return free, free // takers + (1 if place < free % takers else 0)
+
+
+def claim_rest(state: GameState, seat: int, actions: Sequence[object]) -> str:
+    """What a CLAIM leaves to the rules: how the territories it does not
+    list are chosen ("" when ``actions`` hold no CLAIM or it is no claim phase)."""
+    listed = {t for a in actions if isinstance(a, Claim) for t in a.territories}
+    if state.phase != CLAIM or not any(isinstance(a, Claim) for a in actions):
+        return ""
+    if state.options.claim == "turns":
+        return (
+            "This round you take the first territory on your list still free when your "
+            "turn in the round comes; if none on it is free, the first free territory "
+            "in map order."
+        )
+    free, picks = draft_picks(state, seat)
+    rest = picks - len(listed)
+    others = (
+        f"the other {rest} (or more, if others take yours first) are each"
+        if rest > 0
+        else "once none on it is free, each pick is"
+    )
+    return (
+        f"You listed {len(listed)} of the {free} free territories and get {picks} in the "
+        "draft, one pick each round in turn order: each pick takes the first territory "
+        f"on your list still free; {others} the first free territory in map order "
+        "when its pick comes."
+    )
 
 
 def setup_task(state: GameState, seat: int) -> list[str]:

@@ -8,6 +8,8 @@ the rules, an ABSENT that changed nothing, and who takes over a seat.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pbem.service.play import gm
 from tests.longgame_helpers import World, new_table
 
@@ -100,3 +102,35 @@ def test_a_newcomer_named_like_the_seat_is_not_read_as_its_old_player(tmp_path) 
         notice[0].flat
     )
     assert "carol takes over the seat of carol" not in notice[0].flat
+
+
+# ------------------------------------------------------------------- CLAIM
+def test_a_claim_answer_says_how_the_rest_are_chosen(tmp_path) -> None:  # noqa: ANN001
+    world = World(tmp_path)
+    table = new_table(world, "draft", PLAYERS, overrides={"claim": "draft", "placement": "auto"})
+    table.silence()
+    table.read_all()
+    state = world.state("draft")
+    alice = table["alice"]
+    picks = 14  # 42 territories, 3 players
+    alice.write("CLAIM Alaska, Japan, Peru")
+    world.poll()
+    receipt = [m for m in alice.read() if m.kind == "receipt"]
+    assert len(receipt) == 1
+    assert state.owner.count(-1) == 42
+    assert (
+        "  CLAIM Alaska, Japan, Peru\n\n"
+        "  # You listed 3 of the 42 free territories and get 14 in the draft, one pick\n"
+        "    each round in turn order: each pick takes the first territory on your list\n"
+        "    still free; the other 11 (or more, if others take yours first) are each\n"
+        "    the first free territory in map order when its pick comes.\n"
+    ) in receipt[0].text
+    assert f"get {picks} in the draft" in receipt[0].flat
+    # and so it is: at the deadline the silent players get the default (empty lists)
+    deadline = world.game("draft").deadline
+    assert deadline is not None
+    world.poll_until(deadline + timedelta(hours=30), every_hours=6)
+    after = world.state("draft")
+    seat = next(i for i, p in enumerate(after.players) if p.name == "alice")
+    names = [after.board.territories[t].name for t in after.territories_of(seat)]
+    assert len(names) == picks and {"Alaska", "Japan", "Peru"} <= set(names)

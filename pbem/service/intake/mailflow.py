@@ -34,7 +34,7 @@ from pbem.orders import (
 )
 from pbem.orders.check import all_problems
 from pbem.orders.envelope import join_commands, password_of
-from pbem.report import letters
+from pbem.report import letters, views
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
@@ -503,6 +503,8 @@ def _orders(
     kept by games.submit itself until every player has sent theirs)."""
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
     playing = game.phase == GamePhase.PLAYING  # before the orders: setup may end with them
+    # what a CLAIM leaves to the rules, said of the board before the draft is played
+    rest = views.claim_rest(loaded.state, player.seat, [o.action for o in parsed.orders])
     try:
         outcome = turns.play(  # played now, unless CHECK or held for the deadline
             session,
@@ -525,6 +527,7 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
+    reply.notes += [rest] if rest else []
     if (parsed.check or held) and playing:  # the odds of orders not played yet
         from pbem.orders.forecast import forecast_lines
 
