@@ -199,6 +199,7 @@ class Help:
     address: str
     text: str  # the order language, as the project documents it
     game: GameInfo | None = None
+    examples: tuple[str, ...] = ()  # orders the asker could send now (views.example_orders)
 
 
 @dataclass(frozen=True)

@@ -222,40 +222,12 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "sets": sets,
         "token": notice.token,
         "deadline": when(notice.deadline, game.timezone, game.zone_of(seat)),
-        "example_orders": _example_orders(state, seat, sets),
+        "example_orders": views.turn_examples(state, seat),
         "since": notice.since,
         "cid": cid,
     }
     subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
     return template_mail("your_turn", subject, game.address_of(seat), context, game, images)
-
-
-def _example_orders(state: GameState, seat: int, sets: list[views.SetView]) -> list[str]:
-    """Orders that would do for this turn, on the player's own territories."""
-    board = state.board
-    own = state.territories_of(seat)
-    if not own:
-        return []
-    front = [t for t in own if any(state.owner[n] != seat for n in board.territories[t].neighbours)]
-    base = max(front or own, key=lambda t: (state.armies[t], -t))
-    lines = []
-    armies = state.reinforcements
-    if sets and state.must_trade:
-        lines.append(f"TRADE {sets[0].cards}")
-        armies += sets[0].value
-    lines.append(f"PLACE {armies} {board.territories[base].name}")
-    enemy = [n for n in board.territories[base].neighbours if state.owner[n] != seat]
-    if enemy:
-        weakest = min(enemy, key=lambda n: (state.armies[n], n))
-        lines.append(f"ATTACK {board.territories[base].name} -> {board.territories[weakest].name}")
-    inner = [
-        n for n in board.territories[base].neighbours if state.owner[n] == seat and n not in front
-    ]
-    if inner and state.options.fortify != "none":
-        lines.append(
-            f"FORTIFY ALL {board.territories[inner[0]].name} -> {board.territories[base].name}"
-        )
-    return lines
 
 
 def render_reminder(reminder: Reminder) -> RenderedMail:
