@@ -144,15 +144,16 @@ def test_the_two_player_examples_place_the_neutral_on_neutral_land(tmp_path) -> 
     assert validate_mail(state, seat, parse_orders("\n".join(lines), state.board)) == []
 
 
-def test_the_your_turn_examples_are_the_movers_own_and_valid(tmp_path) -> None:  # noqa: ANN001
+def test_the_your_turn_examples_are_alices_own_and_valid(tmp_path) -> None:  # noqa: ANN001
     world = World(tmp_path)
     table = new_table(world, "turn", PLAYERS)  # placement automatic: play begins at once
+    table.run(lambda: table.mover() == "alice" and world.state("turn").turn > 1)
     table.silence()
     table.read_all()
-    state = world.state("turn")
-    seat = state.current
-    name = state.players[seat].name
-    notice = table.mails(name, "your_turn")[-1]
+    state = world.state("turn")  # as alice's notice showed it: nobody played since
+    seat = seat_of(state, "alice")
+    notice = table.mails("alice", "your_turn")[-1]
+    assert notice.subject.startswith(f"[turn] Your turn {state.turn} ")
     lines = examples_after(notice, "for example:", "Send HELP")
     parsed = parse_orders("\n".join(lines), state.board)
     assert validate_mail(state, seat, parsed) == []
