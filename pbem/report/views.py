@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
-from pbem.report.textfmt import join_words, plural
+from pbem.report.textfmt import WIDTH, join_words, plural
 from pbem.rules.actions import Claim
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
@@ -378,9 +378,13 @@ def _spread(state: GameState, keyword: str, armies: int, territories: Sequence[i
 def setup_examples(state: GameState, seat: int) -> list[str]:
     """Setup orders ``seat`` could send in this phase, on this board."""
     board, own = state.board, state.territories_of(seat)
-    if state.phase == CLAIM:
-        free = [t for t, owner in enumerate(state.owner) if owner < 0][:3]
-        return ["CLAIM " + ", ".join(board.territories[t].name for t in free)] if free else []
+    if state.phase == CLAIM:  # up to three free ones, on one line of the mail
+        names = [board.territories[t].name for t, owner in enumerate(state.owner) if owner < 0]
+        shown = next(
+            (names[:n] for n in (3, 2) if len("  CLAIM " + ", ".join(names[:n])) <= WIDTH),
+            names[:1],
+        )
+        return ["CLAIM " + ", ".join(shown)] if shown else []
     if state.phase == PLACE and own and state.players[seat].to_place > 0:
         lines = [_spread(state, "PLACE", state.players[seat].to_place, own)]
         share, neutral = neutral_share(state, seat), state.neutral_seat
