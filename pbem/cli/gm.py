@@ -70,7 +70,9 @@ def replace_(
     game: str,
     player: str,
     address: str,
-    name: Annotated[str | None, typer.Option(help="The newcomer's name.")] = None,
+    name: Annotated[
+        str | None, typer.Option(help="The newcomer's name (default: from the address).")
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
     """Give PLAYER's seat to a new ADDRESS (new password, extended first deadline)."""

@@ -116,9 +116,10 @@ def rules(
         return
     import json as _json
 
-    from pbem.service.play.games import find_game
+    from pbem.service.play.games import find_game, players_of
 
     with open_session(config) as session:
         row = find_game(session, name)
         options = Options.from_dict(_json.loads(row.options_json))
-        typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})"))
+        seats = len(players_of(session, row)) or None  # an open game: not yet known
+        typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})", seats))

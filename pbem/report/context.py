@@ -153,6 +153,8 @@ class Receipt:
     forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
     setup: str = ""  # the setup phase the orders were for ("place"...); "" for a turn
     late: datetime | None = None  # the deadline they missed (accepted in the grace period)
+    no_orders: bool = False  # only ABSENT, SET, RESIGN: what each did, in orders_text
+    changed: bool = True  # False: every one of them asked for what was so already
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,7 @@ class Help:
     address: str
     text: str  # the order language, as the project documents it
     game: GameInfo | None = None
+    examples: tuple[str, ...] = ()  # orders the asker could send now (views.example_orders)
 
 
 @dataclass(frozen=True)

@@ -166,7 +166,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "password": start.password,
         "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
-        "rules": game.options.describe(),
+        "rules": game.options.describe(len(game.players)),
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
         "first": views.who(game, state, state.current) if state.current >= 0 else None,
@@ -222,40 +222,12 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "sets": sets,
         "token": notice.token,
         "deadline": when(notice.deadline, game.timezone, game.zone_of(seat)),
-        "example_orders": _example_orders(state, seat, sets),
+        "example_orders": views.turn_examples(state, seat),
         "since": notice.since,
         "cid": cid,
     }
     subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
     return template_mail("your_turn", subject, game.address_of(seat), context, game, images)
-
-
-def _example_orders(state: GameState, seat: int, sets: list[views.SetView]) -> list[str]:
-    """Orders that would do for this turn, on the player's own territories."""
-    board = state.board
-    own = state.territories_of(seat)
-    if not own:
-        return []
-    front = [t for t in own if any(state.owner[n] != seat for n in board.territories[t].neighbours)]
-    base = max(front or own, key=lambda t: (state.armies[t], -t))
-    lines = []
-    armies = state.reinforcements
-    if sets and state.must_trade:
-        lines.append(f"TRADE {sets[0].cards}")
-        armies += sets[0].value
-    lines.append(f"PLACE {armies} {board.territories[base].name}")
-    enemy = [n for n in board.territories[base].neighbours if state.owner[n] != seat]
-    if enemy:
-        weakest = min(enemy, key=lambda n: (state.armies[n], n))
-        lines.append(f"ATTACK {board.territories[base].name} -> {board.territories[weakest].name}")
-    inner = [
-        n for n in board.territories[base].neighbours if state.owner[n] == seat and n not in front
-    ]
-    if inner and state.options.fortify != "none":
-        lines.append(
-            f"FORTIFY ALL {board.territories[inner[0]].name} -> {board.territories[base].name}"
-        )
-    return lines
 
 
 def render_reminder(reminder: Reminder) -> RenderedMail:
@@ -306,14 +278,16 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         if receipt.setup
         else f"your orders for turn {receipt.turn}"
     )
-    if receipt.check_only:
+    if receipt.no_orders:
+        title = "Noted" if receipt.changed else "Nothing changed"
+    elif receipt.check_only:
         title = f"CHECK: {what} are valid"
     elif receipt.setup:
         title = f"Setup orders accepted ({SETUP_WORDS.get(receipt.setup, 'setup')})"
     else:
         title = f"Orders accepted for turn {receipt.turn}"
     late = ""
-    if receipt.late is not None and not receipt.check_only:
+    if receipt.late is not None and not (receipt.check_only or receipt.no_orders):
         title += " (late, in the grace period)"
         late = when(receipt.late, game.timezone, game.zone_of(receipt.seat))
     context = {

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
-from pbem.report.textfmt import join_words, plural
+from pbem.report.textfmt import WIDTH, join_words, plural
+from pbem.rules.actions import Claim
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.opening import neutral_share
-from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, SETUP_PHASES, GameState
 from pbem.rules.victory import mission_of
 
 
@@ -270,26 +271,65 @@ def sets_view(state: GameState, seat: int) -> list[SetView]:
     ]
 
 
+def draft_picks(state: GameState, seat: int) -> tuple[int, int]:
+    """(free territories, how many of them ``seat`` gets) in a draft: picks go
+    round by round in turn order until none is free (pbem.rules.opening)."""
+    free = state.owner.count(-1)
+    takers = len(state.order)
+    place = state.order.index(seat) if seat in state.order else takers
+    return free, free // takers + (1 if place < free % takers else 0)
+
+
+def claim_rest(state: GameState, seat: int, actions: Sequence[object]) -> str:
+    """What a CLAIM leaves to the rules: how the territories it does not
+    list are chosen ("" when ``actions`` hold no CLAIM or it is no claim phase)."""
+    listed = {t for a in actions if isinstance(a, Claim) for t in a.territories}
+    if state.phase != CLAIM or not any(isinstance(a, Claim) for a in actions):
+        return ""
+    if state.options.claim == "turns":
+        return (
+            "This round you take the first territory on your list still free when your "
+            "turn in the round comes; if none on it is free, the first free territory "
+            "in map order."
+        )
+    free, picks = draft_picks(state, seat)
+    rest = picks - len(listed)
+    others = (
+        f"the other {rest} (or more, if others take yours first) are each"
+        if rest > 0
+        else "once none on it is free, each pick is"
+    )
+    return (
+        f"You listed {len(listed)} of the {free} free territories and get {picks} in the "
+        "draft, one pick each round in turn order: each pick takes the first territory "
+        f"on your list still free; {others} the first free territory in map order "
+        "when its pick comes."
+    )
+
+
 def setup_task(state: GameState, seat: int) -> list[str]:
-    """What a setup phase asks of ``seat``, in sentences (empty once play began)."""
-    player = state.players[seat]
+    """What a setup phase asks of ``seat``, in sentences (empty once play began);
+    the example lines (indented) are orders ``seat`` could send now."""
+    example = [f"  {line}" for line in setup_examples(state, seat)]
     if state.phase == CLAIM and state.options.claim == "turns":
         free = state.owner.count(-1)
-        lines = [
+        return [
             "Territories are claimed in turn, one each round. Send your preference list, "
-            "best first, on one line:",
-            "  CLAIM Alaska, Kamchatka, Japan, ...",
+            "best first, on one line, for example:",
+            *example,
             "This round, in turn order, each player takes the first free territory on their "
             "list (none free on it: the first free territory in map order). "
             f"{plural(free, 'territory is', 'territories are')} still free.",
         ]
-    elif state.phase == CLAIM:
+    if state.phase == CLAIM:
+        free, picks = draft_picks(state, seat)
         lines = [
-            "Territories are drafted: send your preference list, best first, on one line:",
-            "  CLAIM Alaska, Kamchatka, Japan, ...",
+            "Territories are drafted: send your preference list, best first, on one line, "
+            "for example:",
+            *example,
             "Picks are made in turn order, one territory each round, each taking the first "
             "free territory on your list (a list that runs out takes the first free "
-            "territory in map order).",
+            f"territory in map order). You get {picks} of the {free} free territories.",
         ]
         neutral = state.neutral_seat
         if neutral is not None and neutral in state.owner:
@@ -298,13 +338,13 @@ def setup_task(state: GameState, seat: int) -> list[str]:
                 f"The neutral army's {plural(held, 'territory', 'territories')} were dealt "
                 "at random before the draft; they are not free."
             )
-    if state.phase == CLAIM:
         return lines
     if state.phase == PLACE:
+        player = state.players[seat]
         lines = [
             f"Place your {plural(player.to_place, 'initial army', 'initial armies')} on your "
-            "territories, all in one PLACE line (placed by everyone at once):",
-            "  PLACE 3 Alaska, 2 Japan, ...",
+            "territories, all in one PLACE line (placed by everyone at once), for example:",
+            *example[:1],
         ]
         share = neutral_share(state, seat)
         if share:
@@ -312,11 +352,91 @@ def setup_task(state: GameState, seat: int) -> list[str]:
                 f"You also place {plural(share, 'neutral army', 'neutral armies')} on neutral "
                 "territories, in one NEUTRAL line:"
             )
-            lines.append("  NEUTRAL 2 Peru, 1 Egypt, ...")
+            lines += example[1:]
         return lines
     if state.phase == HQ:
         return [
-            "Choose your headquarters among your territories (kept secret until all chose):",
-            "  HQ Ontario",
+            "Choose your headquarters among your territories (kept secret until all chose), "
+            "for example:",
+            *example,
         ]
     return []
+
+
+# ---------------------------------------------------------- example orders
+# Orders a player could send now, on their own territories, picked in map
+# order (never by chance): the examples of the setup prompts, the turn
+# notice and HELP. The generic ones (pbem.orders.help) are for strangers.
+def _spread(state: GameState, keyword: str, armies: int, territories: Sequence[int]) -> str:
+    """``PLACE 3 Alaska, 2 Alberta``: ``armies`` over the first two of ``territories``."""
+    names = [state.board.territories[t].name for t in territories[:2]]
+    if len(names) < 2 or armies < 2:
+        return f"{keyword} {armies} {names[0]}"
+    return f"{keyword} {armies - armies // 2} {names[0]}, {armies // 2} {names[1]}"
+
+
+def setup_examples(state: GameState, seat: int) -> list[str]:
+    """Setup orders ``seat`` could send in this phase, on this board."""
+    board, own = state.board, state.territories_of(seat)
+    if state.phase == CLAIM:  # up to three free ones, on one line of the mail
+        names = [board.territories[t].name for t, owner in enumerate(state.owner) if owner < 0]
+        shown = next(
+            (names[:n] for n in (3, 2) if len("  CLAIM " + ", ".join(names[:n])) <= WIDTH),
+            names[:1],
+        )
+        return ["CLAIM " + ", ".join(shown)] if shown else []
+    if state.phase == PLACE and own and state.players[seat].to_place > 0:
+        lines = [_spread(state, "PLACE", state.players[seat].to_place, own)]
+        share, neutral = neutral_share(state, seat), state.neutral_seat
+        if share and neutral is not None:
+            lines.append(_spread(state, "NEUTRAL", share, state.territories_of(neutral)))
+        return lines
+    if state.phase == HQ and own:
+        return [f"HQ {board.territories[own[0]].name}"]
+    return []
+
+
+def turn_examples(state: GameState, seat: int) -> list[str]:
+    """Orders for ``seat``'s turn on this board: a forced trade, the armies due
+    split over two of their territories, an attack from the strongest one on
+    a border (2 armies or more once placed) on its weakest enemy neighbour,
+    and a fortifying move between two adjacent territories of theirs."""
+    board, own = state.board, state.territories_of(seat)
+    if not own:
+        return []
+    moving = state.current == seat
+    armies = state.reinforcements if moving else due(state, seat).total
+    lines = []
+    sets = sets_view(state, seat)
+    if moving and sets and state.must_trade:
+        lines.append(f"TRADE {sets[0].cards}")
+        armies += sets[0].value
+    front = [t for t in own if any(state.owner[n] != seat for n in board.territories[t].neighbours)]
+    base = max(front or own, key=lambda t: (state.armies[t], -t))
+    pairs = [
+        (a, b)
+        for a in own
+        if a != base
+        for b in board.territories[a].neighbours
+        if state.owner[b] == seat
+    ]
+    second = pairs[0][0] if pairs else next((t for t in own if t != base), None)
+    lines.append(_spread(state, "PLACE", armies, [base] if second is None else [base, second]))
+    enemy = [n for n in board.territories[base].neighbours if state.owner[n] != seat]
+    if enemy:
+        weakest = min(enemy, key=lambda n: (state.armies[n], n))
+        lines.append(f"ATTACK {board.territories[base].name} -> {board.territories[weakest].name}")
+    if pairs and state.options.fortify != "none":
+        source, target = pairs[0]  # source is second: it has what it had and armies // 2
+        if state.armies[source] + armies // 2 >= 2:
+            lines.append(
+                f"FORTIFY 1 {board.territories[source].name} -> {board.territories[target].name}"
+            )
+    return lines
+
+
+def example_orders(state: GameState, seat: int) -> list[str]:
+    """The orders ``seat`` could send now: setup orders, or those of a turn."""
+    if state.phase in SETUP_PHASES:
+        return setup_examples(state, seat)
+    return [] if state.phase == ENDED else turn_examples(state, seat)

@@ -143,12 +143,6 @@ FIXED_RULES: Final[tuple[str, ...]] = (
     "(the rest on the territory taken last).",
 )
 
-# The sentence for 0 (no limit) of the numeric options where 0 means that.
-UNLIMITED: Final[dict[str, str]] = {
-    "max_armies": "A territory may hold any number of armies.",
-    "max_turns": "The game has no turn limit.",
-}
-
 
 @dataclass(frozen=True)
 class Options:
@@ -237,19 +231,49 @@ class Options:
             goal = "Capital Risk" if self.goal == "capital" else "Secret Mission"
             raise OptionsError(f"{goal} needs 3 or more players, not {count}")
 
-    def describe(self) -> list[str]:
-        """The options in force, one sentence each, for people."""
+    def applies(self, name: str, players: int | None = None) -> bool:
+        """Whether option ``name`` tells a player anything about a game of these
+        options with ``players`` players (None: a preset, any count it allows).
+
+        Left out: an extra rule that is off (re-rolls, commander, an army cap,
+        a turn limit), an option read only under another option's value (the
+        card options without cards, the mission and Capital Risk options
+        under another goal), the two-player neutral in a game of more players,
+        and, in a game, its limits on the number of players."""
+        cards = self.card_values != "none"
+        if name in ("card_reroll", "commander"):
+            return bool(getattr(self, name)) and (cards or name == "commander")
+        if name in ("max_armies", "max_turns"):
+            return bool(getattr(self, name) != 0)
+        if name == "fixed_mixed_set":
+            return self.card_values == "fixed"
+        if name in ("territory_bonus", "traded_cards", "forced_trade_at", "max_trades"):
+            return cards
+        if name in ("mission_win", "mission_deck"):
+            return self.goal == "mission"
+        if name == "capitals_to_win":
+            return self.goal == "capital"
+        if name == "neutral":
+            return players == 2 if players is not None else self.min_players == 2
+        if name in ("min_players", "max_players"):
+            return players is None
+        return True
+
+    def describe(self, players: int | None = None) -> list[str]:
+        """The options in force, one sentence each, for people: those that
+        apply (``applies``) to a game of ``players`` players (None: a preset)."""
         lines = []
         for f in fields(self):
+            if not self.applies(f.name, players):
+                continue
             value = getattr(self, f.name)
             words = WORDS[f.name]
             if isinstance(words, dict):
                 lines.append(words[value])
-            elif value == 0 and f.name in UNLIMITED:
-                lines.append(UNLIMITED[f.name])
             else:
                 lines.append(words.format(value))
-        return lines + list(FIXED_RULES)
+        fixed = FIXED_RULES if self.card_values != "none" else FIXED_RULES[:1]
+        return lines + list(fixed)
 
 
 def parse_value(name: str, text: str) -> Any:

@@ -103,7 +103,8 @@ def test_the_first_deadline_of_a_newcomer_is_extended_when_their_turn_comes(tmp_
     assert world.game("rep2").deadline == START + timedelta(hours=48)
     world.gm(gm.replace, "rep2", second, "erin@players.test")
     assert world.game("rep2").deadline == START + timedelta(hours=48)  # not erin's turn
-    assert world.holders("rep2")[-1][1:] == (second, "erin@players.test", 1, None)
+    # no --name: the newcomer is named from the address, never as the seat
+    assert world.holders("rep2")[-1][1:] == ("erin", "erin@players.test", 1, None)
 
     table[first].auto = True
     table.step()  # first plays at START; now it is erin's turn

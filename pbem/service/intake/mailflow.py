@@ -34,7 +34,7 @@ from pbem.orders import (
 )
 from pbem.orders.check import all_problems
 from pbem.orders.envelope import join_commands, password_of
-from pbem.report import letters
+from pbem.report import letters, views
 from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
@@ -44,7 +44,7 @@ from pbem.service.intake import claims, gmmail, mailcheck, seatguard
 from pbem.service.intake.claims import Claim
 from pbem.service.play import deadlines, notify, schedule, turns
 from pbem.service.play.games import board_of, command, load, players_of
-from pbem.service.play.gamesettings import set_mail_mode, set_player_zone, settings
+from pbem.service.play.gamesettings import apply_set, settings
 from pbem.service.play.passwords import turn_token, verify_password
 from pbem.service.play.ratelimit import allow, may_answer
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
@@ -503,6 +503,8 @@ def _orders(
     kept by games.submit itself until every player has sent theirs)."""
     held = settings(game)["adjudicate"] == "deadline" and not parsed.check
     playing = game.phase == GamePhase.PLAYING  # before the orders: setup may end with them
+    # what a CLAIM leaves to the rules, said of the board before the draft is played
+    rest = views.claim_rest(loaded.state, player.seat, [o.action for o in parsed.orders])
     try:
         outcome = turns.play(  # played now, unless CHECK or held for the deadline
             session,
@@ -525,6 +527,7 @@ def _orders(
         reply.text = mail.text
         return f"{len(outcome.problems)} problems"
     reply.canonical = outcome.canonical
+    reply.notes += [rest] if rest else []
     if (parsed.check or held) and playing:  # the odds of orders not played yet
         from pbem.orders.forecast import forecast_lines
 
@@ -566,30 +569,22 @@ def _command(
         )
         turns.report(session, ctx, game, [step])
         reply.notes.append(f"You have resigned from {game.name}.")
+        reply.changes.append(True)
         return "resigned"
     if isinstance(cmd, Absent):
         state = loaded.state
-        reply.notes.append(schedule.absence(session, ctx, game, player, cmd.start, cmd.end, state))
-        return "absence"
+        answer, changed = schedule.absence(session, ctx, game, player, cmd.start, cmd.end, state)
+        reply.notes.append(answer)
+        reply.changes.append(changed)
+        return "absence" if changed else "absence already noted"
     if isinstance(cmd, Check):
         return "check"
-    if isinstance(cmd, SetTimezone):
-        set_player_zone(game, player.seat, cmd.zone)
+    if isinstance(cmd, SetTimezone | SetMail):  # a SET of what is set changes nothing
+        note, changed = apply_set(game, player.seat, cmd)
         session.add(game)
-        reply.notes.append(f"From now on deadlines are also shown in {cmd.zone} time.")
-        return f"timezone {cmd.zone}"
-    if isinstance(cmd, SetMail):
-        set_mail_mode(game, player.seat, cmd.mode)
-        session.add(game)
-        reply.notes.append(
-            {
-                "every": "From now on you get every turn report.",
-                "myturn": "From now on you get the reports of your own turns only; your "
-                "turn mail says what changed since.",
-                "digest": "From now on you get the reports of your own turns, and one "
-                "mail a day with the other turns.",
-            }[cmd.mode]
-        )
-        return f"mail {cmd.mode}"
+        reply.notes.append(note)
+        reply.changes.append(changed)
+        what = f"timezone {cmd.zone}" if isinstance(cmd, SetTimezone) else f"mail {cmd.mode}"
+        return what if changed else f"{what} already"
     reply.commands.append(cmd)
     return type(cmd).__name__.lower()

@@ -63,8 +63,9 @@ def describe_map(board: Board) -> str:
     return "\n".join(lines)
 
 
-def describe_options(options: Options, title: str) -> str:
-    return "\n".join([title, *(f"- {line}" for line in options.describe())])
+def describe_options(options: Options, title: str, players: int | None = None) -> str:
+    """The rules in words: those that apply with ``players`` players (None: a preset)."""
+    return "\n".join([title, *(f"- {line}" for line in options.describe(players))])
 
 
 def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:

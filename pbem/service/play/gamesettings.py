@@ -13,6 +13,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pbem.config import GameDefaults
+from pbem.orders import SetMail, SetTimezone
 from pbem.service.errors import ServiceError
 from pbem.store import Game
 
@@ -127,6 +128,29 @@ def set_mail_mode(game: Game, seat: int, mode: str) -> None:
     stored = json.loads(game.settings_json or "{}")
     stored.setdefault("mail_prefs", {})[str(seat)] = mode
     game.settings_json = json.dumps(stored, sort_keys=True)
+
+
+MAIL_MODE_WORDS = {
+    "every": "From now on you get every turn report.",
+    "myturn": "From now on you get the reports of your own turns only; your "
+    "turn mail says what changed since.",
+    "digest": "From now on you get the reports of your own turns, and one "
+    "mail a day with the other turns.",
+}
+
+
+def apply_set(game: Game, seat: int, cmd: SetMail | SetTimezone) -> tuple[str, bool]:
+    """SET MAIL or SET TIMEZONE for ``seat``: the answer, and whether it changed
+    anything (a SET of what is set already changes nothing, and says so)."""
+    if isinstance(cmd, SetMail):
+        if mail_mode(game, seat) == cmd.mode:
+            return f"Your mail is set to {cmd.mode.upper()} already; nothing changed.", False
+        set_mail_mode(game, seat, cmd.mode)
+        return MAIL_MODE_WORDS[cmd.mode], True
+    if settings(game).get("tz_prefs", {}).get(str(seat)) == cmd.zone:
+        return f"Deadlines are shown in {cmd.zone} time already; nothing changed.", False
+    set_player_zone(game, seat, cmd.zone)
+    return f"From now on deadlines are also shown in {cmd.zone} time.", True
 
 
 def set_player_zone(game: Game, seat: int, zone: str) -> None:

@@ -30,7 +30,7 @@ from pbem.service.play.games import (
     to_entry,
 )
 from pbem.service.play.gamesettings import DEFAULTS, bot_seats, check_settings, settings
-from pbem.service.play.names import check_address, check_player_name
+from pbem.service.play.names import check_address, check_player_name, name_from_address
 from pbem.service.play.passwords import hash_password, new_password
 from pbem.service.play.schedule import (
     aware_utc,
@@ -211,7 +211,8 @@ def replace(
         raise ServiceError(f"{address} holds another seat of {game.name} already")
     if address == player.address:
         raise ServiceError(f"{address} holds {player.name}'s seat already")
-    holder_name = check_player_name(new_name or player.name, "name")
+    # the newcomer's own name: given, else read from the address (never the seat's)
+    holder_name = check_player_name(new_name or name_from_address(address), "name")
 
     old_address = player.address
     password = _hand_over(session, game, player, holder_name, address)
@@ -227,8 +228,9 @@ def replace(
         session,
         ctx,
         game,
-        f"{holder_name} takes over the seat of {player.name} from turn {game.turn} on; "
-        f"the seat keeps its name, {player.name}, and its former player no longer plays it.",
+        f"{_newcomer(holder_name, player.name)} takes over the seat of {player.name} from "
+        f"turn {game.turn} on; the seat keeps its name, {player.name}, and its former "
+        "player no longer plays it.",
         subject=f"A new player takes over {player.name}'s seat",
     )
     notify.gm_note(
@@ -244,6 +246,14 @@ def replace(
         f"{holder_name} ({address}) holds seat {player.seat} ({player.name}) from turn "
         f"{game.turn}; password {password}; deadline {_when(game.deadline)}"
     )
+
+
+def _newcomer(holder_name: str, seat_name: str) -> str:
+    """The newcomer as the other players read it: "dave", or "A new player,
+    also called carol," when the name is the seat's own."""
+    if holder_name.lower() == seat_name.lower():
+        return f"A new player, also called {holder_name},"
+    return holder_name
 
 
 def _hand_over(

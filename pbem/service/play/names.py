@@ -142,3 +142,14 @@ def check_game_name(session: Session, name: str) -> str:
             "only in case would share a subject tag and files)"
         )
     return name
+
+
+def name_from_address(address: str) -> str:
+    """A newcomer's name when none is given (`pbem replace` without --name):
+    the part of the address before the @, cut to what a player's name may
+    hold (``dave.smith@x.org`` -> ``dave-smith``); "newcomer" if nothing is left."""
+    local = address.split("@", 1)[0]
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", local).strip("-")[:MAX_PLAYER_NAME].strip("-")
+    if not name or name.upper() in RESERVED_PLAYER_NAMES:
+        return "newcomer"
+    return name

@@ -63,6 +63,7 @@ class Reply:
     forecast: list[str] = field(default_factory=list)  # odds of orders not yet played
     setup: str = ""  # the setup phase the orders were sent in ("" in a turn)
     late: datetime | None = None  # the deadline passed before they came (grace period)
+    changes: list[bool] = field(default_factory=list)  # per ABSENT, SET, RESIGN: changed?
 
 
 # --------------------------------------------------------------- replies
@@ -96,6 +97,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
             turn=reply.turn or game.turn, played=played, check=reply.check_only,
             orders=letters.receipt_orders(reply.canonical, reply.notes),
             forecast=list(reply.forecast), setup=reply.setup, late=iso(reply.late),
+            no_orders=not reply.canonical and bool(reply.changes), changed=any(reply.changes),
         )  # fmt: skip
     for i, cmd in enumerate(reply.commands):
         _command_answer(

@@ -187,17 +187,18 @@ def absence(
     start: date,
     end: date,
     state: GameState | None = None,
-) -> str:
+) -> tuple[str, bool]:
     """ABSENT FROM start TO end: this player's deadlines inside it move to its
     end, within the game's allowance of days per calendar year. Returns the
-    answer for the player (``absence_problem``'s, when it cannot be noted).
-    ``state``: the game now, as the caller loaded it (else loaded here)."""
+    answer for the player (``absence_problem``'s, when it cannot be noted)
+    and whether anything changed: not for an absence already noted, day for
+    day. ``state``: the game now, as the caller loaded it (else loaded here)."""
     from pbem.rules.state import SETUP_PHASES
     from pbem.service.play.games import load
 
     problem = absence_problem(session, ctx, game, player, start, end)
     if problem is not None:
-        return problem
+        return problem, False
     conf = settings(game)
     zone = ZoneInfo(conf["timezone"])
     today = ctx.clock.now().astimezone(zone).date()
@@ -205,6 +206,13 @@ def absence(
     taken = absences(session, game, player.seat)
     covered = _days(taken)
     new = _days([(start, end)]) - covered
+    if not new:
+        noted = ", ".join(f"{a} to {b}" for a, b in taken if a <= end and start <= b)
+        return (
+            f"You were already marked absent from {start} to {end} in {game.name} "
+            f"(noted: {noted}); nothing changed.",
+            False,
+        )
     allowed = int(conf["absence_days_per_year"])
     row = state_row(session, _absence_key(game, player.seat))
     row = row or ServiceState(key=_absence_key(game, player.seat))
@@ -230,4 +238,4 @@ def absence(
     return (
         f"Absence noted from {start} to {end}: your deadlines falling inside it move "
         f"to its end.{moved} ({left} days of absence left in {end.year}.)"
-    )
+    ), True

@@ -29,7 +29,7 @@ from sqlmodel import Session, col, select
 from pbem import orders
 from pbem.orderlog import replay
 from pbem.report import context as rc
-from pbem.report import ics, letters, render
+from pbem.report import ics, letters, render, views
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.report.wire import boundaries_of, mail_bytes
@@ -293,6 +293,8 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         forecast=tuple(params["forecast"]),
         setup=params["setup"],
         late=when(params["late"]),
+        no_orders=params.get("no_orders", False),  # older notices: a receipt of orders
+        changed=params.get("changed", True),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
@@ -311,7 +313,10 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 
 def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params)
-    rendered = render.render_help(rc.Help(notice.recipient, orders.help_text(info.board), info))
+    seat = notice.seat
+    mine = () if seat is None else tuple(views.example_orders(shared.state, seat))
+    help_ = rc.Help(notice.recipient, orders.help_text(info.board), info, mine)
+    rendered = render.render_help(help_)
     return Told(notice, shared.game, rendered)
 
 
