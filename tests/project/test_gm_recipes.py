@@ -47,7 +47,7 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "Passwords and players": [
         r"a new password for alice \(seat 0\) is mailed to alice@example.org; .*",
-        r"bob \(bob2@example.org\) holds seat 1 \(bob\) from turn \d+; .*",
+        r"bob2 \(bob2@example.org\) holds seat 1 \(bob\) from turn \d+; .*",
     ],
     "Undo a turn": [
         r"g1 rolled back to turn 1 .*",
