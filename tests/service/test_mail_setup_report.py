@@ -226,3 +226,22 @@ def test_a_setup_report_told_twice_is_the_same_bytes(tmp_path: Path) -> None:
         for notice in notices:
             row = session.exec(select(Outbox).where(Outbox.message_id == notice.message_id)).one()
             assert telling.mail_again(session, world.ctx, notice) == raw_of(session, row)
+
+
+def test_claims_in_turn_are_reported_once_in_the_order_taken(tmp_path: Path) -> None:
+    """claim = turns: one round of CLAIM mails per territory each, many setup
+    steps; one setup report at the end lists every claim of every round."""
+    world = World(tmp_path)
+    table = setup_done(world, "turns", {"claim": "turns", "placement": "auto"})
+    state = world.state("turns")
+    order = [state.players[s].name for s in state.order]
+    for name in PLAYERS:
+        (mail,) = table.mails(name, "setup_report")
+        assert "The claims, in order\n--------------------\n" in mail.text
+        picks = [line for line in mail.text.splitlines() if line[:6].strip().rstrip(".").isdigit()]
+        assert [line.split(": ")[0].split(". ")[1] for line in picks] == [
+            order[i % 3] for i in range(42)
+        ]
+        assert "Placed at random, one army at a time in turn order;" in mail.text
+        # the first round is asked for in the game-start mail, every later one by a prompt
+        assert len(table.mails(name, "setup_prompt")) == 13
