@@ -83,6 +83,7 @@ class NoticeKind(StrEnum):
     GAME_OVER = "over"  # the end of the game, with its record
     YOUR_TURN = "turn"  # the next player's notice, with its token
     SETUP_PROMPT = "setup"  # a setup phase's prompt, to every player
+    SETUP_REPORT = "setup-report"  # the setup played, to every player and the GM, when it ends
     GAME_START = "start"  # the first mail to a seat (or to its new holder)
     RECEIPT = "receipt"  # the orders of a mail taken (or checked, or held)
     ERRORS = "errors"  # the problems of a mail, nothing of it applied

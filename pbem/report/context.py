@@ -95,6 +95,21 @@ class TurnReport:
 
 
 @dataclass(frozen=True)
+class SetupReport:
+    """The setup played, told to every player when it ends: the opening's and
+    every setup step's events in order (turn order, deal, draft picks or claims,
+    placement, headquarters; a dealt mission is private), and the board as the
+    first turn begins."""
+
+    game: GameInfo
+    events: tuple[Event, ...]
+    state: GameState  # after the setup: the first turn begun
+    state_hash: str
+    deadline: datetime | None  # the first turn's
+    step: int = 0  # the order-log entry that ended the setup (0: the deal itself)
+
+
+@dataclass(frozen=True)
 class GameStart:
     """The first mail of a game to one player (its setup phase may need orders)."""
 
@@ -155,6 +170,8 @@ class Receipt:
     late: datetime | None = None  # the deadline they missed (accepted in the grace period)
     no_orders: bool = False  # only ABSENT, SET, RESIGN: what each did, in orders_text
     changed: bool = True  # False: every one of them asked for what was so already
+
+    next_setup: bool = False  # setup orders: more setup orders are asked for before the report
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pbem.report import subjects, turnview, views
+from pbem.report import setupview, subjects, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -25,6 +25,7 @@ from pbem.report.context import (
     Receipt,
     Reminder,
     SetupPrompt,
+    SetupReport,
     Status,
     TurnReport,
     YourTurn,
@@ -132,9 +133,37 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
         "next": next_who,
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
-        "round": after.round,
+        "round": views.round_of(report.before),
     }
     return template_mail("turn_report", subject, game.address_of(viewer), context, game, images)
+
+
+def render_setup_report(report: SetupReport, viewer: int | None) -> RenderedMail:
+    """The setup played, to every player when it ends (``viewer`` None: the
+    GM's copy, and `pbem render --turn 0` without --as): the same board and
+    picks for all, each player's own cards and mission only in their own."""
+    game, state = report.game, report.state
+    view = setupview.setup_view(report)
+    first = view.first.name if view.first is not None else None
+    subject = subjects.fit(
+        [
+            f"{subjects.tag(game.name)}The setup is done: {first} plays turn 1",
+            f"{subjects.tag(game.name)}The setup is done",
+        ]
+        if first is not None
+        else [f"{subjects.tag(game.name)}The setup is done"]
+    )
+    cid, images = _picture(game, state, [], f"{game.name}: the board after the setup", "setup")
+    context = {
+        **_common(game, viewer),
+        **_board_context(game, state, view.first.seat if view.first else None),
+        **_private(state, viewer),
+        "report": report,
+        "view": view,
+        "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
+        "cid": cid,
+    }
+    return template_mail("setup_report", subject, game.address_of(viewer), context, game, images)
 
 
 def render_game_start(start: GameStart) -> RenderedMail:

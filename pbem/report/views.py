@@ -144,6 +144,14 @@ def due(state: GameState, seat: int) -> Due:
     return Due(base + sum(b for _, b in held), territories, base, held)
 
 
+def round_of(before: GameState) -> int:
+    """The round a turn was played in, from the state at its start: the engine's
+    ``round`` counts the rounds begun, and the last seat's turn ends by beginning
+    the next one (so the state after turn 3 of three players says round 2). Seats
+    out of the game and the neutral take no turn and count for nothing."""
+    return before.round
+
+
 def conquered(before: GameState, after: GameState) -> list[int]:
     """Territories that changed hands between two states."""
     return [t for t, (a, b) in enumerate(zip(before.owner, after.owner, strict=True)) if a != b]
@@ -305,6 +313,19 @@ def claim_rest(state: GameState, seat: int, actions: Sequence[object]) -> str:
         f"on your list still free; {others} the first free territory in map order "
         "when its pick comes."
     )
+
+
+def setup_continues(state: GameState) -> bool:
+    """Whether another setup phase, or round of claims, follows the one ``state``
+    is in before the first turn (else its orders end the setup)."""
+    options = state.options
+    if state.phase == CLAIM:
+        if options.claim == "turns" and state.owner.count(-1) > len(state.order):
+            return True
+        return options.placement != "auto" or options.goal == "capital"
+    if state.phase == PLACE:
+        return options.goal == "capital"
+    return False
 
 
 def setup_task(state: GameState, seat: int) -> list[str]:

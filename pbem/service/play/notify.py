@@ -314,6 +314,8 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
     seqs = step_seqs(session, game, steps)
     deadline = iso(game.deadline)
     for step, seq in zip(steps, seqs, strict=True):
+        if step.seat is None and step.turn == 0 and step.state.phase not in SETUP_PHASES:
+            _setup_report(session, ctx, game, step, seq, info, players)
         if step.seat is None or step.before is None:
             continue
         if step.entries and step.entries[-1].kind == "command":
@@ -338,6 +340,27 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
                         seat=p.seat, step=seqs[-1], info=info)  # fmt: skip
         return
     prompt_next(session, ctx, game, state, info, step=seqs[-1])
+
+
+def _setup_report(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    step: replay.Step,
+    seq: int,
+    info: rc.GameInfo,
+    players: list[Player],
+) -> None:
+    """The setup's last step: the setup report to every player (whatever their
+    SET MAIL) and the GM, each with their own cards and mission only."""
+    common: dict[str, Any] = {"game": game, "step": seq, "info": info,
+                              "deadline": iso(game.deadline), "hash": step.state_hash}  # fmt: skip
+    for p in players:
+        about = ("setup-report", game.name, step.state_hash, p.seat, *epoch(game))
+        notices.add(session, ctx, K.SETUP_REPORT, p.address, about=about, seat=p.seat, **common)
+    if info.gm_address:
+        about = ("setup-report", game.name, step.state_hash, "gm", *epoch(game))
+        notices.add(session, ctx, K.SETUP_REPORT, info.gm_address, about=about, **common)
 
 
 def _announce_command(session: Session, ctx: Context, game: Game, step: replay.Step) -> None:

@@ -33,7 +33,7 @@ from pbem.report import ics, letters, render, views
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.report.wire import boundaries_of, mail_bytes
-from pbem.rules.state import ENDED, GameState
+from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.play import history
 from pbem.service.play.mailinfo import host_of
@@ -70,6 +70,7 @@ class Shared:
     _state: tuple[GameState, replay.Step | None] | None = None
     _infos: dict[str, rc.GameInfo] = field(default_factory=dict)
     reports: dict[int | None, rc.TurnReport] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # the setup report, made once
 
     def info(self, params: dict[str, Any]) -> rc.GameInfo:
         key = json.dumps(params["info"], sort_keys=True)
@@ -196,40 +197,29 @@ def _queue(engine: Engine, ctx: Context, batch: list[Told]) -> int:
 
 # ------------------------------------------------------------ renderers
 def _report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
-    """A step's turn report: the TurnReport made once per step, seen as each reader."""
+    """A step's turn report: the TurnReport made once per step (history.report_of_step,
+    as `pbem render` and HISTORY make it), seen as each reader."""
     if notice.step not in shared.reports:
         _, step = shared.replayed()
         if step is None or step.before is None or step.state_hash != params["hash"]:
             raise ValueError(f"log entry {notice.step} does not replay to the step reported")
-        info = shared.info(params)
-        names = {p.seat: p.name for p in info.players}
-        shared.reports[notice.step] = rc.TurnReport(
-            info,
-            step.turn,
-            step.seat,  # type: ignore[arg-type]
-            tuple(step.events),
-            step.before,
-            step.state,
-            step.state_hash,
-            when(params["deadline"]),
-            step.state.current if step.state.phase != ENDED else None,
-            missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
-            by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
-            dice_inputs=_dice_inputs(step, names),
-        )
+        report = history.report_of_step(shared.info(params), step, when(params["deadline"]))
+        shared.reports[notice.step] = report
     rendered = render.render_turn_report(shared.reports[notice.step], notice.seat)
     return Told(notice, shared.game, rendered)
 
 
-def _dice_inputs(step: replay.Step, names: dict[int, str]) -> tuple[tuple[str, str, str], ...]:
-    """Whose contribution went into the step's dice (v2), as the turn report names it."""
-    from pbem.rules.dice import salt_of
-
-    return tuple(
-        (names.get(seat, "the GM") if seat is not None else "the GM", kind, digest)
-        for (seat, digest), entry in zip(step.contributions, step.entries, strict=False)
-        for kind in ("SALT" if salt_of(entry.text) is not None else "orders",)
-    )
+def _setup_report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    """The setup played (history.setup_report, as `pbem render --turn 0` makes it)."""
+    assert shared.game is not None
+    if "setup" not in shared.extra:
+        info = shared.info(params)
+        report = history.setup_report(shared.session, info, shared.game, when(params["deadline"]))
+        if report is None or report.step != notice.step or report.state_hash != params["hash"]:
+            raise ValueError(f"log entry {notice.step} does not replay to the setup reported")
+        shared.extra["setup"] = report
+    rendered = render.render_setup_report(shared.extra["setup"], notice.seat)
+    return Told(notice, shared.game, rendered)
 
 
 def _game_over(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
@@ -295,8 +285,19 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         late=when(params["late"]),
         no_orders=params.get("no_orders", False),  # older notices: a receipt of orders
         changed=params.get("changed", True),
+
+        next_setup=bool(params["setup"]) and _setup_continues(shared, params),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
+
+
+def _setup_continues(shared: Shared, params: dict[str, Any]) -> bool:
+    """Setup orders: whether a mail asking for more setup orders follows them
+    (a next phase or round), rather than the setup report."""
+    state = shared.state  # the game when the receipt was decided
+    if params["played"]:
+        return state.phase in SETUP_PHASES
+    return state.phase in SETUP_PHASES and views.setup_continues(state)
 
 
 def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
@@ -380,6 +381,7 @@ RENDERERS: dict[NoticeKind, Renderer] = {
     NoticeKind.GAME_OVER: _game_over,
     NoticeKind.YOUR_TURN: _your_turn,
     NoticeKind.SETUP_PROMPT: _setup_prompt,
+    NoticeKind.SETUP_REPORT: _setup_report,
     NoticeKind.GAME_START: _game_start,
     NoticeKind.RECEIPT: _receipt,
     NoticeKind.ERRORS: _errors,
