@@ -167,7 +167,7 @@ class _MailReader:
         self.header_lines: dict[str, int] = {}
         self.press: PressStart | None = None  # the PRESS being read, to its ENDPRESS
         self.body: list[str] = []  # its lines so far
-        self.unread: set[str] = set()  # the orders unreadable lines may have been
+        self.unread: list[tuple[int, str]] = []  # (line, the order it may have been)
 
     def read(self, lines: list[str]) -> ParsedMail:
         """The whole mail: the span of orders, then each line in turn."""
@@ -195,8 +195,9 @@ class _MailReader:
                     "a line ENDPRESS",
                 )
             )
-            self.unread.update(g.SUGGESTED_KEYWORDS)  # the rest of the mail went unread
-        self.mail.unread = frozenset(self.unread)
+            # the rest of the mail went unread: any order
+            self.unread += [(press.line, keyword) for keyword in g.SUGGESTED_KEYWORDS]
+        self.mail.unread = tuple(self.unread)
         return self.mail
 
     def _press_line(self, raw: str) -> None:
@@ -252,7 +253,7 @@ class _MailReader:
             result = None
         if parser.problems:
             self.problems += parser.problems
-            self.unread.add(keyword)
+            self.unread.append((index + 1, keyword))
         elif isinstance(result, PressStart):
             self.press = result
         else:
@@ -289,7 +290,7 @@ class _MailReader:
         # Only orders are proposed: "Hello!" is never told to be HELP (or CHECK,
         # JOIN, ...), which would turn a mail of orders into a request.
         hints = closest(head.text, _SUGGESTED, n=1)
-        self.unread.update(hints)
+        self.unread.append((line, "".join(hints)))
         expected = "an order (HELP lists them; a greeting goes above a line ORDERS)"
         message = f"{head.text}: no such order{did_you_mean(hints)}"
         self.problems.append(

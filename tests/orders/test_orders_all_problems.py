@@ -19,7 +19,9 @@ from pbem.rules.options import Options
 from pbem.rules.state import GameState
 from tests.orders.test_orders_validate import BOARD, ME, position, setup_state
 
-# The mail of the issue: five mistakes, one per line from line 2.
+# The mail of the issue: five mistakes, one per line from line 2 (and the PLACE
+# below what is to be an ATTACK: the fix of line 2 puts it out of place).
+MOVE_IT = "line 2 is to be an ATTACK, so move this line above it"
 MAIL = (
     "TURN 1\n"
     "ATACK Kamchatka -> Japan\n"
@@ -30,6 +32,7 @@ MAIL = (
 )
 EXPECTED = [
     (2, "ATACK: no such order; did you mean ATTACK?", "ATTACK"),
+    (3, f"PLACE must come before ATTACK: {MOVE_IT}", ""),
     (3, "PLACE orders place 57 armies; 4 are due this turn", ""),
     (4, "Alberta is not yours; it is p2's, and no earlier ATTACK takes it", ""),
     (5, "Eastern United States is not yours; it is p2's", ""),
@@ -61,12 +64,16 @@ def test_the_reply_of_check_lists_them_in_line_order() -> None:
     report = check_text(MAIL, BOARD, four_due(), ME)
     assert not report.ok
     assert report.report == (
-        "Your orders were not applied: 5 problems found. Nothing in this mail was applied.\n"
+        "Your orders were not applied: 6 problems found. Nothing in this mail was applied.\n"
         "\n"
         "line 2: ATACK Kamchatka -> Japan\n"
         "        ^^^^^\n"
         "  ATACK: no such order; did you mean ATTACK?\n"
         "  expected: an order (HELP lists them; a greeting goes above a line ORDERS)\n"
+        "\n"
+        "line 3: PLACE 57 Alaska\n"
+        "        ^^^^^\n"
+        "  PLACE must come before ATTACK: line 2 is to be an ATTACK, so move this line above it\n"
         "\n"
         "line 3: PLACE 57 Alaska\n"
         "        ^^^^^\n"
@@ -110,6 +117,24 @@ def test_lines_after_an_unreadable_one_see_the_attacks_read_before_it() -> None:
     assert [(p.line, p.message) for p in found] == [
         (3, "ATACK: no such order; did you mean ATTACK?"),
         (5, "Quebec -> Quebec: a territory cannot attack itself"),
+    ]
+
+
+def test_an_order_below_a_line_to_be_a_later_order_is_told_to_move() -> None:
+    """The fix of an unreadable line may put a line below it out of place: said
+    at once. A PLACE below an unreadable ATTACK, with the turn's PLACE read above
+    it, is the PLACE of an elimination's trades (the dice decide): not checked."""
+    state = position(cards=())
+    text = "PLACE 3 Alaska\nFORTFY 1 Ontario -> Quebec\nATTACK Alaska -> Alberta\n"
+    move = "ATTACK must come before FORTIFY: line 2 is to be a FORTIFY, so move this line above it"
+    assert [(p.line, p.message) for p in every_problem(text, state)] == [
+        (2, "FORTFY: no such order; did you mean FORTIFY?"),
+        (3, move),
+    ]
+    # Alberta is the target of line 2: were line 3 checked, "Alberta is not yours"
+    text = "PLACE 3 Alaska\nATTACK Alaska -> Alberta WITH 4 DICE\nPLACE 2 Alberta\n"
+    assert [(p.line, p.message) for p in every_problem(text, state)] == [
+        (2, "4: an attacker rolls 1 to 3 dice"),
     ]
 
 
