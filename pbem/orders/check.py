@@ -6,9 +6,9 @@ and by the CHECK command.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from pbem.orders.errors import OrderProblem, OrdersError, format_problems
+from pbem.orders.errors import OrderProblem, OrdersError, format_problems, in_line_order
 from pbem.orders.forecast import forecast_lines
 from pbem.orders.model import ParsedMail
 from pbem.orders.parser import parse_orders
@@ -23,23 +23,20 @@ def all_problems(
     error: OrdersError, state: GameState | None, seat: int | None
 ) -> list[OrderProblem]:
     """Every problem one pass can find in a mail whose lines did not all parse:
-    the lines that could not be read, and the orders before the first of them
-    validated against the game (the state those orders produce is well defined;
-    after an unreadable line it is not). Sorted by line."""
+    the lines that could not be read, and every line that was read validated
+    against the game, each against the state the lines read before it make (an
+    unreadable line is skipped, as if it were not there). The totals of the turn
+    are told unless an unreadable line may have changed them (a line that may be
+    a TRADE: the armies due; a PLACE: only too many armies is certain), see
+    ``ParsedMail.unread``. In line order (errors.in_line_order)."""
     problems = list(error.problems)
     partial = error.partial
     if state is None or seat is None or not isinstance(partial, ParsedMail):
-        return problems
-    first_bad = min((p.line for p in problems if p.line), default=0)
-    if not first_bad:
-        return problems
-    readable = [o for o in partial.orders if o.line < first_bad]
+        return in_line_order(problems)
     seen = {(p.line, p.message) for p in problems}
-    # complete=False: an unreadable line may have been a PLACE or a TRADE, so
-    # the armies due and placed are not known; those checks wait for the resend.
-    checked = validate_mail(state, seat, replace(partial, orders=readable), complete=False)
+    checked = validate_mail(state, seat, partial)
     problems += [p for p in checked if (p.line, p.message) not in seen]
-    return sorted(problems, key=lambda p: (p.line or 10**9, p.column))
+    return in_line_order(problems)
 
 
 @dataclass(frozen=True)

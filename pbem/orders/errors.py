@@ -52,6 +52,16 @@ class OrdersError(Exception):
         super().__init__(summary)
 
 
+def in_line_order(problems: Sequence[OrderProblem]) -> list[OrderProblem]:
+    """The problems in the order of the mail's lines: by line, those of one line as
+    they were found (stable), the mail's as a whole (line 0: a total, a missing
+    order) after every line's, as they come after reading all of them."""
+    return sorted(problems, key=lambda p: p.line or _AFTER_EVERY_LINE)
+
+
+_AFTER_EVERY_LINE = 1 << 62
+
+
 def one_of(words: list[str], last: str = "or") -> str:
     """'A', 'A or B', 'A, B or C'."""
     if len(words) <= 1:
@@ -95,7 +105,7 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
     count = len(problems)
     head = "1 problem" if count == 1 else f"{count} problems"
     out = [f"Your orders were not applied: {head} found. Nothing in this mail was applied.", ""]
-    for problem in sorted(problems, key=lambda p: (p.line, p.column)):
+    for problem in in_line_order(problems):
         if 0 < problem.line <= len(lines):
             shown = lines[problem.line - 1].replace("\t", " ")
             prefix = f"line {problem.line}: "

@@ -251,3 +251,11 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
 MAIL_MODES = ("EVERY", "MYTURN", "DIGEST")
 
 KEYWORDS: tuple[str, ...] = tuple(dict.fromkeys(d.keyword for d in ORDER_DEFS))
+
+# The keywords a misspelt one may be told to be ("did you mean PLACE?"): the orders
+# only. A header, a request or an envelope word (GAME, PASSWORD, HELP, CHECK, JOIN,
+# RESIGN, ABSENT, ...) is never proposed: following the fix would change what the
+# mail is (a greeting "Hello!" made into HELP turns the orders into a request).
+SUGGESTED_KEYWORDS: tuple[str, ...] = tuple(
+    dict.fromkeys(d.keyword for d in ORDER_DEFS if d.section in (TURN, SETUP))
+)

@@ -175,6 +175,17 @@ class ParsedMail:
     # Lines before the first order and after the last that are plainly not
     # orders (greetings, sign-offs): (line, text), ignored and said so.
     ignored: list[tuple[int, str]] = field(default_factory=list)
+    # Only in the partial mail of an OrdersError: its unreadable lines, each with
+    # the order it was or is told to be, (line, keyword): ("ATACK ..." may be an
+    # ATTACK; "Hello!" none, ""; a PRESS without its ENDPRESS hides the rest of
+    # the mail: any order). Validation of the lines that were read leaves out the
+    # totals these could change, and says where they would stand (validate.py).
+    unread: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def unread_orders(self) -> frozenset[str]:
+        """The orders the unreadable lines were or may have been."""
+        return frozenset(keyword for _, keyword in self.unread if keyword)
 
     @property
     def turn_orders(self) -> list[Order]:

@@ -16,6 +16,7 @@ from pbem.orders.errors import (
     OrdersError,
     closest,
     did_you_mean,
+    in_line_order,
     keyword_candidates,
     territory_candidates,
 )
@@ -105,6 +106,8 @@ def _known_line(
 _MARKERS = frozenset({g.END, g.ORDERS, g.ENDPRESS})
 # Keywords long enough that a near miss is a misspelt order, not a word of prose.
 _ATTEMPTED = [k for k in g.KEYWORDS if len(k) >= 4]
+# The keywords a misspelt one is told to be: orders only (grammar.SUGGESTED_KEYWORDS).
+_SUGGESTED = keyword_candidates(g.SUGGESTED_KEYWORDS)
 
 
 def _looks_like_an_order(tokens: tuple[Token, ...]) -> bool:
@@ -164,6 +167,7 @@ class _MailReader:
         self.header_lines: dict[str, int] = {}
         self.press: PressStart | None = None  # the PRESS being read, to its ENDPRESS
         self.body: list[str] = []  # its lines so far
+        self.unread: list[tuple[int, str]] = []  # (line, the order it may have been)
 
     def read(self, lines: list[str]) -> ParsedMail:
         """The whole mail: the span of orders, then each line in turn."""
@@ -191,6 +195,9 @@ class _MailReader:
                     "a line ENDPRESS",
                 )
             )
+            # the rest of the mail went unread: any order
+            self.unread += [(press.line, keyword) for keyword in g.SUGGESTED_KEYWORDS]
+        self.mail.unread = tuple(self.unread)
         return self.mail
 
     def _press_line(self, raw: str) -> None:
@@ -246,6 +253,7 @@ class _MailReader:
             result = None
         if parser.problems:
             self.problems += parser.problems
+            self.unread.append((index + 1, keyword))
         elif isinstance(result, PressStart):
             self.press = result
         else:
@@ -279,7 +287,10 @@ class _MailReader:
         self.problems.append(OrderProblem(line, token.column, token.text, message, expected))
 
     def _unknown(self, line: int, head: Token) -> None:
-        hints = closest(head.text, keyword_candidates(g.KEYWORDS), n=1)
+        # Only orders are proposed: "Hello!" is never told to be HELP (or CHECK,
+        # JOIN, ...), which would turn a mail of orders into a request.
+        hints = closest(head.text, _SUGGESTED, n=1)
+        self.unread.append((line, "".join(hints)))
         expected = "an order (HELP lists them; a greeting goes above a line ORDERS)"
         message = f"{head.text}: no such order{did_you_mean(hints)}"
         self.problems.append(
@@ -332,5 +343,5 @@ def parse_orders(text: str | object, board: Board, *, max_chars: int = MAX_CHARS
         return quick
     mail = reader.read(lines)
     if reader.problems:
-        raise OrdersError(reader.problems, partial=mail)
+        raise OrdersError(in_line_order(reader.problems), partial=mail)
     return mail

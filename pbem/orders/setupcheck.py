@@ -30,8 +30,12 @@ _SETUP_KINDS: dict[str, tuple[type, ...]] = {
 _SETUP_WORDS = {CLAIM: "CLAIM", PLACE: "PLACE", HQ: "HQ"}
 
 
-def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
-    """Every problem with ``seat``'s orders for the current setup phase."""
+def validate_setup(
+    state: GameState, seat: int, orders: Sequence[Order], unread: frozenset[str] = frozenset()
+) -> list[OrderProblem]:
+    """Every problem with ``seat``'s orders for the current setup phase.
+    ``unread``: the orders the mail's unreadable lines may have been; a missing
+    order or a total they could change is not told (validate.validate_turn)."""
     orders = [o.as_setup() for o in orders]
     phase = state.phase
     if phase == ENDED:
@@ -58,9 +62,9 @@ def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list
             )
         problems.append(problem_at(order, message))
     if phase == CLAIM:
-        problems += _one(wanted, "CLAIM", "your preference list")
+        problems += _one(wanted, "CLAIM", "your preference list", unread)
     elif phase == HQ:
-        problems += _one(wanted, "HQ", "your headquarters")
+        problems += _one(wanted, "HQ", "your headquarters", unread)
         for order in wanted:
             assert isinstance(order.action, Headquarters)
             territory = order.action.territory
@@ -69,25 +73,35 @@ def validate_setup(state: GameState, seat: int, orders: Sequence[Order]) -> list
                 problems.append(problem_at(order, not_yours(state, territory), 0, name))
     else:
         places = [o for o in wanted if isinstance(o.action, PlaceInitial)]
-        problems += _placement(state, places, seat, state.players[seat].to_place, "PLACE")
+        problems += _placement(
+            state, places, seat, state.players[seat].to_place, "PLACE", "PLACE" in unread
+        )
         neutral = [o for o in wanted if isinstance(o.action, PlaceNeutral)]
         share = opening.neutral_share(state, seat)
         if neutral and not share:
             problems.append(problem_at(neutral[0], "there are no neutral armies for you to place"))
         elif state.neutral_seat is not None:
-            problems += _placement(state, neutral, state.neutral_seat, share, "NEUTRAL")
+            problems += _placement(
+                state, neutral, state.neutral_seat, share, "NEUTRAL", "NEUTRAL" in unread
+            )
     return problems
 
 
-def _one(orders: list[Order], keyword: str, what: str) -> list[OrderProblem]:
+def _one(
+    orders: list[Order], keyword: str, what: str, unread: frozenset[str]
+) -> list[OrderProblem]:
     if not orders:
+        if keyword in unread:  # the line that could not be read is one
+            return []
         return [OrderProblem(0, 0, "", f"no {keyword} order: send one, with {what}")]
     return [problem_at(o, f"only one {keyword} order may be sent") for o in orders[1:]]
 
 
 def _placement(
-    state: GameState, orders: list[Order], owner: int, due: int, keyword: str
+    state: GameState, orders: list[Order], owner: int, due: int, keyword: str, unread: bool
 ) -> list[OrderProblem]:
+    """Where the orders place, then their total; ``unread``: a line that could not
+    be read may be one more of them, so only too many armies are certain."""
     problems: list[OrderProblem] = []
     total = 0
     for order in orders:
@@ -108,6 +122,11 @@ def _placement(
     if problems:
         return problems
     what = "neutral armies" if keyword == "NEUTRAL" else "armies"
+    if unread:
+        if total <= due:
+            return []
+        message = f"the {keyword} orders that could be read place {total} {what}; {due} are due"
+        return [problem_at(orders[0], message)]
     if not orders and due > 0:
         return [OrderProblem(0, 0, "", f"no {keyword} order: {due} {what} must be placed")]
     if orders and total != due:

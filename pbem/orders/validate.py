@@ -17,6 +17,7 @@ from typing import Any
 from pbem.orders.errors import (
     OrderProblem,
     OrdersError,
+    in_line_order,
     not_yours,
     one_of,
     problem_at,
@@ -82,7 +83,8 @@ class _TurnCheck:
         self.trades = 0
         self.values: list[int] = []  # armies of each valid set, in order
         self.due_known = True  # False once a TRADE is wrong: the armies due are unknown
-        self.complete = True  # False: later lines of the mail could not be read
+        self.unread: frozenset[str] = frozenset()  # what unreadable lines may have been
+        self.unread_lines: tuple[tuple[int, str], ...] = ()  # ParsedMail.unread
         self.placed = 0
         self.place_orders: list[Order] = []
         self.bonus_taken = state.bonus_taken
@@ -94,11 +96,14 @@ class _TurnCheck:
 
     def run(self, orders: Sequence[Order]) -> None:
         attack_rank, place_rank = _RANK[Attack], _RANK[Place]
+        first_unread = self.unread_lines[0][0] if self.unread_lines else 1 << 62
         for order in orders:
             action = order.action
             rank = _RANK.get(type(action))
             if rank is None:  # DEFEND, a setup order, PlaceInitial: the general path
                 self.general(order)
+                continue
+            if order.line > first_unread and rank >= self.stage and self.after_unread(order, rank):
                 continue
             # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as in general(), by type
             if rank == place_rank and self.stage == attack_rank:
@@ -111,6 +116,29 @@ class _TurnCheck:
                 self.stage = rank
             _CHECKS[rank](self, order, action)
         self.finish()
+
+    def after_unread(self, order: Order, rank: int) -> bool:
+        """An order below an unreadable line that is, or is told to be, an order
+        that must come after it (``ATACK`` above a ``PLACE``): the fix of that line
+        would put this one out of place, so the reply says so now. But a PLACE
+        below it when a PLACE was read above it is the PLACE of an elimination's
+        trades, which only the dice decide: not checked (True: skip it)."""
+        for line, keyword in self.unread_lines:
+            if line >= order.line:
+                return False
+            later = _RANK_OF_KEYWORD.get(keyword)
+            if later is None or later <= rank:
+                continue
+            if isinstance(order.action, Place) and later == _RANK[Attack] and self.place_orders:
+                self.unknown.update(t for _, t in order.action.placements)
+                self.actions.append(order.action)
+                return True
+            article = "an" if keyword[0] in "AEIOU" else "a"
+            message = f"{order.keyword} must come before {keyword}: line {line} is to be"
+            message += f" {article} {keyword}, so move this line above it"
+            self.problems.append(problem_at(order, message))
+            return False
+        return False
 
     def general(self, order: Order) -> None:
         """One order of any kind, in the order written."""
@@ -382,9 +410,12 @@ class _TurnCheck:
 
     # -- the whole turn ------------------------------------------------------------
     def finish(self) -> None:
-        if not self.complete:
+        """The checks of the whole turn: a forced trade, the armies due. An
+        unreadable line that may have been a TRADE leaves both unknown; one that
+        may have been a PLACE leaves only too many armies certain."""
+        state, unread = self.state, self.unread
+        if "TRADE" in unread:
             return
-        state = self.state
         if state.must_trade and self.trades == 0:
             held = len(state.players[self.seat].cards)
             message = f"you hold {held} cards, so you must trade a set this turn (TRADE)"
@@ -393,9 +424,17 @@ class _TurnCheck:
             return
         due = state.reinforcements + sum(self.values)
         if not self.place_orders:
-            if due > 0:
+            if due > 0 and "PLACE" not in unread:
                 message = f"no PLACE order: {due} armies must be placed this turn"
                 self.problems.append(OrderProblem(0, 0, "", message))
+            return
+        if "PLACE" in unread:  # its armies (at least 1) would only add to these
+            if self.placed > due:
+                message = (
+                    f"the PLACE orders that could be read place {self.placed} armies; "
+                    f"{due} are due this turn"
+                )
+                self.problems.append(problem_at(self.place_orders[0], message))
             return
         if self.placed != due:
             message = f"PLACE orders place {self.placed} armies; {due} are due this turn"
@@ -408,15 +447,14 @@ class _TurnCheck:
 
 # The turn orders read most, by their action's exact type: their rank in
 # TURN_KEYWORDS (the order they must come in) and their check.
-_RANK: dict[type, int] = {
-    kind: TURN_KEYWORDS.index(keyword)
-    for kind, keyword in (
-        (Trade, "TRADE"),
-        (Place, "PLACE"),
-        (Attack, "ATTACK"),
-        (Fortify, "FORTIFY"),
-    )
-}
+_KINDS: tuple[tuple[type, str], ...] = (
+    (Trade, "TRADE"),
+    (Place, "PLACE"),
+    (Attack, "ATTACK"),
+    (Fortify, "FORTIFY"),
+)
+_RANK: dict[type, int] = {kind: TURN_KEYWORDS.index(keyword) for kind, keyword in _KINDS}
+_RANK_OF_KEYWORD: dict[str, int] = {keyword: _RANK[kind] for kind, keyword in _KINDS}
 _CHECKS: dict[int, Callable[[_TurnCheck, Order, Any], None]] = {
     _RANK[Trade]: _TurnCheck.trade,
     _RANK[Place]: _TurnCheck.place,
@@ -426,20 +464,28 @@ _CHECKS: dict[int, Callable[[_TurnCheck, Order, Any], None]] = {
 
 
 def validate_turn(
-    state: GameState, seat: int, orders: Sequence[Order], complete: bool = True
+    state: GameState,
+    seat: int,
+    orders: Sequence[Order],
+    unread: Sequence[tuple[int, str]] = (),
 ) -> list[OrderProblem]:
     """Every problem with ``seat``'s turn orders in ``state`` (empty: they can run).
 
     Pass every order of the mail (``ParsedMail.orders``) so that setup orders
-    sent during play are reported too. ``complete=False``: these are only the
-    first orders of a mail whose later lines could not be read, so the checks
-    of the whole turn (armies due, a forced trade) are left out.
+    sent during play are reported too. ``unread``: the orders the mail's
+    unreadable lines, each with the order it was or may have been
+    (``ParsedMail.unread``); the lines that were read are checked in turn as
+    always, and the checks of the whole turn that those could change (armies due,
+    a forced trade) are left out.
     """
-    return checked_turn(state, seat, orders, complete)[0]
+    return checked_turn(state, seat, orders, unread)[0]
 
 
 def checked_turn(
-    state: GameState, seat: int, orders: Sequence[Order], complete: bool = True
+    state: GameState,
+    seat: int,
+    orders: Sequence[Order],
+    unread: Sequence[tuple[int, str]] = (),
 ) -> tuple[list[OrderProblem], list[TurnAction]]:
     """``validate_turn``'s problems and, when there are none, ``turn_actions``'s
     actions, from one walk over the orders (a replay needs both for every turn)."""
@@ -448,7 +494,9 @@ def checked_turn(
     if gate is not None:
         return [whole_problem(gate, orders)], []
     check = _TurnCheck(state, seat)
-    check.complete = complete
+    if unread:
+        check.unread_lines = tuple(unread)
+        check.unread = frozenset(keyword for _, keyword in unread if keyword)
     check.run(orders)
     return check.problems, check.actions
 
@@ -463,18 +511,19 @@ def turn_actions(state: GameState, orders: Sequence[Order]) -> list[TurnAction]:
 
 
 # ----------------------------------------------------------------------- mail
-def validate_mail(
-    state: GameState, seat: int, mail: ParsedMail, complete: bool = True
-) -> list[OrderProblem]:
-    """The TURN guard, then the orders against the phase the game is in.
+def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderProblem]:
+    """The TURN guard, then the orders against the phase the game is in; the
+    problems in line order (errors.in_line_order).
 
-    A mail with no orders (only commands or press) has no problems here.
+    A mail with no orders (only commands or press) has no problems here. The
+    partial mail of an OrdersError is checked too: its lines that were read, in
+    turn, and the totals its unreadable lines cannot change (``mail.unread``).
     """
-    return checked_mail(state, seat, mail, complete)[0]
+    return checked_mail(state, seat, mail)[0]
 
 
 def checked_mail(
-    state: GameState, seat: int, mail: ParsedMail, complete: bool = True
+    state: GameState, seat: int, mail: ParsedMail
 ) -> tuple[list[OrderProblem], list[TurnAction]]:
     """``validate_mail``'s problems and, for a turn without problems, its actions
     (``turn_actions``), from one walk over the orders."""
@@ -492,6 +541,10 @@ def checked_mail(
     if not mail.orders:
         return problems, []
     if state.phase in SETUP_PHASES:
-        return problems + validate_setup(state, seat, mail.orders), []
-    found, actions = checked_turn(state, seat, mail.orders, complete)
-    return problems + found, actions
+        return in_line_order(
+            problems + validate_setup(state, seat, mail.orders, mail.unread_orders)
+        ), []
+    found, actions = checked_turn(state, seat, mail.orders, mail.unread)
+    if problems or found:
+        return in_line_order(problems + found), actions
+    return problems, actions

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pbem.orders import OrderProblem
+from pbem.orders.errors import in_line_order
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail
@@ -50,10 +51,11 @@ def cap(text: str, limit: int) -> str:
 
 
 def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
-    """The orders layer's problems with the line each is about, as the reply shows them."""
+    """The orders layer's problems with the line each is about, as the reply shows
+    them: in the order of the mail's lines (the mail's own problems last)."""
     lines = text.split("\n")
     out = []
-    for p in problems:
+    for p in in_line_order(problems):
         line = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
         message = cap(p.message, QUOTED_MESSAGE)
         suggestion = quote(p.suggestion or "", QUOTED_LINE)

@@ -349,8 +349,10 @@ def submit(
     if parsed is None:
         try:
             parsed = parse_orders(text, state.board)
-        except OrdersError as exc:
-            return Outcome(False, exc.problems)
+        except OrdersError as exc:  # the lines that were read are checked too
+            from pbem.orders.check import all_problems  # (and the forecast: not at start)
+
+            return Outcome(False, all_problems(exc, state, player.seat))
     if not parsed.orders:
         return Outcome(False, [NO_ORDERS])
     seat = player.seat
