@@ -1,0 +1,198 @@
+"""Issue 30: the GM's commands say what they do, and do what the docs say.
+
+Each test runs `pbem` as a GM does (typer's CliRunner, on a config file)
+against a SQLite database and the embedded Maildir transport, so that the
+mails the players get are read from their mailboxes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from pathlib import Path
+
+from sqlmodel import select
+from typer.testing import CliRunner, Result
+
+from pbem.cli import app
+from pbem.config import load_config
+from pbem.mail.maildir import MaildirSender, spool_mailbox, spool_path
+from pbem.service.clock import ManualClock
+from pbem.service.context import Context
+from pbem.service.ops.health import Health
+from pbem.store import ServiceState, init_db, session_scope
+
+runner = CliRunner()
+PLAYERS = ["alice", "bob", "carol"]
+
+
+class Gm:
+    """A GM's folder: a config file, its database, its Maildir mail."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.config = folder / "pbem.toml"
+        self.config.write_text(
+            f'state_dir = "{folder}"\n[poll]\noutage_dir = "{folder / "outages"}"\n',
+            encoding="utf-8",
+        )
+        self.settings = load_config(self.config)
+        self.run("init")
+
+    def run(self, *args: str | Path, now: str | None = None, input: str | None = None) -> Result:
+        """`pbem [--now NOW] ARGS --config FILE`; PBEM_NOW never outlives the call."""
+        words = [str(a) for a in args]
+        front = ["--now", now] if now else []
+        return runner.invoke(
+            app, [*front, *words, "--config", str(self.config)], input=input, env={"PBEM_NOW": None}
+        )
+
+    def ok(self, *args: str | Path, now: str | None = None, input: str | None = None) -> str:
+        result = self.run(*args, now=now, input=input)
+        assert result.exit_code == 0, (args, result.stdout, result.stderr, result.exception)
+        return result.stdout
+
+    def new_game(self, name: str = "g1", *extra: str) -> str:
+        specs = [x for p in PLAYERS for x in ("-p", f"{p}:{p}@example.org")]
+        return self.ok("new", name, *specs, *extra)
+
+    def mails(self, player: str) -> list[EmailMessage]:
+        box = spool_mailbox(self.settings.mail.maildir_root, f"{player}@example.org")
+        parse = BytesParser(policy=policy.default).parsebytes
+        found = [parse(box.get_bytes(key)) for key in box.keys()]
+        return sorted(found, key=lambda m: str(m["Date"]))  # type: ignore[arg-type,return-value]
+
+    def subjects(self, player: str) -> list[str]:
+        return [str(m["Subject"]) for m in self.mails(player)]
+
+    def body(self, mail: EmailMessage) -> str:
+        part = mail.get_body(("plain",))
+        assert part is not None
+        return str(part.get_content())  # type: ignore[attr-defined]
+
+    def state(self, key: str) -> str | None:
+        engine = init_db(self.settings.database_url)
+        with session_scope(engine, write=False) as session:
+            row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+            value = row.value if row else None
+        engine.dispose()
+        return value
+
+    def set_state(self, key: str, value: str) -> None:
+        engine = init_db(self.settings.database_url)
+        with session_scope(engine) as session:
+            row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+            row = row or ServiceState(key=key)
+            row.value = value
+            session.add(row)
+        engine.dispose()
+
+
+def iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%MZ")
+
+
+# ------------------------------------------------------- 1. a clock jump is no outage
+def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("poll")
+    start = datetime.now(UTC)
+    jumped = gm.ok("poll", now=iso(start + timedelta(hours=84)))
+    assert "outage" not in jumped
+    assert (
+        [line for line in jumped.splitlines() if "missed by" in line]
+        == [line for line in jumped.splitlines() if line.startswith("g1: turn 1 missed by")]
+        != []
+    )
+    for player in PLAYERS:
+        assert not [s for s in gm.subjects(player) if "pushed back" in s]
+    # The game's clock jumped; the real one did not.
+    assert gm.state("last_poll")[:13] == iso(start + timedelta(hours=84))[:13]  # type: ignore[index]
+    real = datetime.fromisoformat(gm.state("last_poll_real") or "")
+    assert abs(real - datetime.now(UTC)) < timedelta(minutes=5)
+
+    # A real gap: the last poll really was 84 hours ago (its real time written back).
+    gm.set_state("last_poll_real", (datetime.now(UTC) - timedelta(hours=84)).isoformat())
+    later = gm.ok("poll", now=iso(start + timedelta(hours=84 + 200)))
+    assert "g1: deadline pushed back 84.0 h after an outage" in later.splitlines()
+    for player in PLAYERS:
+        assert [s for s in gm.subjects(player) if "pushed back" in s] == [
+            "[g1] Deadline pushed back after a server outage of 84 hours"
+        ]
+
+
+# ------------------------------------------------- 11. past outages, folded across hosts
+def test_status_keeps_a_past_outage_with_its_start_end_and_length(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    shutil.rmtree(inbox)
+    inbox.write_text("in the way")  # the inbox cannot be a Maildir
+    t0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    for minutes in (0, 40):
+        assert gm.run("poll", now=iso(t0 + timedelta(minutes=minutes))).exit_code == 2
+    inbox.unlink()
+    spool_mailbox(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    gm.ok("poll", now=iso(t0 + timedelta(minutes=50)))
+    found = json.loads(gm.ok("status", "--json"))
+    assert found["outages"] == {}
+    (past,) = found["past_outages"]
+    assert past["component"] == "inbox"
+    assert past["since"].startswith("2026-12-01T09:00:00")
+    assert past["until"].startswith("2026-12-01T09:50:00")
+    assert (past["minutes"], past["alerted"]) == (50.0, True)
+    assert "cannot open the inbox Maildir" in past["error"]
+    text = gm.ok("status")
+    assert "past outages (the last 20 are kept; --json lists them):" in text
+    assert "  inbox out from 2026-12-01T09:00:00" in text
+
+
+def test_a_database_outage_seen_by_two_hosts_is_kept_once_and_its_end_told_once(
+    tmp_path: Path,
+) -> None:
+    """Two hosts, each with its own outage folder: each sends its alert (folded
+    by its Message-ID), and the first back in the database keeps the record."""
+    gm = Gm(tmp_path)
+    engine = init_db(gm.settings.database_url)
+    sender = MaildirSender(gm.settings.mail.maildir_root)
+    t0 = datetime(2026, 12, 1, 9, 0, 10, tzinfo=UTC)
+    hosts = []
+    for name, offset in (("a", 0), ("b", 7)):
+        config = replace(
+            gm.settings,
+            poll=replace(gm.settings.poll, outage_dir=str(tmp_path / f"host-{name}")),
+        )
+        clock = ManualClock(t0 + timedelta(seconds=offset))
+        hosts.append((Health(engine, Context(config, clock, set())), clock))
+    for minutes in (0, 31):
+        for health, clock in hosts:
+            clock.advance(minutes=minutes)
+            health.database_down("cannot connect to database x: refused", sender)
+    alerts = spool_mailbox(gm.settings.mail.maildir_root, gm.settings.mail.gm_address)
+    ids = {str(BytesParser(policy=policy.default).parsebytes(alerts.get_bytes(k))["Message-ID"])
+           for k in alerts.keys()}  # fmt: skip
+    assert len(alerts.keys()) == 2 and len(ids) == 1  # one alert in the GM's mail client
+    for health, clock in hosts:
+        clock.advance(minutes=5)
+        health.database_up()
+    gm.ok("poll", now=iso(t0 + timedelta(minutes=40)))  # the note that it is over goes out
+    found = json.loads(gm.ok("status", "--json"))
+    (past,) = found["past_outages"]
+    assert past["component"] == "database"
+    assert past["since"] == t0.isoformat()
+    assert past["until"] == (t0 + timedelta(minutes=36, seconds=7)).isoformat()
+    assert past["alerted"] is True
+    subjects = sorted(
+        str(BytesParser(policy=policy.default).parsebytes(alerts.get_bytes(k))["Subject"])
+        for k in alerts.keys()
+    )
+    assert subjects == [
+        "[pbem] GM alert: Back to normal: the database",
+        "[pbem] GM alert: Outage: the database",
+        "[pbem] GM alert: Outage: the database",
+    ]
