@@ -371,15 +371,31 @@ def test_verify_names_the_turn_whose_orders_no_longer_replay(played: Played) -> 
     assert "99" in result.stdout
 
 
-def test_verify_fails_when_one_byte_of_the_secret_changes(played: Played) -> None:
+def test_verify_fails_when_one_byte_of_the_secret_changes(played: Played, tmp_path: Path) -> None:
+    text = played.record.read_text(encoding="utf-8")
+    assert f'[Secret "{SECRET.hex()}"]\n' in text
+    bare = tmp_path / "no-secret.pgn"  # a record without [Secret]: --secret alone decides
+    bare.write_text(text.replace(f'[Secret "{SECRET.hex()}"]\n', ""), encoding="utf-8")
     for position in (0, 17, 31):
         wrong = bytearray(SECRET)
         wrong[position] ^= 0x01
-        result = pbem("verify", played.record, "--secret", bytes(wrong).hex())
+        result = pbem("verify", bare, "--secret", bytes(wrong).hex())
         assert result.exit_code == 1
         assert result.stdout == (
             "the secret does not match the commitment published at the start\n"
         )
+    # With the record's own [Secret], a different --secret is refused, both named.
+    wrong = bytearray(SECRET)
+    wrong[0] ^= 0x01
+    differs = pbem("verify", played.record, "--secret", bytes(wrong).hex())
+    assert (differs.exit_code, differs.stdout) == (1, "")
+    assert differs.stderr == (
+        f"error: --secret {bytes(wrong).hex()} differs from the [Secret] of {played.record} "
+        f"({SECRET.hex()}); leave --secret out to verify with the record's\n"
+    )
+    # and without --secret, the record's own is used
+    own = ok("verify", played.record)
+    assert own.stdout.endswith("steps verified; every roll matches the secret\n")
 
 
 def test_show_json_has_board_players_and_whose_turn(played: Played) -> None:

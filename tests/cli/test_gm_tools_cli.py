@@ -29,6 +29,7 @@ from pbem.store import ServiceState, init_db, session_scope
 
 runner = CliRunner()
 PLAYERS = ["alice", "bob", "carol"]
+NO_CONFIG = {"verify"}  # commands that read no database
 
 
 class Gm:
@@ -48,9 +49,8 @@ class Gm:
         """`pbem [--now NOW] ARGS --config FILE`; PBEM_NOW never outlives the call."""
         words = [str(a) for a in args]
         front = ["--now", now] if now else []
-        return runner.invoke(
-            app, [*front, *words, "--config", str(self.config)], input=input, env={"PBEM_NOW": None}
-        )
+        config = [] if words[0] in NO_CONFIG else ["--config", str(self.config)]
+        return runner.invoke(app, [*front, *words, *config], input=input, env={"PBEM_NOW": None})
 
     def ok(self, *args: str | Path, now: str | None = None, input: str | None = None) -> str:
         result = self.run(*args, now=now, input=input)
@@ -196,3 +196,30 @@ def test_a_database_outage_seen_by_two_hosts_is_kept_once_and_its_end_told_once(
         "[pbem] GM alert: Outage: the database",
         "[pbem] GM alert: Outage: the database",
     ]
+
+
+# ------------------------------------------------------------ 5. the dice secret
+def test_export_with_secret_of_a_running_game_needs_force(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "placement=auto")
+    refused = gm.run("export", "g1", "--with-secret")
+    assert (refused.exit_code, refused.stdout) == (1, "")
+    assert refused.stderr == (
+        "error: game g1 is still running: its secret decides every roll still to come, so "
+        "writing it into the record would let anyone compute the future dice. It is "
+        "published with the game record when the game ends; use --force to write it anyway\n"
+    )
+    assert "[Secret " not in gm.ok("export", "g1")
+    record = tmp_path / "g1.pgn"
+    gm.ok("export", "g1", "--with-secret", "--force", "-o", record)
+    assert "[Secret " in record.read_text(encoding="utf-8")
+    # `pbem verify FILE` uses the record's own [Secret]
+    verified = gm.ok("verify", record)
+    assert verified.endswith("steps verified; every roll matches the secret\n")
+    bare = tmp_path / "bare.pgn"
+    gm.ok("export", "g1", "-o", bare)
+    missing = gm.run("verify", bare)
+    assert missing.stderr == (
+        f"error: {bare} has no [Secret] (the game's secret is not revealed yet): "
+        "give it with --secret HEX\n"
+    )

@@ -65,7 +65,6 @@ class PastOutage:
             f"({self.minutes:.0f} minutes, {told}): {self.error}"
         )
 
-
     @classmethod
     def from_json(cls, i: dict[str, Any]) -> PastOutage:
         return cls(Component(i["component"]), i["since"], i["until"], i["error"], i["alerted"])

@@ -246,9 +246,7 @@ def replace(
     )
 
 
-def _hand_over(
-    session: Session, game: Game, player: Player, holder_name: str, address: str
-) -> str:
+def _hand_over(session: Session, game: Game, player: Player, holder_name: str, address: str) -> str:
     """The seat's history closed and opened under its new holder, who gets a new
     password (returned), a clean record of misses and no bot in the seat."""
     current = session.exec(
