@@ -159,10 +159,11 @@ def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
 
 def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """A game's board by continent, players, card counts, whose turn, deadline."""
+    from pbem.service.clock import clock_from
     from pbem.service.ops.overview import game_overview
 
     with open_session(config) as session:
-        data, text = game_overview(session, game)
+        data, text = game_overview(session, game, clock_from(None).now())
     emit(data, as_json, lambda: text)
 
 

@@ -223,3 +223,23 @@ def test_export_with_secret_of_a_running_game_needs_force(tmp_path: Path) -> Non
         f"error: {bare} has no [Secret] (the game's secret is not revealed yet): "
         "give it with --secret HEX\n"
     )
+
+
+# ------------------------------------------- 4. a seat kicked during the setup, shown
+def test_show_marks_a_seat_kicked_during_the_setup(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "claim=draft")
+    gm.ok("poll")
+    assert gm.ok("kick", "g1", "bob").startswith("g1: bob removed during the setup")
+    shown = gm.ok("show", "g1")
+    (line,) = [line for line in shown.splitlines() if line.startswith("bob ")]
+    assert line.endswith("  (removed: on autopilot, leaving when the setup ends)")
+    (alice,) = [line for line in shown.splitlines() if line.startswith("alice ")]
+    assert "(" not in alice
+    data = json.loads(gm.ok("show", "g1", "--json"))
+    assert data["phase"] == "claim"  # still the setup (the draft)
+    assert {p["name"]: p["standing"] for p in data["players"]} == {
+        "alice": "playing",
+        "bob": "autopilot",
+        "carol": "playing",
+    }
