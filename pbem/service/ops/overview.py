@@ -86,7 +86,7 @@ def game_overview(
     state = load(session, row).state
     now = now or datetime.now(UTC)
     standings = {p.seat: standing(row, state, p, now) for p in players_of(session, row)}
-    info = {
+    info: dict[str, Any] = {
         "name": row.name,
         "status": row.status,
         "map": row.map_name,
