@@ -8,6 +8,7 @@ mails the players get are read from their mailboxes.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -22,9 +23,13 @@ from typer.testing import CliRunner, Result
 from pbem.cli import app
 from pbem.config import load_config
 from pbem.mail.maildir import MaildirSender, spool_mailbox, spool_path
+from pbem.orders import TextBot
+from pbem.report.textfmt import wrap_long
+from pbem.rules.bots import make_bot
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.ops.health import Health
+from pbem.service.play.games import find_game, load
 from pbem.store import ServiceState, init_db, session_scope
 
 runner = CliRunner()
@@ -66,6 +71,18 @@ class Gm:
         parse = BytesParser(policy=policy.default).parsebytes
         found = [parse(box.get_bytes(key)) for key in box.keys()]
         return sorted(found, key=lambda m: str(m["Date"]))  # type: ignore[arg-type,return-value]
+
+    def delivered(self) -> int:
+        """Every mail delivered to anyone but the game's own inbox."""
+        root = self.settings.mail.maildir_root
+        inbox = spool_path(root, self.settings.mail.game_address)
+        return sum(
+            1
+            for box in root.iterdir()
+            if box.is_dir() and box != inbox
+            for sub in ("new", "cur")
+            for _ in (box / sub).glob("*")
+        )
 
     def subjects(self, player: str) -> list[str]:
         return [str(m["Subject"]) for m in self.mails(player)]
@@ -243,3 +260,115 @@ def test_show_marks_a_seat_kicked_during_the_setup(tmp_path: Path) -> None:
         "bob": "autopilot",
         "carol": "playing",
     }
+
+
+# ------------------------------------- 2 and 3. hand-played orders: odds, summary, mail
+def passwords(created: str) -> dict[str, str]:
+    found = re.findall(r"password of (\w+): (\S+)", created)
+    return dict(found)
+
+
+def attack_orders(gm: Gm, folder: Path) -> tuple[str, Path]:
+    """The greedy bot's orders for the player to move, which attack; (who, file)."""
+    engine = init_db(gm.settings.database_url)
+    with session_scope(engine, write=False) as session:
+        state = load(session, find_game(session, "g1")).state
+    engine.dispose()
+    text = TextBot(make_bot("greedy", state.current)).write_turn(state)
+    assert "ATTACK" in text
+    path = folder / f"turn-{state.turn}.txt"
+    path.write_text(text, encoding="utf-8")
+    return state.players[state.current].name, path
+
+
+def odds_block(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Odds"))
+    end = next(i for i, line in enumerate(lines) if "Whole plan" in line)
+    return lines[start : end + 1]
+
+
+def test_check_and_dry_run_print_the_odds_of_the_check_mail(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    words = passwords(gm.new_game("g1", "-o", "placement=auto"))
+    gm.ok("poll")
+    who, orders = attack_orders(gm, tmp_path)
+    checked = gm.ok("check", orders, "--game", "g1", "--as", who)
+    assert checked.startswith(f"valid orders for {who}:\n")
+    odds = odds_block(checked)
+    assert odds[-1].startswith("  Whole plan (every territory attacked taken): ")
+    dry = gm.ok("adjudicate", "g1", "--orders", orders, "--dry-run")
+    assert f"{who}: valid (nothing applied)" in dry.splitlines()
+    assert odds_block(dry) == odds
+    # The CHECK mail of the same orders, by the real mail path, carries the same lines.
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    body = f"PASSWORD {words[who]}\nCHECK\n" + orders.read_text(encoding="utf-8")
+    (inbox / "new" / "check.eml").write_text(
+        f"From: {who}@example.org\nTo: {gm.settings.mail.game_address}\nSubject: [g1] check\n"
+        f"Message-ID: <check-1@example.org>\n\n{body}",
+        encoding="utf-8",
+    )
+    gm.ok("poll")
+    (reply,) = [m for m in gm.mails(who) if "check-1@example.org" in str(m["In-Reply-To"])]
+    # (the mail wraps long lines at 78 characters, the terminal does not)
+    wrapped = "\n".join(wrap_long(line) for line in odds).splitlines()
+    assert odds_block(gm.body(reply)) == wrapped
+    assert gm.state("last_poll") is not None
+
+
+def test_refused_orders_are_said_in_the_gms_words(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "placement=auto")
+    who, orders = attack_orders(gm, tmp_path)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("ATTACK Atlantis -> Alaska\n", encoding="utf-8")
+    checked = gm.run("check", bad, "--game", "g1", "--as", who)
+    assert checked.exit_code == 1
+    lines = checked.stdout.splitlines()
+    assert lines[:3] == [
+        f"{who}'s orders in {bad} refused (1 problem); nothing was applied:",
+        "",
+        "line 1: ATTACK Atlantis -> Alaska",
+    ]
+    assert "mail" not in checked.stdout and "HELP" not in checked.stdout
+    played = gm.run("adjudicate", "g1", "--orders", bad, "--dry-run")
+    assert played.exit_code == 1
+    assert played.stderr.splitlines()[:3] == [
+        f"{who}'s orders in {bad} refused (1 problem); nothing was applied:",
+        "",
+        "line 1: ATTACK Atlantis -> Alaska",
+    ]
+    assert "mail" not in played.stderr and "HELP" not in played.stderr
+
+
+def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
+    tmp_path: Path,
+) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("poll")
+    who, orders = attack_orders(gm, tmp_path)
+    before = gm.delivered()
+    played = gm.ok("adjudicate", "g1", "--orders", orders).splitlines()
+    assert f"{who}: turn 1 played" in played
+    at = played.index("turn 1:")
+    assert played[at + 1].startswith(f"  {who} receives ")
+    assert played[at + 2].startswith(f"  {who} placed ")
+    assert any(re.match(rf"  {who} took (no territory|.*)\.$", line) for line in played[at:])
+    queued = played[-1]
+    assert re.fullmatch(
+        r"\d+ mails queued: they go out at the next `pbem poll` \(or now: `pbem outbox --retry`\)",
+        queued,
+    )
+    count = int(queued.split()[0])
+    assert count >= len(PLAYERS)  # a report each, the next player's notice
+    assert gm.delivered() == before  # nothing sent yet
+    gm.ok("outbox", "--retry")
+    sent = gm.delivered()
+    assert sent == before + count
+    # --send: sent at once, as `pbem poll` sends the outbox
+    who, orders = attack_orders(gm, tmp_path)
+    played = gm.ok("adjudicate", "g1", "--orders", orders, "--send").splitlines()
+    count = int(played[-1].split()[0])
+    assert played[-1] == f"{count} mails queued; sent now: {count} sent, 0 deferred, 0 failed"
+    assert gm.delivered() == sent + count
