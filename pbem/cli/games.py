@@ -229,8 +229,10 @@ def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
         engine = init_db(cfg.database_url)
         queued = max(gmsummary.mails_waiting(engine, clock.now()) - before, 0)
         if not send:
+            if not queued:
+                return  # nothing to say: nothing waits because of this command
             typer.echo(
-                f"{queued} mails queued: they go out at the next `pbem poll` "
+                f"{_mails(queued)} queued: they go out at the next `pbem poll` "
                 "(or now: `pbem outbox --retry`)"
             )
             return
@@ -238,8 +240,12 @@ def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
             engine, open_sender(cfg.mail), clock, cfg.mail.game_address, lease=outbox_lease(cfg)
         )
     typer.echo(
-        f"{queued} mails queued; sent now: {report.sent} sent, {report.deferred} deferred, "
+        f"{_mails(queued)} queued; sent now: {report.sent} sent, {report.deferred} deferred, "
         f"{report.failed} failed"
     )
     for error in report.errors:
         typer.echo(f"error: {error}", err=True)
+
+
+def _mails(count: int) -> str:
+    return f"{count} mail" if count == 1 else f"{count} mails"

@@ -357,7 +357,7 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     assert any(re.match(rf"  {who} took (no territory|.*)\.$", line) for line in played[at:])
     queued = played[-1]
     assert re.fullmatch(
-        r"\d+ mails queued: they go out at the next `pbem poll` \(or now: `pbem outbox --retry`\)",
+        r"\d+ mails? queued: they go out at the next `pbem poll` \(or now: `pbem outbox --retry`\)",
         queued,
     )
     count = int(queued.split()[0])
@@ -372,3 +372,33 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     count = int(played[-1].split()[0])
     assert played[-1] == f"{count} mails queued; sent now: {count} sent, 0 deferred, 0 failed"
     assert gm.delivered() == sent + count
+
+
+def test_rollback_asks_first_and_tells_the_players_why(tmp_path: Path) -> None:
+    gm = Gm(tmp_path)
+    gm.new_game("g1", "-o", "placement=auto")
+    for _ in range(2):
+        _, orders = attack_orders(gm, tmp_path)
+        gm.ok("adjudicate", "g1", "--orders", orders, "--send")
+    asked = gm.run(
+        "rollback", "g1", "2", "--message", "the dice server was misconfigured", input="n\n"
+    )
+    assert asked.exit_code == 1
+    assert asked.stdout == (
+        "Roll g1 back to the start of turn 2 (it is at turn 3), undoing 1 log entry, "
+        "and tell every player? [y/N]: n\nnothing changed\n"
+    )
+    assert json.loads(gm.ok("show", "g1", "--json"))["turn"] == 3
+    done = gm.ok(
+        "rollback", "g1", "2", "--message", "the dice server was misconfigured", input="y\n"
+    )
+    assert done.splitlines()[-1].startswith("g1 rolled back to turn 2 (1 entries undone)")
+    gm.ok("poll")
+    for player in PLAYERS:
+        (notice,) = [m for m in gm.mails(player) if "Rolled back to turn 2" in str(m["Subject"])]
+        assert "The GM says why: the dice server was misconfigured" in gm.body(notice)
+    # --yes: no question
+    _, orders = attack_orders(gm, tmp_path)
+    gm.ok("adjudicate", "g1", "--orders", orders)
+    quiet = gm.ok("rollback", "g1", "2", "--yes")
+    assert quiet.startswith("g1 rolled back to turn 2")

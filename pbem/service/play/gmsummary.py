@@ -30,9 +30,7 @@ def forecast_of(session: Session, game: Game, player: Player, text: str) -> list
     return forecast_lines(state, parsed.orders, player.seat)
 
 
-def turn_summary(
-    session: Session, ctx: Context, game: Game, steps: list[replay.Step]
-) -> list[str]:
+def turn_summary(session: Session, ctx: Context, game: Game, steps: list[replay.Step]) -> list[str]:
     """What the players' turns among ``steps`` did, as their reports' GM view
     says it: the placements, then the summary (conquests, continents,
     eliminations). Setup steps and commands say nothing here."""
