@@ -185,7 +185,8 @@ def adjudicate(
     from pbem.orders.errors import format_problems_for_gm
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
-    from pbem.service.play import gm, gmsummary
+    from pbem.service.ops import gmsummary
+    from pbem.service.play import gm
     from pbem.service.play.games import author_of, find_game, players_of
     from pbem.store import init_db
 
@@ -221,8 +222,8 @@ def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
     """Say how many mails the command queued, and send them with ``send``
     (as `pbem poll` sends the outbox)."""
     from pbem.mail.settings import open_sender
+    from pbem.service.ops import gmsummary
     from pbem.service.ops.poll import outbox_lease, send_outbox
-    from pbem.service.play import gmsummary
     from pbem.store import init_db
 
     with user_errors():
