@@ -36,43 +36,39 @@ NATIVE_DIR = os.path.join(PACKAGE_DIR, "rules")  # the manifest and the group's 
 GROUP = "pbem.rules._native"
 #: what the build compiles: the rules engine's hot path (mapformat.py stays Python), and
 #: the order reader a replay runs for every turn (docs/PERFORMANCE.md)
-NATIVE_MODULES: tuple[str, ...] = (
-    tuple(
-        f"pbem.rules.{name}"
-        for name in (
-            "actions",
-            "armies",
-            "attacking",
-            "board",
-            "bots",
-            "cards",
-            "combat",
-            "defence",
-            "dice",
-            "engine",
-            "events",
-            "opening",
-            "options",
-            "simulate",
-            "state",
-            "turnplan",
-            "victory",
-        )
+NATIVE_MODULES: tuple[str, ...] = tuple(
+    f"pbem.rules.{name}"
+    for name in (
+        "actions",
+        "armies",
+        "attacking",
+        "board",
+        "bots",
+        "cards",
+        "combat",
+        "defence",
+        "dice",
+        "engine",
+        "events",
+        "opening",
+        "options",
+        "simulate",
+        "state",
+        "turnplan",
+        "victory",
     )
-    + tuple(
-        f"pbem.orders.{name}"
-        for name in (
-            "canonical",
-            "lexer",
-            "linereader",
-            "lines",
-            "parser",
-            "setupcheck",
-            "validate",
-        )
+) + tuple(
+    f"pbem.orders.{name}"
+    for name in (
+        "canonical",
+        "lexer",
+        "linereader",
+        "lines",
+        "parser",
+        "setupcheck",
+        "validate",
     )
-    + ("pbem.orderlog.records",)
-)  # (not orderlog.replay: tests count its calls by monkeypatching)
+) + ("pbem.orderlog.records",)  # (not orderlog.replay: tests count its calls by monkeypatching)
 MANIFEST_NAME = "_native.json"
 MANIFEST_FORMAT = 2  # 2: built files named by their path under pbem/ (rules/, orders/)
 ENV = "PBEM_NATIVE"
@@ -153,9 +149,8 @@ def _stamp(path: str) -> dict[str, int]:
 
 def write_manifest() -> str:
     """Record what was just compiled (called by scripts/build_native.py)."""
-    sources = {
-        m: {**_stamp(source_path(m)), "sha256": _sha256(source_path(m))} for m in NATIVE_MODULES
-    }
+    sources = {m: {**_stamp(source_path(m)), "sha256": _sha256(source_path(m))}
+               for m in NATIVE_MODULES}
     built = {_key(p): _stamp(p) for p in built_files()}
     missing = [m for m in NATIVE_MODULES if _built_key(m) not in built]
     if missing:
@@ -242,3 +237,4 @@ def check() -> NativeState:
 def state() -> NativeState:
     """The decision `check` made (it is made when pbem is imported)."""
     return check()
+

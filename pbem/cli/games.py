@@ -191,9 +191,9 @@ def adjudicate(
     from pbem.store import init_db
 
     text = read_text(orders)
-    cfg = config_of(config)
-    clock = clock_from(None)
     with user_errors():
+        cfg = config_of(config)
+        clock = clock_from(None)
         before = gmsummary.mails_waiting(init_db(cfg.database_url), clock.now())
     with open_session(config) as session:
         row = find_game(session, game)

@@ -272,13 +272,7 @@ class DiceStream:
 
 # face -> what uniform(6) logs for it (index 0 is never a face)
 _LOGGED: Final[tuple[tuple[int, int], ...]] = (
-    (6, -1),
-    (6, 0),
-    (6, 1),
-    (6, 2),
-    (6, 3),
-    (6, 4),
-    (6, 5),
+    (6, -1), (6, 0), (6, 1), (6, 2), (6, 3), (6, 4), (6, 5)
 )
 
 

@@ -447,7 +447,7 @@ class GameWon(Event):
     reason: str  # "domination", "capitals", "mission", "max_turns"
     detail: str = ""
 
-    def __init__(self, seat: int, reason: str, detail: str = "") -> None:
+    def __init__(self, seat: int, reason: str, detail: str = '') -> None:
         self.seat = seat
         self.reason = reason
         self.detail = detail
