@@ -247,7 +247,10 @@ def test_show_marks_a_seat_kicked_during_the_setup(tmp_path: Path) -> None:
     gm = Gm(tmp_path)
     gm.new_game("g1", "-o", "claim=draft")
     gm.ok("poll")
-    assert gm.ok("kick", "g1", "bob").startswith("g1: bob removed during the setup")
+    assert gm.ok("kick", "g1", "bob").startswith(
+        "g1: bob removed during the setup; the seat is on autopilot until the setup ends, "
+        "then its territories go neutral (`pbem show` marks it)"
+    )
     shown = gm.ok("show", "g1")
     (line,) = [line for line in shown.splitlines() if line.startswith("bob ")]
     assert line.endswith("  (removed: on autopilot, leaving when the setup ends)")

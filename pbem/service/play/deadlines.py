@@ -323,7 +323,14 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
         ),
         subject=f"{player.name} removed during the setup",
     )
-    return [f"{game.name}: {player.name} removed during the setup"] + play_bot_turns(
+    leaving = (
+        "the bot plays it" if settings(game)["on_removal"] == "bot" else "its territories go neutral"
+    )
+    said = (
+        f"{game.name}: {player.name} removed during the setup; the seat is on autopilot "
+        f"until the setup ends, then {leaving} (`pbem show` marks it)"
+    )
+    return [said] + play_bot_turns(
         session, ctx, game
     )
 
