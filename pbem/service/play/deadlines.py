@@ -323,9 +323,8 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
         ),
         subject=f"{player.name} removed during the setup",
     )
-    leaving = (
-        "the bot plays it" if settings(game)["on_removal"] == "bot" else "its territories go neutral"
-    )
+    bot = settings(game)["on_removal"] == "bot"
+    leaving = "the bot plays it" if bot else "its territories go neutral"
     said = (
         f"{game.name}: {player.name} removed during the setup; the seat is on autopilot "
         f"until the setup ends, then {leaving} (`pbem show` marks it)"
