@@ -17,6 +17,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from pathlib import Path
 
+import pytest
 from sqlmodel import select
 from typer.testing import CliRunner, Result
 
@@ -34,6 +35,7 @@ from pbem.store import ServiceState, init_db, session_scope
 
 runner = CliRunner()
 PLAYERS = ["alice", "bob", "carol"]
+SECRET = bytes([9]) * 32
 NO_CONFIG = {"verify"}  # commands that read no database
 
 
@@ -110,13 +112,20 @@ class Gm:
         engine.dispose()
 
 
+@pytest.fixture
+def gm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Gm:
+    """A GM's folder; every game's secret fixed, so its dice (and the bots'
+    orders) are the same on every run."""
+    monkeypatch.setattr("pbem.service.play.games.new_secret", lambda: SECRET)
+    return Gm(tmp_path)
+
+
 def iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%MZ")
 
 
 # ------------------------------------------------------- 1. a clock jump is no outage
-def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
     gm.ok("poll")
     start = datetime.now(UTC)
@@ -145,8 +154,7 @@ def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(tmp_path: Path) ->
 
 
 # ------------------------------------------------- 11. past outages, folded across hosts
-def test_status_keeps_a_past_outage_with_its_start_end_and_length(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_status_keeps_a_past_outage_with_its_start_end_and_length(gm: Gm, tmp_path: Path) -> None:
     inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
     shutil.rmtree(inbox)
     inbox.write_text("in the way")  # the inbox cannot be a Maildir
@@ -170,11 +178,10 @@ def test_status_keeps_a_past_outage_with_its_start_end_and_length(tmp_path: Path
 
 
 def test_a_database_outage_seen_by_two_hosts_is_kept_once_and_its_end_told_once(
-    tmp_path: Path,
+    gm: Gm, tmp_path: Path
 ) -> None:
     """Two hosts, each with its own outage folder: each sends its alert (folded
     by its Message-ID), and the first back in the database keeps the record."""
-    gm = Gm(tmp_path)
     engine = init_db(gm.settings.database_url)
     sender = MaildirSender(gm.settings.mail.maildir_root)
     t0 = datetime(2026, 12, 1, 9, 0, 10, tzinfo=UTC)
@@ -216,8 +223,7 @@ def test_a_database_outage_seen_by_two_hosts_is_kept_once_and_its_end_told_once(
 
 
 # ------------------------------------------------------------ 5. the dice secret
-def test_export_with_secret_of_a_running_game_needs_force(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_export_with_secret_of_a_running_game_needs_force(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
     refused = gm.run("export", "g1", "--with-secret")
     assert (refused.exit_code, refused.stdout) == (1, "")
@@ -243,8 +249,7 @@ def test_export_with_secret_of_a_running_game_needs_force(tmp_path: Path) -> Non
 
 
 # ------------------------------------------- 4. a seat kicked during the setup, shown
-def test_show_marks_a_seat_kicked_during_the_setup(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_show_marks_a_seat_kicked_during_the_setup(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "claim=draft")
     gm.ok("poll")
     assert gm.ok("kick", "g1", "bob").startswith(
@@ -291,8 +296,7 @@ def odds_block(text: str) -> list[str]:
     return lines[start : end + 1]
 
 
-def test_check_and_dry_run_print_the_odds_of_the_check_mail(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_check_and_dry_run_print_the_odds_of_the_check_mail(gm: Gm, tmp_path: Path) -> None:
     words = passwords(gm.new_game("g1", "-o", "placement=auto"))
     gm.ok("poll")
     who, orders = attack_orders(gm, tmp_path)
@@ -319,8 +323,7 @@ def test_check_and_dry_run_print_the_odds_of_the_check_mail(tmp_path: Path) -> N
     assert gm.state("last_poll") is not None
 
 
-def test_refused_orders_are_said_in_the_gms_words(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_refused_orders_are_said_in_the_gms_words(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
     who, orders = attack_orders(gm, tmp_path)
     bad = tmp_path / "bad.txt"
@@ -345,9 +348,8 @@ def test_refused_orders_are_said_in_the_gms_words(tmp_path: Path) -> None:
 
 
 def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
-    tmp_path: Path,
+    gm: Gm, tmp_path: Path
 ) -> None:
-    gm = Gm(tmp_path)
     gm.new_game("g1", "-o", "placement=auto")
     gm.ok("poll")
     who, orders = attack_orders(gm, tmp_path)
@@ -377,8 +379,7 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     assert gm.delivered() == sent + count
 
 
-def test_rollback_asks_first_and_tells_the_players_why(tmp_path: Path) -> None:
-    gm = Gm(tmp_path)
+def test_rollback_asks_first_and_tells_the_players_why(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
     for _ in range(2):
         _, orders = attack_orders(gm, tmp_path)
