@@ -28,8 +28,11 @@ def _fast_odds(args: list[str]) -> int | None:
     return 0
 
 
-def _verify_args(args: list[str]) -> tuple[str, str] | None:
-    """(file, secret) of `verify FILE --secret HEX` (either order, or --secret=HEX)."""
+def _verify_args(args: list[str]) -> tuple[str, str | None] | None:
+    """(file, secret) of `verify FILE --secret HEX` (either order, or --secret=HEX),
+    (file, None) of `verify FILE` (the record's own [Secret])."""
+    if len(args) == 1 and not args[0].startswith("-"):
+        return args[0], None
     if len(args) == 2 and args[0].startswith("--secret=") and not args[1].startswith("-"):
         return args[1], args[0].removeprefix("--secret=")
     if len(args) == 2 and args[1].startswith("--secret=") and not args[0].startswith("-"):
@@ -45,21 +48,21 @@ def _verify_args(args: list[str]) -> tuple[str, str] | None:
 
 
 def _fast_verify(args: list[str]) -> int | None:
-    """`verify FILE --secret HEX`, as pbem.cli.records.verify answers it (same
+    """`verify FILE [--secret HEX]`, as pbem.cli.records.verify answers it (same
     output, same exit code); None to let typer handle anything else."""
     found = _verify_args(args)
     if found is None:
         return None
     from pathlib import Path
 
-    from pbem.orderlog.records import RecordError, read_record, verify_record
+    from pbem.orderlog.records import RecordError, read_record, secret_to_verify, verify_record
 
     file, secret = found
     path = Path(file)
     try:
         text = path.read_text(encoding="utf-8")
         record = read_record(text, str(path))
-        report = verify_record(record, secret)
+        report = verify_record(record, secret_to_verify(record, secret, str(path)))
     except OSError as exc:
         print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1

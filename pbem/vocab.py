@@ -37,6 +37,19 @@ class SeatStatus(StrEnum):
     RESIGNED = "resigned"
 
 
+class SeatStanding(StrEnum):
+    """How a seat is played now, as `pbem show` marks it (from ``SeatStatus``,
+    the game's bot and autopilot seats, and the seat holder's absence)."""
+
+    PLAYING = "playing"
+    AUTOPILOT = "autopilot"  # removed during the setup: placed for, leaving when it ends
+    BOT = "bot"  # removed, the greedy bot plays the seat
+    ABSENT = "absent"  # an announced absence going on now
+    REMOVED = "removed"  # by the GM, or for missed turns: territories neutral
+    RESIGNED = "resigned"
+    ELIMINATED = "eliminated"
+
+
 class InboundStatus(StrEnum):
     """Where an inbound mail stands."""
 

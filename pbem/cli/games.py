@@ -159,10 +159,11 @@ def list_(config: ConfigOption = None, as_json: JsonOption = False) -> None:
 
 def show(game: str, config: ConfigOption = None, as_json: JsonOption = False) -> None:
     """A game's board by continent, players, card counts, whose turn, deadline."""
+    from pbem.service.clock import clock_from
     from pbem.service.ops.overview import game_overview
 
     with open_session(config) as session:
-        data, text = game_overview(session, game)
+        data, text = game_overview(session, game, clock_from(None).now())
     emit(data, as_json, lambda: text)
 
 
@@ -175,25 +176,77 @@ def adjudicate(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Validate only; change nothing.")
     ] = False,
+    send: Annotated[
+        bool, typer.Option("--send", help="Send the mails it queued now, not at the next poll.")
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Enter a player's orders by hand, as the GM, and play them."""
-    from pbem.orders.errors import format_problems
+    from pbem.orders.errors import format_problems_for_gm
     from pbem.service.clock import clock_from
     from pbem.service.context import Context
+    from pbem.service.ops import gmsummary
     from pbem.service.play import gm
     from pbem.service.play.games import author_of, find_game, players_of
+    from pbem.store import init_db
 
     text = read_text(orders)
+    with user_errors():
+        cfg = config_of(config)
+        clock = clock_from(None)
+        before = gmsummary.mails_waiting(init_db(cfg.database_url), clock.now())
     with open_session(config) as session:
         row = find_game(session, game)
         who = author_of(session, row, player)
-        ctx = Context(config_of(config), clock_from(None))
+        ctx = Context(cfg, clock)
         outcome = gm.adjudicate(session, ctx, row, who, text, dry_run)
         if not outcome.accepted:
-            typer.echo(format_problems(outcome.problems, text), err=True)
+            what = f"{who.name}'s orders in {orders}"
+            typer.echo(format_problems_for_gm(outcome.problems, text, what), err=True, nl=False)
             raise typer.Exit(1)
         typer.echo(outcome.canonical.rstrip("\n"))
         typer.echo(f"{who.name}: {outcome.message}")
+        if dry_run:
+            odds = gmsummary.forecast_of(session, row, who, text)
+            for line in [""] + odds if odds else []:
+                typer.echo(line)
+            return
+        for line in gmsummary.turn_summary(session, ctx, row, outcome.steps):
+            typer.echo(line)
         if row.phase == GamePhase.OVER and row.winner_seat is not None:
             typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")
+    _mail_out(cfg, clock, before, send)
+
+
+def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
+    """Say how many mails the command queued, and send them with ``send``
+    (as `pbem poll` sends the outbox)."""
+    from pbem.mail.settings import open_sender
+    from pbem.service.ops import gmsummary
+    from pbem.service.ops.poll import outbox_lease, send_outbox
+    from pbem.store import init_db
+
+    with user_errors():
+        engine = init_db(cfg.database_url)
+        queued = max(gmsummary.mails_waiting(engine, clock.now()) - before, 0)
+        if not send:
+            if not queued:
+                return  # nothing to say: nothing waits because of this command
+            typer.echo(
+                f"{_mails(queued)} queued: they go out at the next `pbem poll` "
+                "(or now: `pbem outbox --retry`)"
+            )
+            return
+        report = send_outbox(
+            engine, open_sender(cfg.mail), clock, cfg.mail.game_address, lease=outbox_lease(cfg)
+        )
+    typer.echo(
+        f"{_mails(queued)} queued; sent now: {report.sent} sent, {report.deferred} deferred, "
+        f"{report.failed} failed"
+    )
+    for error in report.errors:
+        typer.echo(f"error: {error}", err=True)
+
+
+def _mails(count: int) -> str:
+    return f"{count} mail" if count == 1 else f"{count} mails"

@@ -13,6 +13,7 @@ from pbem.cli.common import (
     config_of,
     open_session,
     parse_settings,
+    user_errors,
 )
 
 
@@ -87,13 +88,27 @@ def rollback(
     reroll: Annotated[
         bool, typer.Option(help="New dice from TURN on: a new secret, its commitment announced.")
     ] = False,
+    message: Annotated[
+        str | None, typer.Option("--message", help="Why: told to the players in the notice.")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     config: ConfigOption = None,
 ) -> None:
     """Undo every step from TURN on: truncate the log, replay, announce. The
     replayed turns roll the same dice unless --reroll."""
     from pbem.service.play import gm
+    from pbem.service.play.games import find_game
+    from pbem.store import init_db, session_scope
 
-    _gm(config, game, gm.rollback, turn, reroll)
+    if not yes:  # asked outside any write transaction: the poll goes on meanwhile
+        with user_errors():
+            engine = init_db(config_of(config).database_url)
+            with session_scope(engine, write=False) as session:
+                question = gm.rollback_question(session, find_game(session, game), turn)
+        if not typer.confirm(question, default=False):
+            typer.echo("nothing changed")
+            raise typer.Exit(1)
+    _gm(config, game, gm.rollback, turn, reroll, message)
 
 
 def process(game: str, config: ConfigOption = None) -> None:

@@ -50,6 +50,10 @@ def export(
     with_secret: Annotated[
         bool, typer.Option("--with-secret", help="Include the secret (GM backups).")
     ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="With --with-secret: write it although the game runs."),
+    ] = False,
     config: ConfigOption = None,
 ) -> None:
     """Write a game record: headers, then the canonical orders turn by turn."""
@@ -57,7 +61,7 @@ def export(
     from pbem.service.play.games import find_game
 
     with open_session(config) as session:
-        text = export_record(session, find_game(session, game), with_secret)
+        text = export_record(session, find_game(session, game), with_secret, force)
     if output is None:
         typer.echo(text, nl=False)
     else:
@@ -83,15 +87,19 @@ def import_(
 
 def verify(
     file: Path,
-    secret: Annotated[str, typer.Option(help="The revealed secret (hex).")],
+    secret: Annotated[
+        str | None,
+        typer.Option(help="The revealed secret (hex); by default the record's [Secret]."),
+    ] = None,
 ) -> None:
-    """Recompute every roll of a game record from the revealed secret."""
-    from pbem.orderlog.records import RecordError, read_record, verify_record
+    """Recompute every roll of a game record from the revealed secret (the
+    record's own [Secret] when it has one)."""
+    from pbem.orderlog.records import RecordError, read_record, secret_to_verify, verify_record
 
     text = read_text(file)
     try:
         record = read_record(text, str(file))
-        report = verify_record(record, secret)
+        report = verify_record(record, secret_to_verify(record, secret, str(file)))
     except RecordError as exc:
         fail(str(exc))
     typer.echo(report.message)

@@ -81,7 +81,8 @@ def check(
         if game is not None:
             from pbem.service.play.games import check_against_game
 
-            result = check_against_game(config_of(config), game, text, player)
+            source = "stdin" if str(file) == "-" else str(file)
+            result = check_against_game(config_of(config), game, text, player, source)
         else:
             from pbem.maps import load_any
             from pbem.orders.check import check_text

@@ -407,6 +407,25 @@ class VerifyReport:
     turn: int | None = None  # the first turn that differs
 
 
+def secret_to_verify(record: Record, given: str | None, source: str = "the record") -> str:
+    """The secret ``pbem verify`` checks with: ``given`` (--secret), else the
+    record's own [Secret]; both, and different, is refused with both named."""
+    recorded = record.secret_hex
+    if given is None:
+        if recorded is None:
+            raise RecordError(
+                f"{source} has no [Secret] (the game's secret is not revealed yet): "
+                "give it with --secret HEX"
+            )
+        return recorded
+    if recorded is not None and given.strip().lower() != recorded.strip().lower():
+        raise RecordError(
+            f"--secret {given} differs from the [Secret] of {source} ({recorded}); "
+            "leave --secret out to verify with the record's"
+        )
+    return given
+
+
 def verify_record(record: Record, secret_hex: str) -> VerifyReport:
     """Recompute every step from the secret; report the first difference."""
     with paused_gc():

@@ -101,10 +101,32 @@ def did_you_mean(names: list[str]) -> str:
 def format_problems(problems: list[OrderProblem], text: str) -> str:
     """The reply to a mail whose orders were refused: every problem with its
     line as written, a mark under the offending text, and the fix."""
-    lines = source_lines(text)
     count = len(problems)
     head = "1 problem" if count == 1 else f"{count} problems"
     out = [f"Your orders were not applied: {head} found. Nothing in this mail was applied.", ""]
+    out += problem_lines(problems, text)
+    out.append("Send all the orders again, corrected. HELP replies with the order language.")
+    return "\n".join(out) + "\n"
+
+
+def format_problems_for_gm(problems: list[OrderProblem], text: str, what: str) -> str:
+    """The same problems as the GM's command line says them (``pbem check
+    --game``, ``pbem adjudicate``): ``what`` names the orders refused, e.g.
+    "alice's orders in turn.txt"; no word of mail or HELP."""
+    count = len(problems)
+    head = "1 problem" if count == 1 else f"{count} problems"
+    out = [f"{what} refused ({head}); nothing was applied:", ""]
+    lines = problem_lines(problems, text, whole="the orders as a whole:")
+    return "\n".join(out + lines).rstrip("\n") + "\n"
+
+
+def problem_lines(
+    problems: list[OrderProblem], text: str, whole: str = "the mail as a whole:"
+) -> list[str]:
+    """Every problem with its line as written, a mark under the offending
+    text, and the fix; a blank line after each."""
+    lines = source_lines(text)
+    out: list[str] = []
     for problem in in_line_order(problems):
         if 0 < problem.line <= len(lines):
             shown = lines[problem.line - 1].replace("\t", " ")
@@ -114,13 +136,12 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
                 width = max(1, len(problem.text))
                 out.append(" " * (len(prefix) + problem.column - 1) + "^" * width)
         else:
-            out.append("the mail as a whole:")
+            out.append(whole)
         out.append(f"  {problem.message}")
         if problem.expected and problem.expected not in problem.message:
             out.append(f"  expected: {problem.expected}")
         out.append("")
-    out.append("Send all the orders again, corrected. HELP replies with the order language.")
-    return "\n".join(out) + "\n"
+    return out
 
 
 # -- problems of validation (validate.py, setupcheck.py) ------------------------

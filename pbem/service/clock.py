@@ -2,6 +2,10 @@
 
 Tests hand the service a ManualClock and move it; everything else uses
 SystemClock. Times are aware UTC datetimes.
+
+``now`` is the game's time; ``real`` is the time that really passes, the
+one an outage is measured on. They differ only for a ShiftedClock (``pbem
+--now``, $PBEM_NOW): a GM's jump of the game's time is no outage.
 """
 
 from __future__ import annotations
@@ -13,9 +17,14 @@ from typing import Protocol
 class Clock(Protocol):
     def now(self) -> datetime: ...
 
+    def real(self) -> datetime: ...
+
 
 class SystemClock:
     def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def real(self) -> datetime:
         return datetime.now(UTC)
 
 
@@ -28,6 +37,10 @@ class ManualClock:
         self._now = start
 
     def now(self) -> datetime:
+        return self._now
+
+    def real(self) -> datetime:
+        """A test's clock is its real time too: moving it is time passing."""
         return self._now
 
     def advance(self, **delta: float) -> datetime:
@@ -52,6 +65,10 @@ class ShiftedClock:
 
     def now(self) -> datetime:
         return datetime.now(UTC) + self._offset
+
+    def real(self) -> datetime:
+        """The system clock, unshifted: what the GM's jump did not move."""
+        return datetime.now(UTC)
 
 
 class ClockError(ValueError):

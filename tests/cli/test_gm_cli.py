@@ -31,7 +31,8 @@ from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.orderlog import replay
 from pbem.orderlog.records import read_record
-from pbem.orders import OrdersError, TextBot, format_problems, parse_orders
+from pbem.orders import OrdersError, TextBot, parse_orders
+from pbem.orders.errors import format_problems_for_gm
 from pbem.rules.bots import make_bot
 from pbem.rules.state import GameState
 from pbem.service.play.games import find_game, load, log_of
@@ -42,6 +43,7 @@ GAME = "world-1"
 PLAYERS = ["alice", "bob", "carol"]
 PLAYER_OPTIONS = [x for name in PLAYERS for x in ("--player", f"{name}:{name}@example.org")]
 runner = CliRunner()
+QUEUED = re.compile(r"\d+ mails? queued: they go out at the next `pbem poll` .*")
 
 
 def write_config(folder: Path) -> Path:
@@ -242,17 +244,21 @@ def test_setup_waits_for_every_player(played: Played) -> None:
         assert mail.startswith(f"GAME {GAME}\nPLACE ")
         canonical = mail.split("\n", 1)[1].rstrip("\n")  # the bot writes canonical orders
         # (the command prints a blank line after the orders: canonical text ends in a newline)
-        assert [line for line in output.split("\n") if line] == [*canonical.split("\n"), message]
+        lines = [line for line in output.split("\n") if line]
+        if name == third:  # the setup played: the mails it queued are said
+            assert QUEUED.fullmatch(lines.pop()), output
+        assert lines == [*canonical.split("\n"), message]
 
 
 def test_game_is_played_to_the_end(played: Played, reference: Reference) -> None:
     """Through the command line and the database: the very game the engine plays alone."""
     assert played.turns == reference.turns
     n, winner = reference.turns, reference.winner
-    assert played.last_output.splitlines()[-2:] == [
-        f"{winner}: turn {n} played",
-        f"game over: {winner} wins",
-    ]
+    last = played.last_output.splitlines()
+    assert f"{winner}: turn {n} played" in last
+    assert last[last.index(f"{winner}: turn {n} played") + 1] == f"turn {n}:"  # its summary
+    assert last[-2] == f"game over: {winner} wins"
+    assert QUEUED.fullmatch(last[-1])
     state = state_of(played.config)
     assert (state.phase, state.turn, state.players[state.winner].name) == ("over", n, winner)
     assert [h for *_, h in hash_chain(played.config)] == reference.hashes
@@ -371,15 +377,31 @@ def test_verify_names_the_turn_whose_orders_no_longer_replay(played: Played) -> 
     assert "99" in result.stdout
 
 
-def test_verify_fails_when_one_byte_of_the_secret_changes(played: Played) -> None:
+def test_verify_fails_when_one_byte_of_the_secret_changes(played: Played, tmp_path: Path) -> None:
+    text = played.record.read_text(encoding="utf-8")
+    assert f'[Secret "{SECRET.hex()}"]\n' in text
+    bare = tmp_path / "no-secret.pgn"  # a record without [Secret]: --secret alone decides
+    bare.write_text(text.replace(f'[Secret "{SECRET.hex()}"]\n', ""), encoding="utf-8")
     for position in (0, 17, 31):
         wrong = bytearray(SECRET)
         wrong[position] ^= 0x01
-        result = pbem("verify", played.record, "--secret", bytes(wrong).hex())
+        result = pbem("verify", bare, "--secret", bytes(wrong).hex())
         assert result.exit_code == 1
         assert result.stdout == (
             "the secret does not match the commitment published at the start\n"
         )
+    # With the record's own [Secret], a different --secret is refused, both named.
+    wrong = bytearray(SECRET)
+    wrong[0] ^= 0x01
+    differs = pbem("verify", played.record, "--secret", bytes(wrong).hex())
+    assert (differs.exit_code, differs.stdout) == (1, "")
+    assert differs.stderr == (
+        f"error: --secret {bytes(wrong).hex()} differs from the [Secret] of {played.record} "
+        f"({SECRET.hex()}); leave --secret out to verify with the record's\n"
+    )
+    # and without --secret, the record's own is used
+    own = ok("verify", played.record)
+    assert own.stdout.endswith("steps verified; every roll matches the secret\n")
 
 
 def test_show_json_has_board_players_and_whose_turn(played: Played) -> None:
@@ -446,7 +468,7 @@ def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
     orders.write_text(make_bots()[state.current].write_turn(state), encoding="utf-8")
     result = ok("adjudicate", GAME, "--orders", orders, "--dry-run", "--config", started)
     name = PLAYERS[state.current]
-    assert result.stdout.endswith(f"{name}: valid (nothing applied)\n")
+    assert f"{name}: valid (nothing applied)" in result.stdout.splitlines()
     assert result.stdout.startswith("PLACE ")
     assert (hash_chain(started), log_texts(started), state_of(started).state_hash()) == before
     assert len(unsent_mail(started)) == queued
@@ -532,7 +554,10 @@ def test_invalid_orders_print_the_problems_and_change_nothing(
     assert result.exit_code == 1
     with pytest.raises(OrdersError) as refused:
         parse_orders(text, state.board)
-    assert result.stderr == format_problems(refused.value.problems, text) + "\n"
+    name = PLAYERS[state.current]
+    what = f"{name}'s orders in {orders}"
+    assert result.stderr == format_problems_for_gm(refused.value.problems, text, what)
+    assert result.stderr.startswith(f"{what} refused (1 problem); nothing was applied:\n")
     assert "line 2: PLACE 3 Atlantis" in result.stderr
     assert result.stdout == ""
     assert (hash_chain(started), log_texts(started)) == before

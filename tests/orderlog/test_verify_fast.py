@@ -48,7 +48,7 @@ def with_typer(args: list[str]) -> tuple[int, str, str]:
 def tampered(tmp_path: Path, old: str, new: str) -> str:
     text = RECORD.read_text(encoding="utf-8")
     assert old in text
-    path = tmp_path / "tampered.pgn"
+    path = tmp_path / f"tampered-{len(list(tmp_path.glob('tampered-*')))}.pgn"  # one each
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
     return str(path)
 
@@ -63,6 +63,9 @@ def cases(tmp_path: Path) -> list[list[str]]:
         ["verify", str(RECORD), "--secret", SECRET],
         ["verify", "--secret", SECRET, str(RECORD)],
         ["verify", str(RECORD), f"--secret={SECRET}"],
+        ["verify", str(RECORD)],  # the record's own [Secret]
+        ["verify", tampered(tmp_path, f'[Secret "{SECRET}"]\n', ""), "--secret", SECRET],
+        ["verify", tampered(tmp_path, f'[Secret "{SECRET}"]\n', "")],
         ["verify", str(RECORD), "--secret", wrong],
         ["verify", str(RECORD), "--secret", "not-hex"],
         ["verify", str(tmp_path / "missing.pgn"), "--secret", SECRET],
@@ -87,7 +90,6 @@ def test_the_fast_verify_answers_as_the_typer_command(tmp_path: Path) -> None:
     "args",
     [
         ["verify", "--help"],
-        ["verify", str(RECORD)],
         ["verify", str(RECORD), "--secret"],
         ["verify", str(RECORD), "--secret", SECRET, "--extra"],
         ["verify", "--secret", "--secret", str(RECORD)],

@@ -84,7 +84,7 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
     with world.session() as session:
         game = find_game(session, "rr")
         assert replay_game(session, game).ok
-        text = export_record(session, game, with_secret=True)
+        text = export_record(session, game, with_secret=True, force=True)
     record = read_record(text)
     assert record.rerolls == [(4, made, secret_hex)]
     # `pbem reveal` publishes every secret the game's dice came from

@@ -48,7 +48,9 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Eng
                 settings={"timezone": "UTC"},
             )  # fmt: skip
             schedule.start_period(session, ctx, created.game, load(session, created.game).state)
-        session.add(ServiceState(key="last_poll", value=(START - timedelta(minutes=5)).isoformat()))
+        before = (START - timedelta(minutes=5)).isoformat()
+        session.add(ServiceState(key="last_poll", value=before))
+        session.add(ServiceState(key="last_poll_real", value=before))
     yield engine, ctx
     engine.dispose()
 

@@ -123,11 +123,13 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         lines.append(f"Setup ({state.phase}): every player's orders due, deadline {deadline}")
     lines.append("")
     lines.append(f"{'player':<14}{'colour':<9}{'terr':>5}{'armies':>8}{'cards':>7}  next")
+    marks = info.get("marks", {})  # seat: how it is played, when not as usual
     for seat, p in enumerate(state.players):
         territories = state.territory_count(seat)
         bonus = sum(board.continents[c].bonus for c in state.continents_held(seat))
         due = reinforcement_base(territories) + bonus if p.alive and not p.neutral else 0
-        status = "" if p.alive else "  (out)"
+        mark = marks.get(seat) or ("" if p.alive else "out")
+        status = f"  ({mark})" if mark else ""
         lines.append(
             f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
             f"{len(p.cards):>7}  {due:>4}{status}"

@@ -12,8 +12,11 @@ outage_dir``, by default in the system's temporary folder; its name comes
 from the database URL), read and written under a file lock, and its alert
 is sent directly. The first worker past the threshold sends it and marks
 the file; the others see the mark. The alert's Message-ID comes from the
-outage's start and the GM's address, so even workers that cannot share the
-file (other hosts) send mails that clients fold when they started together.
+GM's address and the window of ``outage_alert_minutes`` the outage started
+in, so even workers that cannot share the file (other hosts) send mails
+that clients fold when they saw it start in the same window. Once the
+database answers again the outage is kept in it (pbem.service.ops.outagelog),
+where every host sees it: one record, one note that it is over.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from sqlmodel import Session, col, select
 from pbem.config import Config
 from pbem.mail.transport import OutgoingMail, Sender
 from pbem.service.context import Context
+from pbem.service.ops import outagelog
 from pbem.store import ServiceState, session_scope
 from pbem.store.errors import DatabaseError
 from pbem.vocab import Component
@@ -142,8 +146,10 @@ class Health:
                     return
                 outage = Outage(**json.loads(row.value))
                 session.delete(row)
-                minutes = outage.minutes(self.ctx.clock.now())
+                now = self.ctx.clock.now()
+                minutes = outage.minutes(now)
                 log.warning("%s works again after %.0f minutes", _WHAT[component], minutes)
+                outagelog.remember(session, _past(component, outage, now))
                 if outage.alerted:
                     self._mail_gm(session, component, outage, over=True)
         except (DatabaseError, IntegrityError) as exc:
@@ -213,15 +219,18 @@ class Health:
             return
         if outage is None:
             return  # another worker ended it just now
-        log.warning(
-            "the database works again after %.0f minutes", outage.minutes(self.ctx.clock.now())
-        )
-        if outage.alerted:
-            try:
-                with session_scope(self.engine) as session:
+        now = self.ctx.clock.now()
+        log.warning("the database works again after %.0f minutes", outage.minutes(now))
+        try:
+            with session_scope(self.engine) as session:
+                # Kept in the database, which every worker on every host sees: a
+                # host without the shared file folds its record into the first one.
+                earlier = outagelog.remember(session, _past(Component.DATABASE, outage, now))
+                told_over = earlier is not None and earlier.alerted
+                if outage.alerted and not told_over:
                     self._mail_gm(session, Component.DATABASE, outage, over=True)
-            except DatabaseError as exc:
-                log.warning("could not queue the note that the database is back: %s", exc)
+        except (DatabaseError, IntegrityError) as exc:
+            log.warning("could not record that the database is back: %s", exc)
 
     def database_down(self, error: str, sender: Sender | None) -> None:
         """Record the outage (shared by every worker) and alert once when long."""
@@ -272,11 +281,21 @@ class Health:
 
 
 def database_alert_id(ctx: Context, outage: Outage) -> str:
-    """The same for every worker that saw the outage start at the same time."""
+    """The same for every worker that saw the outage start in the same window
+    of ``outage_alert_minutes``: workers on hosts that share no outage file
+    (each its own ``since``) send alerts that mail clients fold."""
     from pbem.service.play import mailinfo
 
     gm = ctx.config.mail.gm_address
-    return mailinfo.message_id(ctx, "outage", "database", gm, outage.since, "alert")
+    window = max(ctx.config.poll.outage_alert_minutes, 1.0) * 60
+    start = int(datetime.fromisoformat(outage.since).timestamp() // window)
+    return mailinfo.message_id(ctx, "outage", "database", gm, start, "alert")
+
+
+def _past(component: Component, outage: Outage, until: datetime) -> outagelog.PastOutage:
+    return outagelog.PastOutage(
+        component, outage.since, until.isoformat(), outage.error, outage.alerted
+    )
 
 
 def _alert_text(component: Component, outage: Outage, over: bool) -> tuple[str, str]:

@@ -53,6 +53,7 @@ from pbem.service.intake import claims
 from pbem.service.intake.claims import ClaimState
 from pbem.service.ops.health import Health
 from pbem.service.play import deadlines, digest
+from pbem.service.play.deadlines import LAST_POLL, LAST_POLL_REAL
 from pbem.service.tell import outbox
 from pbem.store import (
     Game,
@@ -532,11 +533,15 @@ def send_outbox(
 
 
 def _record_poll(engine: Engine, clock: Clock) -> None:
+    """The poll's time on the game's clock (``last_poll``, what the GM reads)
+    and on the real one (``last_poll_real``, what an outage is measured on:
+    a GM's ``--now`` moves the first, never the second)."""
     try:
         with session_scope(engine, durable=False) as session:
-            row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
-            row = row or ServiceState(key="last_poll")
-            row.value = clock.now().isoformat()
-            session.add(row)
+            for key, when in ((LAST_POLL, clock.now()), (LAST_POLL_REAL, clock.real())):
+                row = session.exec(select(ServiceState).where(ServiceState.key == key)).first()
+                row = row or ServiceState(key=key)
+                row.value = when.isoformat()
+                session.add(row)
     except IntegrityError:
         pass  # another worker wrote its own poll time at the same moment

@@ -25,6 +25,7 @@ from pbem.config import Config
 from pbem.service.clock import Clock
 from pbem.service.intake import seatguard
 from pbem.service.ops.health import Outage, database_outage, outages
+from pbem.service.ops.outagelog import KEEP, PastOutage, past_outages
 from pbem.service.tell import outbox
 from pbem.store import InboundMessage, ServiceState, session_scope
 from pbem.store.errors import DatabaseError
@@ -34,6 +35,7 @@ from pbem.vocab import Component, InboundStatus
 # A notice is told right after its decision's commit; one still untold after
 # this long failed to render (a poll in progress is not a problem).
 UNTOLD_GRACE = timedelta(minutes=10)
+SHOWN_PAST = 3  # past outages in the text; --json has every one kept
 
 
 class Level(IntEnum):
@@ -49,6 +51,7 @@ class Status:
     failing: list[dict[str, Any]] = field(default_factory=list)
     outbox: dict[str, Any] = field(default_factory=dict)
     outages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    past_outages: list[dict[str, Any]] = field(default_factory=list)  # newest first
     last_poll: str | None = None
     problems: list[str] = field(default_factory=list)  # one line each, worst first
     wrong_passwords: list[dict[str, Any]] = field(default_factory=list)  # seatguard.py
@@ -113,6 +116,7 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
             }
             stuck = untold_since(session, now - UNTOLD_GRACE)
             found = outages(session, config)
+            status.past_outages = [past.as_json() for past in past_outages(session)]
             row = session.exec(select(ServiceState).where(ServiceState.key == "last_poll")).first()
             status.last_poll = row.value if row else None
             status.wrong_passwords = seatguard.wrong_password_report(session)
@@ -165,6 +169,10 @@ def describe(status: Status) -> str:
             )
         )
     lines += seatguard.wrong_password_lines(status.wrong_passwords)
+    if status.past_outages:
+        lines.append(f"past outages (the last {KEEP} are kept; --json lists them):")
+        for past in status.past_outages[:SHOWN_PAST]:
+            lines.append("  " + PastOutage.from_json(past).line())
     for title, mails in (("held", status.held), ("failing", status.failing)):
         for mail in mails:
             lines.append(

@@ -50,7 +50,13 @@ def replay_game(
     return compare_hashes(definition_of(session, game), entries, stored, progress)
 
 
-def export_record(session: Session, game: Game, with_secret: bool = False) -> str:
+def export_record(
+    session: Session, game: Game, with_secret: bool = False, force: bool = False
+) -> str:
+    """The game record; ``with_secret`` writes the dice secret into it, which
+    on a game still running needs ``force`` (as ``reveal`` does)."""
+    if with_secret and not game.secret_revealed:
+        _refuse_running(game, force, "writing it into the record", "write it anyway")
     rows = log_of(session, game)
     hashes = {
         r.seq: r.state_hash
@@ -201,13 +207,18 @@ def reveal(session: Session, game: Game, force: bool = False) -> str:
     """Publish the secret: from now on anyone can verify every roll. On a game
     still running that also tells everyone every future roll, so it needs
     ``force``."""
-    if game.status != GameStatus.FINISHED and not force:
-        raise ServiceError(
-            f"game {game.name} is still running: its secret decides every roll still to "
-            "come, so publishing it now would let anyone compute the future dice. It is "
-            "published with the game record when the game ends; use --force to publish "
-            "it anyway"
-        )
+    _refuse_running(game, force, "publishing it now", "publish it anyway")
     game.secret_revealed = True
     session.add(game)
     return game.secret
+
+
+def _refuse_running(game: Game, force: bool, doing: str, anyway: str) -> None:
+    """A running game's secret is every roll still to come: not without ``force``."""
+    if game.status != GameStatus.FINISHED and not force:
+        raise ServiceError(
+            f"game {game.name} is still running: its secret decides every roll still to "
+            f"come, so {doing} would let anyone compute the future dice. It "
+            f"is published with the game record when the game ends; use --force to "
+            f"{anyway}"
+        )

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pbem.deadlines")
 MIN_OUTAGE = timedelta(minutes=30)  # a poller down at least this long had an outage
+LAST_POLL = "last_poll"  # the last poll on the game's clock (a GM's --now moves it)
+LAST_POLL_REAL = "last_poll_real"  # ... and on the real clock: outages are measured on it
 
 
 def _marked(session: Session, key: str) -> bool:
@@ -94,16 +96,21 @@ def _outage(engine: Engine, ctx: Context) -> list[str]:
     so nobody is punished for it; the players and the GM are told.
 
     Deadlines still ahead are left alone: they either lost nothing, or were
-    set by mail this very poll handled."""
+    set by mail this very poll handled.
+
+    The downtime is measured on the real clock, from the last poll's real
+    time: a GM who tries deadlines with ``pbem --now`` moves the game's time
+    (which deadlines passed), never the downtime. (A database from before
+    ``last_poll_real`` has none: its first poll measures no outage.)"""
     now = ctx.clock.now()
     out: list[str] = []
     with session_scope(engine) as session:
-        row = state_row(session, "last_poll")
+        row = state_row(session, LAST_POLL_REAL)
         if row is None:
             return []
         last = aware_utc(datetime.fromisoformat(row.value))
         assert last is not None
-        downtime = now - last
+        downtime = ctx.clock.real() - last
         if downtime <= MIN_OUTAGE:  # no game's threshold is lower: the usual case
             return []
         from pbem.service.play import notify
@@ -316,7 +323,13 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
         ),
         subject=f"{player.name} removed during the setup",
     )
-    return [f"{game.name}: {player.name} removed during the setup"] + play_bot_turns(
+    bot = settings(game)["on_removal"] == "bot"
+    leaving = "the bot plays it" if bot else "its territories go neutral"
+    said = (
+        f"{game.name}: {player.name} removed during the setup; the seat is on autopilot "
+        f"until the setup ends, then {leaving} (`pbem show` marks it)"
+    )
+    return [said] + play_bot_turns(
         session, ctx, game
     )
 

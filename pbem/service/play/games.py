@@ -504,16 +504,40 @@ def author_of(session: Session, game: Game, name: str | None) -> Player:
     raise ServiceError("the game is setting up: say whose orders these are with --as PLAYER")
 
 
-def check_against_game(config, game_name: str, text: str, player_name: str | None):  # noqa: ANN001, ANN201
-    """`pbem check --game`: validate orders against a stored game; nothing changes."""
-    from pbem.orders import CheckResult, format_problems
+def check_against_game(  # noqa: ANN201
+    config,  # noqa: ANN001
+    game_name: str,
+    text: str,
+    player_name: str | None,
+    source: str = "the file",
+):
+    """`pbem check --game`: validate orders against a stored game; nothing
+    changes. Valid: the orders as recorded, then the odds of every attack
+    as the CHECK mail gives them (pbem.orders.forecast.forecast_lines, for
+    the player to move); refused: the problems in the GM's words."""
+    from pbem.orders import CheckResult
+    from pbem.orders.errors import format_problems_for_gm
+    from pbem.orders.forecast import forecast_lines
     from pbem.store import init_db, session_scope
 
     engine = init_db(config.database_url)
     with session_scope(engine, write=False) as session:
         game = find_game(session, game_name)
         player = author_of(session, game, player_name)
-        outcome = submit(session, game, player, text, source="gm", dry_run=True)
+        loaded = load(session, game)
+        try:
+            parsed = parse_orders(text, loaded.state.board)
+        except OrdersError as exc:
+            what = f"{player.name}'s orders in {source}"
+            return CheckResult(False, format_problems_for_gm(exc.problems, text, what))
+        outcome = submit(
+            session, game, player, text, source="gm", dry_run=True, parsed=parsed, loaded=loaded
+        )
+        odds = forecast_lines(loaded.state, parsed.orders, player.seat) if outcome.accepted else []
     if outcome.accepted:
-        return CheckResult(True, f"valid orders for {player.name}:\n{outcome.canonical}")
-    return CheckResult(False, format_problems(outcome.problems, text))
+        report = f"valid orders for {player.name}:\n{outcome.canonical}"
+        if odds:
+            report = report.rstrip("\n") + "\n\n" + "\n".join(odds) + "\n"
+        return CheckResult(True, report)
+    what = f"{player.name}'s orders in {source}"
+    return CheckResult(False, format_problems_for_gm(outcome.problems, text, what))

@@ -325,13 +325,9 @@ def _farewell(session: Session, ctx: Context, game: Game, seat_name: str, addres
     notify.alert(session, ctx, game, address, "You no longer play in this game", text, about)
 
 
-def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool = False) -> str:
-    """Undo every step from ``turn`` on: truncate the log, replay, announce.
-
-    The replayed turns roll the same dice (they follow from the committed
-    secret). With ``reroll`` the dice from ``turn`` on come from a new
-    secret, drawn now; its commitment is announced, and the old secret is
-    kept, as it still gives every turn before ``turn``."""
+def _rollback_cut(session: Session, game: Game, turn: int) -> tuple[list[OrderEntry], int]:
+    """The log entries a rollback to ``turn`` keeps, and how many it undoes;
+    a rollback that cannot be is refused here, before anything changes."""
     if game.phase == GamePhase.OPEN:
         raise ServiceError(f"game {game.name} has not started")
     if turn < 1 or turn > game.turn:
@@ -343,6 +339,34 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         raise ServiceError(f"nothing has been played from turn {turn} on")
     if rows[: len(keep)] != keep:
         raise ServiceError(f"the log of {game.name} is not in turn order; nothing changed")
+    return keep, cut
+
+
+def rollback_question(session: Session, game: Game, turn: int) -> str:
+    """What `pbem rollback` asks before it acts (refused as rollback would be)."""
+    _, cut = _rollback_cut(session, game, turn)
+    return (
+        f"Roll {game.name} back to the start of turn {turn} (it is at turn {game.turn}), "
+        f"undoing {cut} log {'entry' if cut == 1 else 'entries'}, and tell every player?"
+    )
+
+
+def rollback(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    turn: int,
+    reroll: bool = False,
+    message: str | None = None,
+) -> str:
+    """Undo every step from ``turn`` on: truncate the log, replay, announce
+    (with the GM's ``message`` to the players, when given).
+
+    The replayed turns roll the same dice (they follow from the committed
+    secret). With ``reroll`` the dice from ``turn`` on come from a new
+    secret, drawn now; its commitment is announced, and the old secret is
+    kept, as it still gives every turn before ``turn``."""
+    keep, cut = _rollback_cut(session, game, turn)
     last_seq = keep[-1].seq if keep else 0
     definition = definition_of(session, game)
     rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
@@ -381,7 +405,8 @@ def rollback(session: Session, ctx: Context, game: Game, turn: int, reroll: bool
         game,
         f"The GM rolled {game.name} back to the start of turn "
         f"{state.turn}: {cut} log entries were undone. The board is as it was then; "
-        f"the deadline is {_when(game.deadline)}. {dice}",
+        f"the deadline is {_when(game.deadline)}. {dice}"
+        + (f"\n\nThe GM says why: {message.strip()}" if message and message.strip() else ""),
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
     if state.phase != ENDED:
