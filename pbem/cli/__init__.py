@@ -150,9 +150,7 @@ def build(only: str | None = None) -> typer.Typer:
                 built.command(
                     name,
                     help=text,
-                    short_help=text.split("
-
-")[0],
+                    short_help=text.split("\n\n")[0],
                     rich_help_panel=panel,
                 )(command)
     return built
