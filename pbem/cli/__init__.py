@@ -44,10 +44,10 @@ PANELS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
             ("daemon", "mail", "daemon"),
             ("status", "mail", "status"),
             ("outbox", "mail", "outbox"),
-            ("mail", "mail", "mail_app"),  # a group: `pbem mail login`, `pbem mail test`
             ("list", "games", "list_"),
             ("show", "games", "show"),
             ("render", "site", "render"),
+            ("mail", "mail", "mail_app"),  # a group (`pbem mail login`, `pbem mail test`): last
         ),
     ),
     (

@@ -10,13 +10,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import typer
+
 from pbem import __version__
 from pbem.cli import COMMANDS, PANELS, help_text
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDER = [
     ("Set up a game", ["init", "new", "rules", "gm-password"]),
-    ("Run and watch games", ["poll", "daemon", "status", "outbox", "list", "show", "render"]),
+    (
+        "Run and watch games",
+        ["poll", "daemon", "status", "outbox", "list", "show", "render", "mail"],
+    ),
     (
         "Intervene in a game",
         [
@@ -96,7 +101,8 @@ def test_every_command_is_described_in_one_line_of_whole_sentences() -> None:
 def test_no_help_text_keeps_a_line_break_of_its_docstring() -> None:
     for name, module, function in COMMANDS:
         command = getattr(importlib.import_module(f"pbem.cli.{module}"), function)
-        text = help_text(command.__doc__ or "")
+        doc = command.info.help if isinstance(command, typer.Typer) else command.__doc__
+        text = help_text(str(doc or ""))
         assert text and "\n" not in text.replace("\n\n", ""), name
         for paragraph in text.split("\n\n"):
             assert paragraph.endswith((".", ")", "?")), (name, paragraph)

@@ -9,13 +9,15 @@ seats on autopilot during the setup) is kept beside them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pbem.config import GameDefaults
-from pbem.orders import SetMail, SetTimezone
 from pbem.service.errors import ServiceError
 from pbem.store import Game
+
+if TYPE_CHECKING:  # an idle poll loads no order language (tests/cli/test_startup_imports.py)
+    from pbem.orders import SetMail, SetTimezone
 
 UTC = ZoneInfo("UTC")
 
@@ -140,6 +142,7 @@ MAIL_MODE_WORDS = {
 
 
 def apply_set(game: Game, seat: int, cmd: SetMail | SetTimezone) -> tuple[str, bool]:
+    from pbem.orders import SetMail
     """SET MAIL or SET TIMEZONE for ``seat``: the answer, and whether it changed
     anything (a SET of what is set already changes nothing, and says so)."""
     if isinstance(cmd, SetMail):
