@@ -93,3 +93,19 @@ class NoticeKind(StrEnum):
     REMINDER = "reminder"  # a deadline comes
     ALERT = "alert"  # a note to every player or the GM (report/render gm_alert)
     LETTER = "letter"  # one of report/letters.py's prose letters
+
+
+class Proof(StrEnum):
+    """What proves a player's mail theirs (pbem/service/intake/proof.py)."""
+
+    PASSWORD = "password"  # the seat's password
+    TOKEN = "token"  # the current token of a mail pbem sent the seat
+    TOKEN_WRONG_PASSWORD = "token, wrong password"  # the token, beside a wrong PASSWORD line
+    NONE = "none"  # neither: the mail is not proven
+
+
+class Refusal(StrEnum):
+    """Why a mail in a player's name was refused as a possible impostor's."""
+
+    WRONG_PASSWORD = "wrong password"
+    FOREIGN_TOKEN = "foreign token"  # the token of no turn of this seat

@@ -153,6 +153,7 @@ class Receipt:
     forecast: tuple[str, ...] = ()  # the odds of orders not played yet (pbem.orders.forecast)
     setup: str = ""  # the setup phase the orders were for ("place"...); "" for a turn
     late: datetime | None = None  # the deadline they missed (accepted in the grace period)
+    token: str = ""  # the seat's current token, for the subject (a reply to it is proven)
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,9 @@ class ErrorReply:
     problems: tuple[Problem, ...]
     game: GameInfo | None = None  # None when the mail named no known game
     seat: int | None = None
-    original_subject: str = ""
+    original_subject: str = ""  # quoted in the body (never in the subject: it would grow)
     turn: int | None = None
+    token: str = ""  # the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,7 @@ class GmAlert:
     text: str
     game: GameInfo | None = None
     address: str = ""  # defaults to the game's GM
+    token: str = ""  # in a mail to a player: the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,7 @@ class Help:
     address: str
     text: str  # the order language, as the project documents it
     game: GameInfo | None = None
+    token: str = ""  # the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -217,3 +221,4 @@ class Status:
     game: GameInfo
     state: GameState
     deadline: datetime | None
+    token: str = ""  # the seat's current token, for the subject

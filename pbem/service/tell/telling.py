@@ -293,6 +293,7 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         forecast=tuple(params["forecast"]),
         setup=params["setup"],
         late=when(params["late"]),
+        token=params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
@@ -305,18 +306,22 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         seat=notice.seat,
         original_subject=params["subject"],
         turn=params["turn"],
+        token=params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_error_reply(reply))
 
 
 def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params)
-    rendered = render.render_help(rc.Help(notice.recipient, orders.help_text(info.board), info))
-    return Told(notice, shared.game, rendered)
+    text = letters.your_games(params.get("games", [])) + orders.help_text(info.board)
+    help_ = rc.Help(notice.recipient, text, info, token=params.get("token", ""))
+    return Told(notice, shared.game, render.render_help(help_))
 
 
 def _status(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
-    status = rc.Status(shared.info(params), shared.state, when(params["deadline"]))
+    status = rc.Status(
+        shared.info(params), shared.state, when(params["deadline"]), params.get("token", "")
+    )
     return Told(notice, shared.game, render.render_status(status, notice.seat))
 
 
