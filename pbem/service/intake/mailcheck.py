@@ -37,6 +37,13 @@ def named_games(mail: DecodedMail) -> list[str]:
     return list(dict.fromkeys(n[:MAX_NAME_CHARS] for n in names))
 
 
+def no_reply_reason_raw(sender: str, own: set[str]) -> str | None:
+    """Why an undecodable mail gets no answer: no sender, or one of pbem's own."""
+    if not sender or sender in own:
+        return "no sender or our own address"
+    return None
+
+
 def readable_address(address: str) -> bool:
     """An address pbem can store, answer and compare: printable, no blanks (an
     8-bit byte that is no UTF-8 in a From line decodes to a lone surrogate,

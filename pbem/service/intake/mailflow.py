@@ -133,7 +133,7 @@ def _handle(
         player_games = _games_of_sender(session, row.sender)
         if (
             player_games
-            and not no_reply_reason_raw(row, ctx)
+            and not mailcheck.no_reply_reason_raw(row.sender, ctx.own_addresses)
             and _may_reply(session, ctx, row.sender)
         ):
             game, player = player_games[0]
@@ -149,19 +149,7 @@ def _handle(
     row.game_id = None
     found = _find_game(session, mail)
     if found is None:
-        seats = sorted(_games_of_sender(session, mail.sender), key=lambda gp: gp[0].name)
-        own = [g.name for g, _ in seats]
-        run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
-        if run and _may_reply(session, ctx, mail.sender):
-            gmmail.answer_unnamed(session, ctx, mail, run)
-            return _reject(row, None, f"no game named by the GM {mail.sender}")
-        if only_help(mail.text):  # HELP from a player of several games, or a stranger
-            return _help_without_game(session, ctx, row, mail, seats)
-        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
-            session, ctx, mail.sender, stranger=not own
-        ):
-            notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
-        return _reject(row, None, f"no game for {mail.sender}")
+        return _unnamed(session, ctx, row, mail)
     # One worker at a time adjudicates a game: the row stays locked until
     # this mail's transaction ends (FOR UPDATE on PostgreSQL).
     assert found.id is not None
@@ -173,7 +161,7 @@ def _handle(
     if game.phase == GamePhase.OPEN:
         from pbem.service.intake import joining
 
-        commands = join_commands(mail.text, _board_of(game))
+        commands = join_commands(mail.text, board_of(game.map_text, game.map_name))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -249,6 +237,24 @@ def _help_without_game(
         return MailOutcome(row.message_id, None, InboundStatus.PROCESSED, "answered help")
     notify.stranger_help(session, ctx, mail)
     return _reject(row, None, f"help for {mail.sender}, who plays in no game")
+
+
+def _unnamed(session: Session, ctx: Context, row: InboundMessage, mail: DecodedMail) -> MailOutcome:
+    """A mail that names no game pbem can take it for: the GM's, HELP, a player
+    of several games told which, a stranger (answered by reply_to_unknown)."""
+    seats = sorted(_games_of_sender(session, mail.sender), key=lambda gp: gp[0].name)
+    own = [g.name for g, _ in seats]
+    run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
+    if run and _may_reply(session, ctx, mail.sender):
+        gmmail.answer_unnamed(session, ctx, mail, run)
+        return _reject(row, None, f"no game named by the GM {mail.sender}")
+    if only_help(mail.text):  # HELP from a player of several games, or a stranger
+        return _help_without_game(session, ctx, row, mail, seats)
+    if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
+        session, ctx, mail.sender, stranger=not own
+    ):
+        notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
+    return _reject(row, None, f"no game for {mail.sender}")
 
 
 def _unproven(
@@ -351,10 +357,6 @@ def _send_reply(
         )
 
 
-def _board_of(game: Game) -> Board:
-    return board_of(game.map_text, game.map_name)
-
-
 def _parse(
     text: str, board: Board, state: GameState | None = None, seat: int | None = None
 ) -> tuple[ParsedMail | None, list[OrderProblem]]:
@@ -364,12 +366,6 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
-
-
-def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
-    if not row.sender or row.sender in ctx.own_addresses:
-        return "no sender or our own address"
-    return None
 
 
 def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]]:
@@ -459,6 +455,7 @@ def _act(
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply, loaded))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
+    press_budget = int(settings(game)["press_per_hour"])
     for press in parsed.press:
         to = letters.quote(press.recipient, 40)
         if not applied:
@@ -466,7 +463,7 @@ def _act(
                 f"Your press to {to} was not relayed: nothing in this mail "
                 "was applied. Send it again with your corrected orders."
             )
-        elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
+        elif allow(session, f"press:{player.address}", press_budget, ctx.clock.now()):
             try:
                 relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
                 summary.append(relayed)
@@ -482,10 +479,6 @@ def _act(
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"
     return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
-
-
-def _press_budget(game: Game) -> int:
-    return int(settings(game)["press_per_hour"])
 
 
 def _orders(
