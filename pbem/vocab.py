@@ -126,3 +126,19 @@ class MailProblem(StrEnum):
     OAUTH2_NEEDED = "oauth2-needed"  # the server takes OAuth2 only
     LOGIN_NEEDED = "login-needed"  # no usable OAuth2 login: run `pbem mail login`
     OTHER = "other"
+
+
+class Proof(StrEnum):
+    """What proves a player's mail theirs (pbem/service/intake/proof.py)."""
+
+    PASSWORD = "password"  # the seat's password
+    TOKEN = "token"  # the current token of a mail pbem sent the seat
+    TOKEN_WRONG_PASSWORD = "token, wrong password"  # the token, beside a wrong PASSWORD line
+    NONE = "none"  # neither: the mail is not proven
+
+
+class Refusal(StrEnum):
+    """Why a mail in a player's name was refused as a possible impostor's."""
+
+    WRONG_PASSWORD = "wrong password"
+    FOREIGN_TOKEN = "foreign token"  # the token of no turn of this seat

@@ -35,6 +35,22 @@ def password_of(text: str) -> str | None:
     return None
 
 
+def only_help(text: str) -> bool:
+    """The mail says HELP and nothing else (quoted lines, comments, blank lines
+    and whatever follows a signature line or END aside): a request anyone may
+    make, read before the mail's game or sender is known."""
+    said = []
+    for line in text.splitlines():
+        if line.rstrip() == "--" or line.strip().upper() == "END":
+            break
+        if line.lstrip().startswith(">"):
+            continue
+        said += _words(line)
+        if len(said) > 1:
+            return False
+    return [w.upper() for w in said] == ["HELP"]
+
+
 def named_games(text: str, most: int) -> list[str]:
     """The names the first ``most`` lines ``GAME name`` or ``JOIN name ...``
     give, in the mail's order (the words as written, a comment included: a

@@ -170,8 +170,8 @@ class Receipt:
     late: datetime | None = None  # the deadline they missed (accepted in the grace period)
     no_orders: bool = False  # only ABSENT, SET, RESIGN: what each did, in orders_text
     changed: bool = True  # False: every one of them asked for what was so already
-
     next_setup: bool = False  # setup orders: more setup orders are asked for before the report
+    token: str = ""  # the seat's current token, for the subject (a reply to it is proven)
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,9 @@ class ErrorReply:
     problems: tuple[Problem, ...]
     game: GameInfo | None = None  # None when the mail named no known game
     seat: int | None = None
-    original_subject: str = ""
+    original_subject: str = ""  # quoted in the body (never in the subject: it would grow)
     turn: int | None = None
+    token: str = ""  # the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,7 @@ class GmAlert:
     text: str
     game: GameInfo | None = None
     address: str = ""  # defaults to the game's GM
+    token: str = ""  # in a mail to a player: the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -217,6 +219,7 @@ class Help:
     text: str  # the order language, as the project documents it
     game: GameInfo | None = None
     examples: tuple[str, ...] = ()  # orders the asker could send now (views.example_orders)
+    token: str = ""  # the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -237,3 +240,4 @@ class Status:
     game: GameInfo
     state: GameState
     deadline: datetime | None
+    token: str = ""  # the seat's current token, for the subject

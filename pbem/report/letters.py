@@ -16,6 +16,7 @@ from pbem.orders.errors import in_line_order
 from pbem.report import context as rc
 from pbem.report import render
 from pbem.report.mime import RenderedMail
+from pbem.vocab import Refusal
 
 QUOTED_SUBJECT = 200  # characters of a sender's subject quoted in any mail pbem sends
 QUOTED_LINE = 200  # characters of one line of a sender's mail quoted back
@@ -140,37 +141,146 @@ def held_line(message_id: str, sender: str, subject: str) -> str:
 
 
 def auth_refused(
-    info: rc.GameInfo, address: str, sender: str, subject: str, message_id: str
+    info: rc.GameInfo,
+    address: str,
+    sender: str,
+    subject: str,
+    message_id: str,
+    cause: str = "",
+    seat: int | None = None,
+    token: str = "",
 ) -> RenderedMail:
-    """For the registered address: a mail in its name failed authentication."""
-    text = (
-        f"A mail claiming to be from you ({quote(sender, QUOTED_ADDRESS)}) reached game "
-        f"{info.name} with a wrong password, or with the turn token of no turn of yours, "
-        f"so nothing in it was applied.\n\nSubject: {quote_subject(subject)}\n"
-        f"Message-ID: {quote(message_id, QUOTED_ADDRESS)}\n\n"
-        "If you sent it, reply to your latest 'your turn' mail, or add a line\n"
-        "PASSWORD your-password to your orders. If you did not, someone may be\n"
-        "trying to play in your name; the GM has been told too."
+    """For the registered address: a mail in its name failed authentication,
+    and why (``cause``, a vocab.Refusal: a wrong password, or the token of no
+    turn of this seat); the mail carries the seat's current token."""
+    head = f"A mail from your address ({quote(sender, QUOTED_ADDRESS)}) reached game {info.name}"
+    quoted = f"Subject: {quote_subject(subject)}\nMessage-ID: {quote(message_id, QUOTED_ADDRESS)}"
+    impostor = (
+        "If you did not send it, someone may be trying to play in your name; the GM "
+        "has been told too."
     )
+    if cause == Refusal.WRONG_PASSWORD:
+        name = info.player(seat).name if seat is not None else "your-name"
+        gm = f" ({info.gm_address})" if info.gm_address else ""
+        text = (
+            f"{head} with a PASSWORD line, but the password is wrong, so nothing in it "
+            f"was applied.\n\n{quoted}\n\nIf you sent it: the password is wrong. Your "
+            f"password came with the first mail of {info.name} (case, blanks and hyphens "
+            "do not matter). A reply to this mail needs no password: its subject carries "
+            f"your token. If the password is lost, ask the GM{gm} for a new one: the GM "
+            f"runs `pbem new-password {info.name} {name}`, and it comes to this "
+            f"address.\n\n{impostor}"
+        )
+        title = "Not applied: the password is wrong"
+    else:
+        text = (
+            f"{head} with the token of no turn of yours in its subject, so nothing in "
+            f"it was applied.\n\n{quoted}\n\nIf you sent it, reply to this mail (its "
+            "subject carries your token), or add a line PASSWORD your-password to your "
+            f"orders. {impostor}"
+        )
+        title = "A mail in your name was refused"
     return render.render_gm_alert(
-        rc.GmAlert(subject="A mail in your name was refused", text=text, game=info, address=address)
+        rc.GmAlert(subject=title, text=text, game=info, address=address, token=token)
     )
 
 
 def auth_failed_for_gm(
-    info: rc.GameInfo, gm: str, sender: str, name: str, address: str, message_id: str
+    info: rc.GameInfo,
+    gm: str,
+    sender: str,
+    name: str,
+    address: str,
+    message_id: str,
+    cause: str = "",
 ) -> RenderedMail:
-    """For the GM: whose mail failed authentication, and that its owner was told."""
+    """For the GM: whose mail failed authentication, why, and that its owner was told."""
+    why = f" ({cause})" if cause else ""
     return render.render_gm_alert(
         rc.GmAlert(
             subject=f"Authentication failed for {name}",
             text=f"A mail from {quote(sender, QUOTED_ADDRESS)} for {name} failed "
-            f"authentication ({quote(message_id, QUOTED_ADDRESS)}). Nothing was applied; "
-            f"{address} was told.",
+            f"authentication{why} ({quote(message_id, QUOTED_ADDRESS)}). Nothing was "
+            f"applied; {address} was told.",
             game=info,
             address=gm,
         )
     )
+
+
+def turn_over(
+    info: rc.GameInfo,
+    address: str,
+    seat: int,
+    stale: int,
+    now: int,
+    mover: str,
+    resigning: bool,
+    token: str,
+) -> RenderedMail:
+    """A reply to a mail of turn ``stale``, which is over: where the game is now
+    (turn ``now``, ``mover`` to move, "" in the setup); no list of problems.
+    The mail carries the seat's current token: a reply to it is read."""
+    over = "The setup is over" if stale == 0 else f"Turn {stale} is over"
+    yours = bool(mover) and mover == info.player(seat).name
+    if resigning:
+        text = (
+            f"{over}: your mail answers a mail of the game from then, so nothing in it "
+            "was applied. To resign, send RESIGN with your PASSWORD line (a reply to a "
+            "mail of the game cannot resign for you)."
+        )
+    elif yours:
+        text = (
+            f"{over}; your current turn is {now}. Nothing in your mail was applied: it "
+            f"answers a mail of the game from {'the setup' if stale == 0 else 'then'}. "
+            f"Reply to this mail with your orders for turn {now} (its subject carries "
+            "your current token)."
+        )
+    else:
+        where = f"the game is at turn {now}" + (f", {mover} to move" if mover else "")
+        text = (
+            f"{over}; {where}. Nothing in your mail was applied: it answers a mail of the "
+            f'game from {"the setup" if stale == 0 else "then"}. A "Your turn" mail asks '
+            "for your orders when your turn comes; a reply to this mail is read until "
+            "the game's turn moves on."
+        )
+    subject = f"{over}: your turn is {now}" if yours else f"{over}: the game is at turn {now}"
+    return render.render_gm_alert(rc.GmAlert(subject, text, info, address, token=token))
+
+
+def your_games(games: Sequence[str]) -> str:
+    """The first lines of the answer to HELP: the games the address plays in."""
+    if not games:
+        return ""
+    listed = ", ".join(f"[{name}]" for name in games)
+    return (
+        f"Your games here: {listed}. A mail to one names it in its subject, like "
+        f"[{games[0]}], or in a line GAME {games[0]}.\n\n"
+    )
+
+
+def stranger_help(
+    address: str, open_games: Sequence[tuple[str, int, int]], gm: str = ""
+) -> RenderedMail:
+    """HELP from an address that plays in no game here: how to join an open game."""
+    if open_games:
+        listed = "; ".join(
+            f"[{name}], {free} of {seats} seats free" for name, free, seats in open_games
+        )
+        now = f"Games open for players now: {listed}."
+        example = open_games[0][0]
+    else:
+        ask = f" (ask the GM, {gm}, when one opens)" if gm else ""
+        now = f"No game is open for players now{ask}."
+        example = "game-name"
+    text = (
+        "This address runs games of Risk by mail, and your address plays in none of "
+        f"them.\n\n{now}\n\nTo join an open game, send a mail with the line\n\n"
+        f"    JOIN {example} AS yourname\n\nand answer the mail that asks you to "
+        "confirm. Once the game starts, a mail with the word HELP brings the order "
+        "language."
+    )
+    return render.render_help(rc.Help(address, text, None))
 
 
 def turns_played(info: rc.GameInfo, address: str, turns: Sequence[int]) -> RenderedMail:

@@ -62,7 +62,43 @@ def angled(message_id: str) -> str:
     return message_id if message_id.startswith("<") else f"<{message_id}>"
 
 
-POLICY = policy.default  # every mail pbem writes; report/wire.py writes its bytes for it
+_WORDS_ONLY = re.compile(r"[\x21-\x7e]+(?: [\x21-\x7e]+)*")  # printable ASCII, single blanks
+
+
+def fold_subject(name: str, value: str, width: int, linesep: str) -> str | None:
+    """A Subject folded at its blanks, as many words on each line as fit
+    ``width`` (a "(token X)" counts as one word), the first line starting
+    with the first word: the standard library moves a value that fits a
+    line of its own to the next line, "Subject:" left alone on the first,
+    and mail programs show that fold as a leading blank. None for anything
+    but printable ASCII words with single blanks, no encoded word among them
+    (the policy's own folding then)."""
+    if name.lower() != "subject" or not _WORDS_ONLY.fullmatch(value) or "=?" in value:
+        return None
+    lines, line = [], f"{name}:"
+    words = value.replace("(token ", "(token\0").split(" ")  # a token kept whole
+    for word in (w.replace("\0", " ") for w in words):
+        if len(line) + 1 + len(word) > width and line != f"{name}:":
+            lines.append(line)
+            line = ""
+        line += " " + word
+    lines.append(line)
+    return linesep.join(lines) + linesep
+
+
+class Policy(policy.EmailPolicy):
+    """``policy.default`` but for the Subject, folded by ``fold_subject``."""
+
+    def fold(self, name: str, value: str) -> str:
+        done = fold_subject(name, str(value), self.max_line_length or 78, self.linesep)
+        return done if done is not None else super().fold(name, value)
+
+    def fold_binary(self, name: str, value: str) -> bytes:
+        done = fold_subject(name, str(value), self.max_line_length or 78, self.linesep)
+        return done.encode("ascii") if done is not None else super().fold_binary(name, value)
+
+
+POLICY = Policy()  # every mail pbem writes; report/wire.py writes its bytes for it
 
 
 def to_mime(

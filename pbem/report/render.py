@@ -326,19 +326,17 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         "late": late,
         "orders": receipt.orders_text.strip("\n").splitlines(),
     }
-    subject = subjects.fit([f"{subjects.tag(game.name)}{title}"])
+    subject = subjects.fit(
+        [subjects.with_token(f"{subjects.tag(game.name)}{title}", receipt.token)]
+    )
     return template_mail("receipt", subject, game.address_of(receipt.seat), context, game)
 
 
 def render_error_reply(reply: ErrorReply) -> RenderedMail:
     name = reply.game.name if reply.game else None
     count = plural(len(reply.problems), "problem")
-    subject = subjects.fit(
-        [
-            f"{subjects.tag(name)}Not applied, {count}: {reply.original_subject}".rstrip(": "),
-            f"{subjects.tag(name)}Your mail was not applied: {count}",
-        ]
-    )
+    turn = reply.turn if reply.game is not None else None
+    subject = subjects.reply_subject(name, f"Not applied, {count}", turn, reply.token)
     context = {
         "you": reply.game.player(reply.seat) if reply.game and reply.seat is not None else None,
         "reply": reply,
@@ -427,14 +425,22 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     # "GM alert:" only in mail to the GM; a player gets the notice as it is.
     to_gm = game is None or not alert.address or alert.address == game.gm_address
     prefix = "GM alert: " if to_gm else ""
-    subject = subjects.fit([f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}"])
+    subject = subjects.fit(
+        [
+            subjects.with_token(
+                f"{subjects.tag(game.name if game else None)}{prefix}{alert.subject}", alert.token
+            )
+        ]
+    )
     heading = f"{prefix}{alert.subject}"
     return template_mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
 
 
 def render_help(help_: Help) -> RenderedMail:
     game = help_.game
-    subject = f"{subjects.tag(game.name if game else None)}Help: the order language"
+    subject = subjects.with_token(
+        f"{subjects.tag(game.name if game else None)}Help: the order language", help_.token
+    )
     return template_mail("help", subject, help_.address, {"help": help_}, game)
 
 
@@ -473,7 +479,9 @@ def render_status(status: Status, viewer: int | None) -> RenderedMail:
         where = f"setup ({state.phase})"
     else:
         where = f"turn {state.turn}, {mover.name if mover else '-'} to move"
-    subject = subjects.fit([f"{subjects.tag(game.name)}Status: {where}"])
+    subject = subjects.fit(
+        [subjects.with_token(f"{subjects.tag(game.name)}Status: {where}", status.token)]
+    )
     cid, images = _picture(
         game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}"
     )

@@ -39,6 +39,21 @@ def fit(candidates: Sequence[str], width: int = SUBJECT_WIDTH) -> str:
     return candidates[-1][: width - 3].rstrip() + "..."
 
 
+def with_token(subject: str, token: str) -> str:
+    """A subject of a mail to a player with the seat's current token at its end
+    (a reply to it proves the sender reads the seat's mail)."""
+    return f"{subject} (token {token})" if token else subject
+
+
+def reply_subject(game: str | None, what: str, turn: int | None, token: str) -> str:
+    """The subject of an answer to a player's mail, made from the game, the turn
+    and the token only, never from the subject of the mail answered: replying
+    to it again and again gives the same subject (one "Re:" at most, the
+    reader's)."""
+    when = "" if turn is None else (": setup orders" if turn == 0 else f": turn {turn}")
+    return fit([with_token(f"{tag(game)}{what}{when}", token)])
+
+
 def tag_of(subject: str) -> str:
     """The leading [game] tag of a subject, if any."""
     found = re.match(r"(?:re:\s*)*\[[^\]]*\]\s*", subject, flags=re.IGNORECASE)

@@ -34,7 +34,6 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from email import policy as email_policy
 from email import quoprimime
 from email.generator import BytesGenerator
 from email.message import EmailMessage
@@ -245,7 +244,7 @@ def _supported() -> bool:
     """The policy is the one this writer copies (it is a module global: tests may swap it)."""
     pol = mime.POLICY
     return (
-        type(pol) is type(email_policy.default)
+        type(pol) is mime.Policy
         and pol.linesep == "\n"
         and pol.cte_type == "8bit"
         and pol.max_line_length == 78

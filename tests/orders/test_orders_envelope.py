@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pbem.maps import builtin_map
 from pbem.orders import Confirm, Join
-from pbem.orders.envelope import join_commands, named_games, password_of
+from pbem.orders.envelope import join_commands, named_games, only_help, password_of
 from pbem.orders.gmcommands import (
     MAX_EXTEND_HOURS,
     GmCommand,
@@ -95,3 +95,15 @@ def test_a_long_line_near_a_command_is_prose_not_a_typo() -> None:
     parsed = parse_gm_mail("Paused? Not me, thanks\nKICK bob\n")
     assert parsed.ignored == [(1, "Paused? Not me, thanks")]
     assert parsed.commands == [GmCommand(2, "KICK", "bob")] and parsed.problems == []
+
+
+# ---------------------------------------------------------------------- HELP
+def test_a_mail_of_help_alone_is_read_before_its_game_is_known() -> None:
+    """Issue 29: HELP and nothing else is answered from any address."""
+    assert only_help("HELP\n")
+    assert only_help("  help  # what can I write?\n\n> Your turn 3 (quoted)\n-- \nAnn\n")
+    assert only_help("Help\nEND\nanything after END is not read\n")
+    assert not only_help("")
+    assert not only_help("Hello,\nHELP\n")  # a greeting: read with the game's board, if any
+    assert not only_help("HELP\nPLACE 3 Alaska\n")
+    assert not only_help("HELP STATUS\n")

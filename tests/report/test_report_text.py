@@ -170,7 +170,7 @@ def test_error_reply_lists_every_problem_with_its_line_and_fix() -> None:
             original_subject="my orders",
         )
     )
-    assert mail.subject == "[pbem] Not applied, 2 problems: my orders"
+    assert mail.subject == "[pbem] Not applied, 2 problems"  # never the sender's subject
     assert mail.recipient == "alice@x.example"
     assert (
         "Line 3: ATTACK Kamchatca -> Japan\n"

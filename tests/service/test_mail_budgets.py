@@ -206,7 +206,12 @@ def test_a_players_mail_without_proof_is_a_mistake_not_an_alert(
     assert "Nothing was applied: your mail carries neither a line PASSWORD your-password" in (
         answer[0].flat
     )
-    assert 'Reply to the latest "Your turn" mail with your orders' in answer[0].flat
+    # issue 29: the answer carries the seat's token, so replying to it is enough
+    assert "Reply to this mail with your orders: its subject carries your token." in (
+        answer[0].flat
+    )
+    token = mover.latest("your_turn").subject.rsplit("(token ", 1)[1]
+    assert answer[0].subject == f"[g] Not applied, 1 problem: turn 1 (token {token}"
     assert "someone may be trying" not in answer[0].flat
     assert table.gm == []  # no GM alert
     assert outcomes(world)[-1] == (InboundStatus.PROCESSED, "no password or turn token")
@@ -224,7 +229,14 @@ def test_a_wrong_password_or_foreign_token_still_alerts(tmp_path, proof) -> None
     world.send(mover.address, body, subject)
     no_failures(world.poll())
     new = table.read_all()
-    assert [m.subject for m in new[mover.name]] == ["[g] A mail in your name was refused"]
+    token = mover.latest("your_turn").subject.rsplit("(token ", 1)[1]
+    # issue 29: the answer names the cause, and carries the seat's current token
+    title = (
+        "Not applied: the password is wrong"
+        if "PASSWORD" in body
+        else ("A mail in your name was refused")
+    )
+    assert [m.subject for m in new[mover.name]] == [f"[g] {title} (token {token}"]
     gm = [m.subject for m in table.gm]
     assert gm == [f"[g] GM alert: Authentication failed for {mover.name}"]
 
@@ -235,7 +247,7 @@ def test_a_forged_long_subject_is_quoted_short_in_the_alert(tmp_path) -> None:  
     forged = "[g] " + "A" * 3000
     world.send(mover.address, "PASSWORD wrong-wrong-wrong-11\n", forged)
     no_failures(world.poll())
-    alert = [m for m in mover.read() if "in your name" in m.subject]
+    alert = [m for m in mover.read() if m.kind == "gm_alert"]
     assert len(alert) == 1
     quoted = alert[0].flat.split("Subject: ", 1)[1].split(" Message-ID:", 1)[0]
     assert quoted.replace(" ", "") == "[g]" + "A" * 195 + "\u2026"
@@ -256,12 +268,14 @@ def test_control_characters_of_a_subject_never_reach_a_header(tmp_path) -> None:
         head = raw.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
         assert not any(ch in head for ch in (b"\x00", b"\x1b", b"\x7f", b"\x0b")), head
     replies = [m for m in mover.read() if m.kind == "error_reply"]
-    subjects = sorted(m.subject for m in replies)
-    assert subjects == [
-        "[g] Not applied, 1 problem: [g] a b c d v",  # the blanks as the reader shows them
-        "[g] Your mail was not applied: 1 problem",  # too long for a subject: not quoted
-    ]
-    long = next(m for m in replies if "Your mail" in m.subject)
+    token = mover.latest("your_turn").subject.rsplit("(token ", 1)[1]
+    # issue 29: a reply's subject is the game's and the turn's, never the sender's
+    assert [m.subject for m in replies] == [
+        f"[g] Not applied, 1 problem: turn 1 (token {token}"
+    ] * 2
+    quoted = replies[0].flat.split('Nothing in your mail ("', 1)[1].split('")', 1)[0]
+    assert quoted == "[g] a b c d v"  # the blanks as the reader shows them
+    long = replies[1]
     quoted = long.flat.split('Nothing in your mail ("', 1)[1].split('")', 1)[0]
     assert quoted.replace(" ", "") == "[g]abcdv" + "x" * 186 + "\u2026"
 

@@ -111,8 +111,7 @@ def test_a_reply_to_a_long_error_reply_is_the_players_own(tmp_path) -> None:  # 
     token = TOKEN_RE.search(mover.latest("your_turn").subject)
     assert token is not None
     assert refused[0].subject == (
-        f"[{name}] Not applied, 1 problem: Re: [{name}] Your turn {state.turn} "
-        f"({token.group(0)[1:-1]})"
+        f"[{name}] Not applied, 1 problem: turn {state.turn} ({token.group(0)[1:-1]})"
     )
     orders = mover.bot.write_turn(state)  # type: ignore[union-attr]
     mover.reply(refused[0], orders)

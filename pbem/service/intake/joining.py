@@ -14,6 +14,7 @@ from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Confirm, Join
+from pbem.orders.envelope import only_help
 from pbem.report.letters import quote
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -37,7 +38,8 @@ def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, comman
     """JOIN and CONFIRM commands of a mail to an open game; one answer each,
     within the sender's reply budget and the budget of all strangers
     (pbem.service.play.ratelimit). A mail with neither is answered only when
-    ``[mail] reply_to_unknown`` says so, or when the sender plays here."""
+    ``[mail] reply_to_unknown`` says so, when the sender plays here, or when
+    it says HELP and nothing else."""
     done = []
     for index, cmd in enumerate(commands):
         if isinstance(cmd, Join):
@@ -46,7 +48,8 @@ def handle(session: Session, ctx: Context, game: Game, mail: DecodedMail, comman
             done.append(_confirm(session, ctx, game, mail, cmd, index))
     if done:
         return "; ".join(done)
-    if not (ctx.config.mail.reply_to_unknown or _seated(session, game, mail.sender)):
+    asks_help = only_help(mail.text)  # HELP is answered from any address (budgets hold)
+    if not (ctx.config.mail.reply_to_unknown or asks_help or _seated(session, game, mail.sender)):
         return "no JOIN in a mail to an open game (not answered: reply_to_unknown is off)"
     told = _tell(
         session,

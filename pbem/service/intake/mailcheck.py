@@ -37,6 +37,13 @@ def named_games(mail: DecodedMail) -> list[str]:
     return list(dict.fromkeys(n[:MAX_NAME_CHARS] for n in names))
 
 
+def no_reply_reason_raw(sender: str, own: set[str]) -> str | None:
+    """Why an undecodable mail gets no answer: no sender, or one of pbem's own."""
+    if not sender or sender in own:
+        return "no sender or our own address"
+    return None
+
+
 def readable_address(address: str) -> bool:
     """An address pbem can store, answer and compare: printable, no blanks (an
     8-bit byte that is no UTF-8 in a From line decodes to a lone surrogate,
@@ -56,18 +63,30 @@ def no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
 
 
 def missing_proof_answer(game: Game, resigning: bool) -> str:
+    """A seat's mail with neither the password nor a token: what to do. The
+    answer carries the seat's current token itself (in the setup too, where
+    no "Your turn" mail has come yet), so replying to it is enough."""
     if resigning:
         return (
             "Nothing was applied: RESIGN needs your PASSWORD line, even in a reply to "
-            f'a "Your turn" mail. Send RESIGN again with a line PASSWORD your-password '
+            f"a mail of the game. Send RESIGN again with a line PASSWORD your-password "
             f"(the password came with the first mail of {game.name})."
         )
     return (
         "Nothing was applied: your mail carries neither a line PASSWORD your-password "
-        'nor the token of a "Your turn" mail in its subject (a forwarded or a new mail '
-        'has none). Reply to the latest "Your turn" mail with your orders, or add the '
-        f"line PASSWORD your-password (it came with the first mail of {game.name})."
+        "nor, in its subject, the token of a mail the game sent you (a forwarded or a "
+        "new mail has none). Reply to this mail with your orders: its subject carries "
+        "your token. Or add the line PASSWORD your-password (it came with the first "
+        f"mail of {game.name})."
     )
+
+
+# A note of the receipt of a reply with the live token and a wrong PASSWORD line.
+WRONG_PASSWORD_BESIDE_TOKEN = (
+    "The PASSWORD line of your mail is wrong; the token of the mail you replied to "
+    "was enough (a reply needs no password). Your password came with the first mail "
+    "of {game}; if it is lost, ask the GM for a new one."
+)
 
 
 def command_problems(

@@ -24,6 +24,7 @@ from pbem.orders import (
     Absent,
     Check,
     Command,
+    Help,
     OrderProblem,
     OrdersError,
     ParsedMail,
@@ -33,25 +34,22 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
-from pbem.orders.envelope import join_commands, password_of
+from pbem.orders.envelope import join_commands, only_help, password_of
 from pbem.report import letters, views
-from pbem.report.subjects import TOKEN_RE
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.intake import claims, gmmail, mailcheck, seatguard
+from pbem.service.intake import claims, gmmail, mailcheck, proof, seatguard
 from pbem.service.intake.claims import Claim
 from pbem.service.play import deadlines, notify, schedule, turns
 from pbem.service.play.games import board_of, command, load, players_of
 from pbem.service.play.gamesettings import apply_set, settings
-from pbem.service.play.passwords import turn_token, verify_password
 from pbem.service.play.ratelimit import allow, may_answer
 from pbem.store import Game, InboundMessage, Player, lock_game, session_scope
-from pbem.vocab import GamePhase, GameStatus, InboundStatus
+from pbem.vocab import GamePhase, GameStatus, InboundStatus, Proof, Refusal
 
 log = logging.getLogger("pbem.mail")
-STALE_TURNS = 500  # how far back a reply's token is recognised as this player's
 
 
 @dataclass
@@ -135,7 +133,7 @@ def _handle(
         player_games = _games_of_sender(session, row.sender)
         if (
             player_games
-            and not no_reply_reason_raw(row, ctx)
+            and not mailcheck.no_reply_reason_raw(row.sender, ctx.own_addresses)
             and _may_reply(session, ctx, row.sender)
         ):
             game, player = player_games[0]
@@ -151,16 +149,7 @@ def _handle(
     row.game_id = None
     found = _find_game(session, mail)
     if found is None:
-        own = sorted(g.name for g, _ in _games_of_sender(session, mail.sender))
-        run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
-        if run and _may_reply(session, ctx, mail.sender):
-            gmmail.answer_unnamed(session, ctx, mail, run)
-            return _reject(row, None, f"no game named by the GM {mail.sender}")
-        if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
-            session, ctx, mail.sender, stranger=not own
-        ):
-            notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
-        return _reject(row, None, f"no game for {mail.sender}")
+        return _unnamed(session, ctx, row, mail)
     # One worker at a time adjudicates a game: the row stays locked until
     # this mail's transaction ends (FOR UPDATE on PostgreSQL).
     assert found.id is not None
@@ -172,7 +161,7 @@ def _handle(
     if game.phase == GamePhase.OPEN:
         from pbem.service.intake import joining
 
-        commands = join_commands(mail.text, _board_of(game))
+        commands = join_commands(mail.text, board_of(game.map_text, game.map_name))
         return MailOutcome(
             row.message_id,
             game.name,
@@ -183,6 +172,8 @@ def _handle(
     if sender is None:
         if leaked := seatguard.leaked_password(session, ctx, game, mail, password_of(mail.text)):
             return _reject(row, game, leaked)  # a seat's password from another address
+        if only_help(mail.text):
+            return _help_without_game(session, ctx, row, mail, [])
         if ctx.config.mail.reply_to_unknown and _may_reply(
             session, ctx, mail.sender, stranger=True
         ):
@@ -193,7 +184,10 @@ def _handle(
     parsed, parse_problems = _parse(mail.text, loaded.state.board, loaded.state, player.seat)
     password = password_of(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
-    if not _authenticated(game, player, mail, password, resigning):
+    proven = proof.proof(game, player, mail, password, resigning)
+    if proven is Proof.NONE:
+        if password is None and proof.requests_only(parsed):  # HELP, STATUS...: no proof
+            return _requests(session, ctx, row, game, player, mail, parsed)
         return _unproven(session, ctx, row, game, player, mail, password, resigning, loaded)
     if parsed is None:
         reply = notify.Reply(
@@ -203,7 +197,64 @@ def _handle(
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
         )
-    return _act(session, ctx, game, player, mail, parsed, loaded)
+    return _act(session, ctx, game, player, mail, parsed, loaded, proven)
+
+
+def _requests(
+    session: Session,
+    ctx: Context,
+    row: InboundMessage,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    parsed: ParsedMail | None,
+) -> MailOutcome:
+    """A mail of a seat's address that only asks (HELP, STATUS, MAP, HISTORY)
+    and proves nothing: answered at the registered address (never the
+    sender's Reply-To), within the budget of unproven answers, no alert."""
+    asked = list(parsed.commands) if parsed is not None else []
+    _send_reply(session, ctx, notify.Reply(game, player, mail, commands=asked), proven=False)
+    names = ", ".join(type(c).__name__.lower() for c in asked)
+    return MailOutcome(row.message_id, game.name, InboundStatus.PROCESSED, f"answered {names}")
+
+
+def _help_without_game(
+    session: Session,
+    ctx: Context,
+    row: InboundMessage,
+    mail: DecodedMail,
+    seats: list[tuple[Game, Player]],
+) -> MailOutcome:
+    """HELP that names no game of the sender: a player of several games gets the
+    order language and their games; a stranger how to join an open game
+    (within the budgets of strangers). No password, no alert."""
+    if not _may_reply(session, ctx, mail.sender, stranger=not seats):
+        return _reject(row, None, f"help for {mail.sender} (not answered: a budget is spent)")
+    if seats:
+        game, player = seats[0]
+        asked = notify.Reply(game, player, mail, commands=[Help(0, 0, "HELP")])
+        notify.send_reply(session, ctx, asked)
+        return MailOutcome(row.message_id, None, InboundStatus.PROCESSED, "answered help")
+    notify.stranger_help(session, ctx, mail)
+    return _reject(row, None, f"help for {mail.sender}, who plays in no game")
+
+
+def _unnamed(session: Session, ctx: Context, row: InboundMessage, mail: DecodedMail) -> MailOutcome:
+    """A mail that names no game pbem can take it for: the GM's, HELP, a player
+    of several games told which, a stranger (answered by reply_to_unknown)."""
+    seats = sorted(_games_of_sender(session, mail.sender), key=lambda gp: gp[0].name)
+    own = [g.name for g, _ in seats]
+    run = [] if own else gmmail.games_of_gm(session, ctx, mail.sender)
+    if run and _may_reply(session, ctx, mail.sender):
+        gmmail.answer_unnamed(session, ctx, mail, run)
+        return _reject(row, None, f"no game named by the GM {mail.sender}")
+    if only_help(mail.text):  # HELP from a player of several games, or a stranger
+        return _help_without_game(session, ctx, row, mail, seats)
+    if (own or ctx.config.mail.reply_to_unknown) and _may_reply(
+        session, ctx, mail.sender, stranger=not own
+    ):
+        notify.unknown_sender(session, ctx, mail, own)  # a player is always answered
+    return _reject(row, None, f"no game for {mail.sender}")
 
 
 def _unproven(
@@ -218,13 +269,12 @@ def _unproven(
     loaded: replay.Game,
 ) -> MailOutcome:
     """A player's mail without the right password or turn token: an old
-    notice answered, the player's own mistake, or an impostor's (a wrong
+    mail of pbem's answered, the player's own mistake, or an impostor's (a wrong
     password counted on the seat; an alert within the alert budget)."""
-    stale = None if password else _stale_token_turn(game, player, mail)
-    if stale is not None:  # the player answered an old notice: no impostor
-        reply = notify.Reply(game=game, player=player, mail=mail)
-        reply.problems_text = _stale_answer(loaded.state, player, stale, resigning)
-        _send_reply(session, ctx, reply, proven=False)
+    stale = None if password else proof.stale_token_turn(game, player, mail)
+    if stale is not None:  # the player answered an old mail: no impostor
+        if may_answer(session, ctx, player.address, stranger=False):
+            notify.turn_over(session, ctx, game, player, mail, stale, loaded.state, resigning)
         return MailOutcome(
             row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
         )
@@ -239,13 +289,14 @@ def _unproven(
         )
     if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
         seatguard.wrong_password(session, ctx, game, player)
+    cause = Refusal.WRONG_PASSWORD if password else Refusal.FOREIGN_TOKEN
     if allow(
         session,
         f"alert:{player.address}",
         ctx.config.mail.alert_budget_per_hour,
         ctx.clock.now(),
     ):
-        notify.auth_alert(session, ctx, game, player, mail)
+        notify.auth_alert(session, ctx, game, player, mail, cause)
     return _reject(row, game, f"authentication failed for {player.name}")
 
 
@@ -306,10 +357,6 @@ def _send_reply(
         )
 
 
-def _board_of(game: Game) -> Board:
-    return board_of(game.map_text, game.map_name)
-
-
 def _parse(
     text: str, board: Board, state: GameState | None = None, seat: int | None = None
 ) -> tuple[ParsedMail | None, list[OrderProblem]]:
@@ -319,12 +366,6 @@ def _parse(
         return parse_orders(text, board), []
     except OrdersError as exc:
         return None, all_problems(exc, state, seat)
-
-
-def no_reply_reason_raw(row: InboundMessage, ctx: Context) -> str | None:
-    if not row.sender or row.sender in ctx.own_addresses:
-        return "no sender or our own address"
-    return None
 
 
 def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]]:
@@ -351,54 +392,6 @@ def _find_game(session: Session, mail: DecodedMail) -> Game | None:
     return next((found[name] for name in names if name in found), None)
 
 
-def _authenticated(
-    game: Game, player: Player, mail: DecodedMail, password: str | None, needs_password: bool
-) -> bool:
-    """Registered sender (checked by the caller) AND the password or the live turn token."""
-    if password:
-        return verify_password(password, player.secret_hash)
-    if needs_password:
-        return False
-    match = TOKEN_RE.search(mail.subject)
-    if match is None:
-        return False
-    expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
-    return match.group(1) == expected
-
-
-def _stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | None:
-    """The earlier turn whose notice this mail answers (its subject carries that
-    turn's token for this seat), or None: a token of no turn of this player is
-    not a player's mistake."""
-    match = TOKEN_RE.search(mail.subject)
-    if match is None:
-        return None
-    secret = bytes.fromhex(game.secret)
-    for turn in range(game.turn - 1, max(-1, game.turn - 1 - STALE_TURNS), -1):
-        if turn_token(secret, game.name, player.seat, turn) == match.group(1):
-            return turn
-    return None
-
-
-def _stale_answer(state: GameState, player: Player, turn: int, resigning: bool) -> str:
-    if resigning:
-        return (
-            f"Nothing was applied: your mail answers the notice of turn {turn}, which is "
-            "over. To resign, send RESIGN with your PASSWORD line (a reply to an old "
-            "mail cannot resign for you)."
-        )
-    now = state.turn
-    if state.phase not in SETUP_PHASES and state.current == player.seat:
-        whose = f'it is your turn now: turn {now}. Reply to the newest "Your turn" mail'
-    else:
-        mover = state.players[state.current].name if state.phase not in SETUP_PHASES else ""
-        whose = f"the game is at turn {now}" + (f", {mover} to move" if mover else "")
-    return (
-        f"This turn is over: your mail answers the notice of turn {turn}, and nothing "
-        f"in it was applied; {whose}."
-    )
-
-
 def _may_reply(session: Session, ctx: Context, address: str, *, stranger: bool = False) -> bool:
     """One more answer to ``address`` within its budget; ``stranger``: an
     address that is no seated player and no GM, so the budget of all
@@ -414,6 +407,7 @@ def _act(
     mail: DecodedMail,
     parsed: ParsedMail,
     loaded: replay.Game,
+    proven: Proof = Proof.PASSWORD,
 ) -> MailOutcome:
     """Commands, orders and press of an authenticated mail; exactly one reply.
     ``loaded``: the game as this mail's transaction loaded it, handed down.
@@ -422,6 +416,8 @@ def _act(
     has none): a refused mail changes nothing, so a player who sends it
     again, corrected, does not relay the press twice."""
     reply = notify.Reply(game=game, player=player, mail=mail)
+    if proven is Proof.TOKEN_WRONG_PASSWORD:
+        reply.notes.append(mailcheck.WRONG_PASSWORD_BESIDE_TOKEN.format(game=game.name))
     if again := seatguard.repeated(session, game, player, mail):  # same text, new Message-ID
         reply.problems_text = again
         _send_reply(session, ctx, reply)
@@ -459,6 +455,7 @@ def _act(
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply, loaded))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
+    press_budget = int(settings(game)["press_per_hour"])
     for press in parsed.press:
         to = letters.quote(press.recipient, 40)
         if not applied:
@@ -466,7 +463,7 @@ def _act(
                 f"Your press to {to} was not relayed: nothing in this mail "
                 "was applied. Send it again with your corrected orders."
             )
-        elif allow(session, f"press:{player.address}", _press_budget(game), ctx.clock.now()):
+        elif allow(session, f"press:{player.address}", press_budget, ctx.clock.now()):
             try:
                 relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
                 summary.append(relayed)
@@ -482,10 +479,6 @@ def _act(
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"
     return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
-
-
-def _press_budget(game: Game) -> int:
-    return int(settings(game)["press_per_hour"])
 
 
 def _orders(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from pbem import orders
 from pbem.mail.decode import DecodedMail
@@ -39,8 +39,8 @@ from pbem.service.play.mailinfo import epoch, game_info, host_of
 from pbem.service.play.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
 from pbem.service.play.passwords import turn_token
 from pbem.store import Game, Player, PressRecord, id_of
+from pbem.vocab import GamePhase, GameStatus, Refusal, SeatStatus
 from pbem.vocab import NoticeKind as K
-from pbem.vocab import SeatStatus
 
 
 @dataclass
@@ -67,6 +67,13 @@ class Reply:
 
 
 # --------------------------------------------------------------- replies
+def reply_token(game: Game, seat: int) -> str:
+    """The token every mail to ``seat`` carries in its subject: a reply with it
+    proves the sender reads that seat's mail (pbem/service/intake/proof.py),
+    until the game's turn moves on."""
+    return turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
+
+
 def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     """Exactly one answer per mail: the errors, else the receipt, plus any
     command answers (STATUS, MAP, HISTORY, HELP) asked for."""
@@ -78,13 +85,14 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
         "seat": player.seat,
         "step": step,
         "in_reply_to": mail.message_id,
+        "token": reply_token(game, player.seat),
     }
     about = ("reply", mail.reply_key)
     if reply.problems or reply.problems_text:
         problems = letters.problems_of(reply.problems, reply.text)
         if reply.problems_text:
             problems += (rc.Problem(None, "", reply.problems_text),)
-        subject = letters.quote_subject(mail.subject)
+        subject = letters.quote_subject(mail.subject)  # quoted in the body, not the subject
         notices.add(
             session, ctx, K.ERRORS, player.address, about=about, info=info, **common,
             problems=[[p.line_no, p.line, p.message, p.fix] for p in problems], subject=subject,
@@ -117,7 +125,8 @@ def _command_answer(
 ) -> None:
     to = player.address
     if isinstance(cmd, orders.Help):
-        notices.add(session, ctx, K.HELP, to, about=about, info=info, **common)
+        games = _games_of(session, to)
+        notices.add(session, ctx, K.HELP, to, about=about, info=info, **common, games=games)
     elif isinstance(cmd, orders.Status | orders.ShowMap):
         deadline = iso(game.deadline)
         notices.add(session, ctx, K.STATUS, to, about=about, info=info, **common, deadline=deadline)
@@ -127,6 +136,58 @@ def _command_answer(
             notices.add(session, ctx, K.HISTORY, to, about=about, info=info, **common, turns=turns)
             return
         notices.add(session, ctx, K.HISTORY, to, about=about, info=info, **common, turn=cmd.turn)
+
+
+def _games_of(session: Session, address: str) -> list[str]:
+    """The running games an address plays in, by name (the HELP answer lists them)."""
+    rows = session.exec(
+        select(Game.name)
+        .where(Player.game_id == Game.id, Player.address == address)
+        .where(Game.status != GameStatus.FINISHED)
+    )
+    return sorted(set(rows))[:20]
+
+
+def turn_over(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    stale: int,
+    state: GameState,
+    resigning: bool,
+) -> None:
+    """The answer to a reply to a mail of an earlier turn: that turn is over,
+    where the game is now, and the seat's current token (so that replying to
+    this answer works)."""
+    info = game_info(session, ctx, game)
+    mover = ""
+    if state.phase not in SETUP_PHASES and state.phase != ENDED:
+        mover = state.players[state.current].name
+    token = reply_token(game, player.seat)
+    args = [player.address, player.seat, stale, game.turn, mover, resigning, token]
+    notices.add(
+        session, ctx, K.LETTER, player.address, about=("reply", mail.reply_key), game=game,
+        seat=player.seat, in_reply_to=mail.message_id, info=info,
+        letter="turn_over", args=args,
+    )  # fmt: skip
+
+
+def stranger_help(session: Session, ctx: Context, mail: DecodedMail) -> None:
+    """HELP from an address that plays in no game here: how to join an open game."""
+    rows = session.exec(
+        select(Game).where(Game.phase == GamePhase.OPEN).order_by(col(Game.name)).limit(10)
+    )
+    open_games = []
+    for game in rows:
+        seats = int(json.loads(game.settings_json or "{}").get("seats", 0))
+        open_games.append([game.name, max(0, seats - len(players_of(session, game))), seats])
+    args = [mail.sender, open_games, ctx.config.mail.gm_address]
+    notices.add(
+        session, ctx, K.LETTER, mail.sender, about=("reply", mail.reply_key), game=None,
+        in_reply_to=mail.message_id, letter="stranger_help", args=args,
+    )  # fmt: skip
 
 
 def error_reply(
@@ -195,19 +256,29 @@ def _to_gm(
 
 
 def auth_alert(
-    session: Session, ctx: Context, game: Game, player: Player, mail: DecodedMail
+    session: Session,
+    ctx: Context,
+    game: Game,
+    player: Player,
+    mail: DecodedMail,
+    cause: Refusal = Refusal.WRONG_PASSWORD,
 ) -> None:
     """A mail in this player's name failed authentication: tell the registered
-    address (never the sender, who may be forging it), and the GM."""
+    address (never the sender, who may be forging it) why, with the seat's
+    current token, and the GM."""
     info = game_info(session, ctx, game)
-    args: list[object] = [player.address, mail.sender, mail.subject, mail.message_id]
+    token = reply_token(game, player.seat)
+    args: list[object] = [
+        player.address, mail.sender, mail.subject, mail.message_id, str(cause), player.seat,
+        token,
+    ]  # fmt: skip
     notices.add(
         session, ctx, K.LETTER, player.address, about=("alert", mail.reply_key), game=game,
         seat=player.seat, info=info, letter="auth_refused", args=args,
     )  # fmt: skip
     gm = game.gm_address or ctx.config.mail.gm_address
     if gm:
-        args = [gm, mail.sender, player.name, player.address, mail.message_id]
+        args = [gm, mail.sender, player.name, player.address, mail.message_id, str(cause)]
         line = letters.held_line(mail.message_id, mail.sender, mail.subject)
         _to_gm(session, ctx, gm, ("gm-alert", mail.reply_key), game, line,
                info=info, letter="auth_failed_for_gm", args=args)  # fmt: skip

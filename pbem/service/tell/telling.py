@@ -285,8 +285,8 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         late=when(params["late"]),
         no_orders=params.get("no_orders", False),  # older notices: a receipt of orders
         changed=params.get("changed", True),
-
         next_setup=bool(params["setup"]) and _setup_continues(shared, params),
+        token=params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
@@ -308,6 +308,7 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         seat=notice.seat,
         original_subject=params["subject"],
         turn=params["turn"],
+        token=params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_error_reply(reply))
 
@@ -316,13 +317,15 @@ def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params)
     seat = notice.seat
     mine = () if seat is None else tuple(views.example_orders(shared.state, seat))
-    help_ = rc.Help(notice.recipient, orders.help_text(info.board), info, mine)
-    rendered = render.render_help(help_)
-    return Told(notice, shared.game, rendered)
+    text = letters.your_games(params.get("games", [])) + orders.help_text(info.board)
+    help_ = rc.Help(notice.recipient, text, info, mine, token=params.get("token", ""))
+    return Told(notice, shared.game, render.render_help(help_))
 
 
 def _status(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
-    status = rc.Status(shared.info(params), shared.state, when(params["deadline"]))
+    status = rc.Status(
+        shared.info(params), shared.state, when(params["deadline"]), params.get("token", "")
+    )
     return Told(notice, shared.game, render.render_status(status, notice.seat))
 
 
