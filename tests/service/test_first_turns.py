@@ -178,3 +178,45 @@ def turns_of(world: World) -> dict[str, list[int]]:
     state = world.state("g1")
     order = [state.players[s].name for s in state.order]
     return {name: [t for t in range(1, 10) if order[(t - 1) % 3] == name] for name in PLAYERS}
+
+
+def test_a_reply_to_the_report_before_your_turn_is_played_an_older_one_is_over(
+    tmp_path: Path,
+) -> None:
+    """The turn report of the turn before theirs comes just before a player's
+    "Your turn": a reply to it carries the current token and is played. A reply
+    to a report of a turn that is over is answered with where the game is now."""
+    world = World(tmp_path)
+    table = new_table(world, "g1", PLAYERS)
+    table.silence()
+    table.read_all()
+    first = table[table.mover()]
+    first.reply(first.latest("your_turn"), first.bot.write_turn(world.state("g1")))  # type: ignore[union-attr]
+    world.poll()
+    table.read_all()
+    second = table[table.mover()]
+    (report,) = table.mails(second.name, "turn_report")
+    assert [m.kind for m in second.received[-2:]] == ["turn_report", "your_turn"]
+    assert report.subject.endswith(f"to move (token {token(world, second.name, 2)})")
+    second.reply(report, second.bot.write_turn(world.state("g1")))  # type: ignore[union-attr]
+    world.poll()
+    assert [m.kind for m in table.read_all()[second.name]] == ["turn_report", "receipt"]
+    assert world.game("g1").turn == 3
+    third = table[table.mover()]
+    old = table.mails(third.name, "turn_report")[0]  # the report of turn 1, told in turn 2
+    third.reply(old, third.bot.write_turn(world.state("g1")))  # type: ignore[union-attr]
+    world.poll()
+    (answer,) = table.read_all()[third.name]
+    current = token(world, third.name, 3)
+    assert answer.subject == f"[g1] Turn 2 is over: your turn is 3 (token {current})"
+    assert answer.flat.startswith(
+        "Turn 2 is over: your turn is 3 ============================== Turn 2 is over; "
+        "your current turn is 3. Nothing in your mail was applied: it answers a mail of "
+        "the game from then. Reply to this mail with your orders for turn 3 (its subject "
+        "carries your current token). --"
+    ), answer.flat
+    third.reply(answer, third.bot.write_turn(world.state("g1")))  # type: ignore[union-attr]
+    world.poll()
+    assert [m.kind for m in table.read_all()[third.name]] == ["turn_report", "receipt"]
+    assert world.game("g1").turn == 4
+    assert table.gm and all(m.kind == "turn_report" for m in table.gm), table.gm
