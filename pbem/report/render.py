@@ -179,6 +179,8 @@ def render_game_start(start: GameStart) -> RenderedMail:
         else [
             f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
             f"({you.colour}) from turn {start.turn}",
+            f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
+            f"from turn {start.turn}",
             f"{subjects.tag(game.name)}Welcome: you take over {you.name}",
         ]
     )

@@ -42,9 +42,9 @@ def test_replace_welcomes_the_newcomer_and_leaks_no_address(tmp_path) -> None:  
     mails = world.take(NEWCOMER)
     assert [m.kind for m in mails] == ["game_start", "your_turn", "gm_alert"]  # + the news
     welcome = mails[0]
-    assert welcome.subject == (
-        f"[rep] Welcome: you take over the seat of {name} "
-        f"({world.player('rep', name).colour}) from turn {state.turn}"
+    assert (
+        welcome.untokened
+        == f"[rep] Welcome: you take over the seat of {name} from turn {state.turn}"
     )
     flat = welcome.flat
     assert f"Welcome, dan. From turn {state.turn} on you play the seat of {name}" in flat
