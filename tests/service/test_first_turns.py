@@ -163,6 +163,12 @@ def test_a_new_players_first_three_turns_hurried_and_with_mistakes(tmp_path: Pat
         mails = 2 if name == "bob" else 1
         assert dict(people.sent[name]) == {0: mails, **{t: mails for t in order[name]}}, name
     assert len(people.problem_replies) == 4  # bob's setup and his three turns
+    # every mail a player got carries a token of their own seat (of its time)
+    for seat in (alice, bob, carol):
+        own = {token(world, seat.name, t) for t in range(11)}
+        for mail in seat.received:
+            found = TOKEN_RE.search(mail.subject)
+            assert found is not None and found[1] in own, (seat.name, mail)
     # the GM: the setup report and nine turn reports, no alert of any kind
     assert [m.kind for m in table.gm] == ["setup_report"] + ["turn_report"] * 9
     for mail in table.gm:

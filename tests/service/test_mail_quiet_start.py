@@ -130,9 +130,12 @@ def test_the_start_mail_examples_are_alices_own_and_valid(tmp_path) -> None:  # 
     (answer,) = [m for m in table["alice"].read() if m.kind == "help"]
     assert answer.text.startswith(
         "For example, on your own territories in mine as the board stands now:\n\n"
-        f"  {lines[0]}\n\nYour games here: [mine]. A mail to one names it in its subject, "
-        "like [mine], or in a line GAME mine.\n\nTHE ORDER LANGUAGE\n"
+        f"  {lines[0]}\n\nYour games here: [mine]."
     )
+    assert (
+        "Your games here: [mine]. A mail to one names it in its subject, like [mine], or in "
+        "a line GAME mine. THE ORDER LANGUAGE "
+    ) in answer.flat
 
 
 def test_the_two_player_examples_place_the_neutral_on_neutral_land(tmp_path) -> None:  # noqa: ANN001

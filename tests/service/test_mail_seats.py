@@ -67,7 +67,7 @@ def test_replace_welcomes_the_newcomer_and_leaks_no_address(tmp_path) -> None:  
     for mail in mails:
         assert addresses_in(mail) <= {NEWCOMER}, mail
     told = [m for m in table.mails(next(p for p in PLAYERS if p != name))]
-    assert [m.subject for m in told] == [f"[rep] A new player takes over {name}'s seat"]
+    assert [m.untokened for m in told] == [f"[rep] A new player takes over {name}'s seat"]
     assert (
         f"dan takes over the seat of {name} from turn {state.turn} on; the seat keeps "
         f"its name, {name}, and its former player no longer plays it." in told[0].flat
