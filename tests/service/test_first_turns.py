@@ -66,10 +66,12 @@ class Players:
         self.world, self.table = world, table
         self.sent: dict[str, Counter[int]] = {name: Counter() for name in PLAYERS}
         self.problem_replies: list[Mail] = []
+        self.replied_to: dict[str, list[str]] = {name: [] for name in PLAYERS}  # kinds
 
     def send(self, seat: Seat, to: Mail, body: str) -> str:
         assert "PASSWORD" not in body
         self.sent[seat.name][self.world.game("g1").turn] += 1
+        self.replied_to[seat.name].append(to.kind)
         return seat.reply(to, body)
 
     def answers_to(self, seat: Seat, message_id: str) -> list[Mail]:
@@ -163,6 +165,11 @@ def test_a_new_players_first_three_turns_hurried_and_with_mistakes(tmp_path: Pat
         mails = 2 if name == "bob" else 1
         assert dict(people.sent[name]) == {0: mails, **{t: mails for t in order[name]}}, name
     assert len(people.problem_replies) == 4  # bob's setup and his three turns
+    # what each replied to: bob to his newest mail, the game-start mail in the setup
+    # (before the tokens of issue 29 it carried none: refused) and then to the answer
+    asked = ["game_start", "your_turn", "your_turn", "your_turn"]
+    hurried = ["game_start", "error_reply"] + ["your_turn", "error_reply"] * 3
+    assert people.replied_to == {"alice": asked, "bob": hurried, "carol": asked}
     # every mail a player got carries a token of their own seat (of its time)
     for seat in (alice, bob, carol):
         own = {token(world, seat.name, t) for t in range(11)}
