@@ -68,6 +68,11 @@ class Mail:
         return f"<{self.kind}: {self.subject}>"
 
     @property
+    def untokened(self) -> str:
+        """The subject without the reply token a player's copy carries at its end."""
+        return re.sub(r" \(token [0-9A-Za-z]+\)$", "", self.subject)
+
+    @property
     def flat(self) -> str:
         """The text with every run of blanks and line ends as one blank (wrapping aside)."""
         return " ".join(self.text.split())

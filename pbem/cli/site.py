@@ -34,7 +34,8 @@ def render(
     game: str,
     turn: Annotated[int | None, typer.Option(help="The turn (default: the latest).")] = None,
     player: Annotated[
-        str | None, typer.Option("--as", help="Render for this player (default: the GM).")
+        str | None,
+        typer.Option("--as", help="Render for this player, without their token (default: the GM)."),
     ] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write the HTML part here.")] = None,
     text: Annotated[

@@ -120,6 +120,7 @@ class GameStart:
     deadline: datetime | None  # for the setup orders, when they are needed
     holder: str = ""  # set for a new player taking over the seat mid-game (`pbem replace`)
     turn: int = 0  # the turn the takeover counts from
+    token: str = ""  # the seat's current token, for the subject (a reply to it is proven)
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,7 @@ class SetupPrompt:
     state: GameState
     seat: int
     deadline: datetime | None
+    token: str = ""  # the seat's current token, for the subject
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ class Reminder:
     game: GameInfo
     state: GameState
     seat: int
-    token: str | None  # the turn token, or None for setup orders
+    token: str | None  # the seat's current token (None: none, the mail asks for a PASSWORD)
     deadline: datetime | None
     missed: int = 0  # turns missed so far (by the game's policy)
     missed_limit: int = 0  # removal after this many (0: never)
@@ -231,6 +233,7 @@ class Press:
     to: tuple[int, ...]  # the seats it was sent to
     text: str
     to_all: bool = False
+    token: str = ""  # the recipient's current token, for the subject
 
 
 @dataclass(frozen=True)

@@ -80,11 +80,17 @@ def receipt_orders(canonical: str, notes: Sequence[str]) -> str:
     return text
 
 
-def refusal(info: rc.GameInfo, address: str, seat: int, message: str) -> RenderedMail:
+def refusal(
+    info: rc.GameInfo, address: str, seat: int, message: str, token: str = ""
+) -> RenderedMail:
     """Nothing of the mail was applied, for one reason about the mail as a whole."""
     return render.render_error_reply(
         rc.ErrorReply(
-            address=address, problems=(rc.Problem(None, "", message),), game=info, seat=seat
+            address=address,
+            problems=(rc.Problem(None, "", message),),
+            game=info,
+            seat=seat,
+            token=token,
         )
     )
 
@@ -283,15 +289,18 @@ def stranger_help(
     return render.render_help(rc.Help(address, text, None))
 
 
-def turns_played(info: rc.GameInfo, address: str, turns: Sequence[int]) -> RenderedMail:
+def turns_played(
+    info: rc.GameInfo, address: str, turns: Sequence[int], token: str = ""
+) -> RenderedMail:
     """HISTORY without a turn: the turns there are reports of."""
     text = "Turns played: " + (", ".join(str(t) for t in turns) or "none yet")
     text += "\nSend HISTORY N for the report of turn N."
-    return render.render_help(rc.Help(address, text, info))
+    return render.render_help(rc.Help(address, text, info, token=token))
 
 
-def no_report(info: rc.GameInfo, address: str, turn: int) -> RenderedMail:
-    return render.render_help(rc.Help(address, f"There is no report of turn {turn}.", info))
+def no_report(info: rc.GameInfo, address: str, turn: int, token: str = "") -> RenderedMail:
+    text = f"There is no report of turn {turn}."
+    return render.render_help(rc.Help(address, text, info, token=token))
 
 
 def press_copy(info: rc.GameInfo, sender: str, recipient: str, body: str) -> RenderedMail:
@@ -320,6 +329,7 @@ def missed_turn(
     limit: int,
     of_last: tuple[int, int, int] | None,
     removed: bool,
+    token: str = "",
 ) -> RenderedMail:
     """The default orders were played for a player; ``of_last`` is (misses among
     the last M, M, the removal threshold N) when the game counts them."""
@@ -334,4 +344,5 @@ def missed_turn(
         text += f"\nTurns missed among your last {m}: {recent} (removal at {n})."
     if removed:
         text += "\n\nBy the rules of this game you are now removed from it."
-    return render.render_gm_alert(rc.GmAlert(f"You missed turn {turn}", text, info, address))
+    subject = f"You missed turn {turn}"
+    return render.render_gm_alert(rc.GmAlert(subject, text, info, address, token=token))

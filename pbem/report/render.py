@@ -98,8 +98,9 @@ def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- mails
-def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
-    """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM)."""
+def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") -> RenderedMail:
+    """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM);
+    ``token``: the viewer's current reply token, in the subject of their own copy."""
     game, after = report.game, report.after
     view = turnview.turn_view(report, viewer)
     next_who = (
@@ -116,6 +117,7 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
         view.out,
         next_who.name if next_who else None,
         view.winner.name if view.winner else None,
+        token,
     )
     cid, images = _picture(
         game,
@@ -138,21 +140,17 @@ def render_turn_report(report: TurnReport, viewer: int | None) -> RenderedMail:
     return template_mail("turn_report", subject, game.address_of(viewer), context, game, images)
 
 
-def render_setup_report(report: SetupReport, viewer: int | None) -> RenderedMail:
+def render_setup_report(report: SetupReport, viewer: int | None, token: str = "") -> RenderedMail:
     """The setup played, to every player when it ends (``viewer`` None: the
     GM's copy, and `pbem render --turn 0` without --as): the same board and
-    picks for all, each player's own cards and mission only in their own."""
+    picks for all, each player's own cards and mission (and ``token``, the
+    subject's reply token) only in their own."""
     game, state = report.game, report.state
     view = setupview.setup_view(report)
     first = view.first.name if view.first is not None else None
-    subject = subjects.fit(
-        [
-            f"{subjects.tag(game.name)}The setup is done: {first} plays turn 1",
-            f"{subjects.tag(game.name)}The setup is done",
-        ]
-        if first is not None
-        else [f"{subjects.tag(game.name)}The setup is done"]
-    )
+    done = f"{subjects.tag(game.name)}The setup is done"
+    candidates = [f"{done}: {first} plays turn 1"] if first is not None else []
+    subject = subjects.fit([subjects.with_token(c, token) for c in [*candidates, done]])
     cid, images = _picture(game, state, [], f"{game.name}: the board after the setup", "setup")
     context = {
         **_common(game, viewer),
@@ -171,7 +169,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
     you = game.player(seat)
     dealt = any(o >= 0 for o in state.owner)
     cid, images = _picture(game, state, [], f"{game.name}: the board at the start", "start")
-    subject = subjects.fit(
+    candidates = (
         [
             f"{subjects.tag(game.name)}The game begins: you are {you.name} ({you.colour}), "
             f"{plural(len(game.players), 'player')}",
@@ -181,9 +179,12 @@ def render_game_start(start: GameStart) -> RenderedMail:
         else [
             f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
             f"({you.colour}) from turn {start.turn}",
+            f"{subjects.tag(game.name)}Welcome: you take over the seat of {you.name} "
+            f"from turn {start.turn}",
             f"{subjects.tag(game.name)}Welcome: you take over {you.name}",
         ]
     )
+    subject = subjects.fit([subjects.with_token(c, start.token) for c in candidates])
     hq = state.players[seat].hq if seat < len(state.players) else None
     playing = state.phase not in (*SETUP_PHASES, ENDED) and state.current >= 0
     context = {
@@ -218,8 +219,9 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     what = SETUP_WORDS.get(state.phase, "setup")
     if state.phase == CLAIM and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"
-    subject = f"{subjects.tag(game.name)}Setup: your {what} orders, due " + when_short(
-        prompt.deadline, game.timezone
+    due = when_short(prompt.deadline, game.timezone)
+    subject = subjects.with_token(
+        f"{subjects.tag(game.name)}Setup: your {what} orders, due {due}", prompt.token
     )
     context = {
         **_common(game, seat),
@@ -346,7 +348,7 @@ def render_error_reply(reply: ErrorReply) -> RenderedMail:
     return template_mail("error_reply", subject, reply.address, context, reply.game)
 
 
-def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
+def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> RenderedMail:
     game, state = over.game, over.state
     if state.winner is None:
         raise ValueError(f"game {game.name} has no winner yet")
@@ -354,9 +356,12 @@ def render_game_over(over: GameOver, viewer: int | None) -> RenderedMail:
     standings = _standings(over)
     subject = subjects.fit(
         [
-            f"{subjects.tag(game.name)}Game over: {winner.name} wins after "
-            f"{plural(state.turn, 'turn')}",
-            f"{subjects.tag(game.name)}Game over: {winner.name} wins",
+            subjects.with_token(
+                f"{subjects.tag(game.name)}Game over: {winner.name} wins after "
+                f"{plural(state.turn, 'turn')}",
+                token,
+            ),
+            subjects.with_token(f"{subjects.tag(game.name)}Game over: {winner.name} wins", token),
         ]
     )
     cid, images = _picture(game, state, [], f"{game.name}: the final board", "final")
@@ -453,13 +458,8 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
         audience = "all players"
     else:
         audience = join_words(["you"] + others) if others else "you"
-    subject = subjects.fit(
-        [
-            f"{subjects.tag(game.name)}Press from {sender}"
-            if sender
-            else f"{subjects.tag(game.name)}Anonymous press"
-        ]
-    )
+    what = f"Press from {sender}" if sender else "Anonymous press"
+    subject = subjects.fit([subjects.with_token(f"{subjects.tag(game.name)}{what}", press.token)])
     context = {
         **_common(game, recipient),
         "press": press,

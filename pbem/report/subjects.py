@@ -28,14 +28,15 @@ def fit(candidates: Sequence[str], width: int = SUBJECT_WIDTH) -> str:
     A turn token is never lost nor cut: a player replying to the mail must
     send it back. Candidates without the token are passed over, and a
     subject with the token that fits no width is kept whole (the MIME layer
-    folds a long header over several lines; nothing of it is dropped)."""
+    folds a long header over several lines; nothing of it is dropped): the
+    last, the shortest."""
     found = next((m for c in candidates if (m := TOKEN_RE.search(c))), None)
     usable = [c for c in candidates if found is None or found.group(0) in c]
     for text in usable:
         if len(text) <= width:
             return text
     if found is not None:
-        return usable[0]  # the fullest: folded, not cut
+        return usable[-1]  # the shortest with the token: folded, not cut
     return candidates[-1][: width - 3].rstrip() + "..."
 
 
@@ -69,8 +70,10 @@ def turn_subject(
     out: Sequence[str],
     next_name: str | None,
     winner: str | None,
+    token: str = "",
 ) -> str:
-    """``[world-1] Turn 14: alice took Kamchatka, bob is out. carol to move``."""
+    """``[world-1] Turn 14: alice took Kamchatka, bob is out. carol to move``
+    (and the reader's ``(token X)`` in a player's own copy)."""
     head = f"{tag(game)}Turn {turn}: "
     if winner is not None:
         tail = f". {winner} wins!"
@@ -88,7 +91,7 @@ def turn_subject(
     outs_short = f"{plural(len(out), 'player')} out" if len(out) > 1 else outs
 
     def line(*parts: str) -> str:
-        return head + ", ".join(p for p in parts if p) + tail
+        return with_token(head + ", ".join(p for p in parts if p) + tail, token)
 
     return fit(
         [

@@ -95,7 +95,7 @@ def test_late_notice_to_everyone_then_the_default_after_grace(tmp_path) -> None:
     table.read_all()
     for name in PLAYERS:
         notices = table.mails(name, "gm_alert")
-        assert [m.subject for m in notices] == [f"[late] Deadline passed, waiting for {mover}"], (
+        assert [m.untokened for m in notices] == [f"[late] Deadline passed, waiting for {mover}"], (
             name
         )
         assert "still waiting for " + mover in notices[0].flat
@@ -304,7 +304,7 @@ def test_pause_freezes_and_resume_moves_the_deadline(tmp_path) -> None:
     assert world.log("pz") == []
     mover = table.mover()
     table.read_all()
-    assert [m.subject for m in table.mails(mover)] == ["[pz] The game is paused"]
+    assert [m.untokened for m in table.mails(mover)] == ["[pz] The game is paused"]
     # orders sent meanwhile are refused
     seat = table[mover]
     seat.write("STATUS")
@@ -332,7 +332,7 @@ def test_extend_pushes_the_deadline_and_tells_everyone(tmp_path) -> None:
     assert world.game("ext").deadline == START + timedelta(hours=60)
     table.read_all()
     for name in PLAYERS:
-        assert [m.subject for m in table.mails(name)] == ["[ext] Deadline extended by 12 hours"]
+        assert [m.untokened for m in table.mails(name)] == ["[ext] Deadline extended by 12 hours"]
     world.poll_until(START + timedelta(hours=59))
     table.read_all()
     assert alerts(table.mails("ann"), "Deadline passed") == []

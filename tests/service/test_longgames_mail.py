@@ -159,7 +159,7 @@ def test_join_fills_a_game_and_the_setup_begins_by_mail(tmp_path) -> None:
     assert world.log("j1") == [] and world.state("j1").phase == "place"
     world.poll_until(START + timedelta(hours=72))
     late = [m for m in world.take("ann@players.test") if m.kind == "gm_alert"]
-    assert [m.subject for m in late] == ["[j1] Deadline passed, waiting for cat"]
+    assert [m.untokened for m in late] == ["[j1] Deadline passed, waiting for cat"]
     assert "The deadline for setup orders has passed; still waiting for cat." in late[0].flat
     world.poll_until(START + timedelta(hours=96))
     log = world.log("j1")
@@ -240,7 +240,7 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     world.poll()
     table.read_all()
     press = table.mails("bob", "press")
-    assert [m.subject for m in press] == ["[pr] Press from ann"]
+    assert [m.untokened for m in press] == ["[pr] Press from ann"]
     assert "ann writes to you:" in press[0].flat
     assert "Shall we split Asia?" in press[0].flat
     assert table.mails("cat") == []
@@ -252,8 +252,8 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     ann.write("PRESS TO ALL\nPeace in our time.\nENDPRESS")
     world.poll()
     table.read_all()
-    assert [m.subject for m in table.mails("bob", "press")] == ["[pr] Press from ann"]
-    assert [m.subject for m in table.mails("cat", "press")] == ["[pr] Press from ann"]
+    assert [m.untokened for m in table.mails("bob", "press")] == ["[pr] Press from ann"]
+    assert [m.untokened for m in table.mails("cat", "press")] == ["[pr] Press from ann"]
     assert "ann writes to all players:" in table.mails("cat", "press")[0].flat
     assert table.mails("ann", "press") == []
     table.clear()
@@ -276,7 +276,7 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     ann.write("PRESS TO cat\nNow it goes.\nENDPRESS")
     world.poll()
     table.read_all()
-    assert [m.subject for m in table.mails("cat", "press")] == ["[pr] Press from ann"]
+    assert [m.untokened for m in table.mails("cat", "press")] == ["[pr] Press from ann"]
     assert table.mails("bob", "press") == []
 
 
@@ -291,7 +291,7 @@ def test_anonymous_press_and_the_gms_copy(tmp_path) -> None:
     world.poll()
     table.read_all()
     press = table.mails("bob", "press")
-    assert [m.subject for m in press] == ["[anon] Anonymous press"]
+    assert [m.untokened for m in press] == ["[anon] Anonymous press"]
     assert "An anonymous player writes to you:" in press[0].flat
     assert not re.search(r"\bann\b", press[0].text)
     assert table.mails("cat") == []

@@ -64,10 +64,11 @@ def test_a_players_plain_help_is_answered_without_password_or_alert(tmp_path) ->
     assert [m.kind for m in got] == ["help"]
     token = token_in(got[0])
     assert got[0].subject == f"[g] Help: the order language (token {token})"
-    assert got[0].flat.startswith(
-        "Your games here: [g]. A mail to one names it in its subject, like [g], or in a "
+    assert got[0].flat.startswith("For example, on your own territories in g as the board ")
+    assert (
+        " Your games here: [g]. A mail to one names it in its subject, like [g], or in a "
         "line GAME g. THE ORDER LANGUAGE A mail is applied completely or not at all"
-    )
+    ) in got[0].flat
     assert IMPOSTOR not in got[0].flat
     assert table.gm == []  # no "Authentication failed" alert
     assert world.player("g", other.name).wrong_passwords == 0
@@ -83,10 +84,11 @@ def test_a_players_help_naming_no_game_lists_their_games(tmp_path) -> None:  # n
     world.poll()
     got = world.take("ann@players.test")
     assert [m.kind for m in got] == ["help"]
-    assert got[0].flat.startswith(
-        "Your games here: [east], [west]. A mail to one names it in its subject, like "
+    assert got[0].flat.startswith("For example, on your own territories in east as the board ")
+    assert (
+        " Your games here: [east], [west]. A mail to one names it in its subject, like "
         "[east], or in a line GAME east. THE ORDER LANGUAGE"
-    )
+    ) in got[0].flat
     assert world.take(GM_ADDRESS) == []
 
 
@@ -233,9 +235,10 @@ def test_a_reply_with_the_token_and_a_wrong_password_line_is_played(tmp_path) ->
     got = new_mail(table, mover)
     assert [m.kind for m in got] == ["turn_report", "receipt"]
     assert (
-        "  # The PASSWORD line of your mail is wrong; the token of the mail you replied to "
-        "was enough (a reply needs no password). Your password came with the first mail "
-        "of g; if it is lost, ask the GM for a new one.\n  # turn 1 played\n" in got[1].text
+        "  # The PASSWORD line of your mail is wrong; the token of the mail you replied\n"
+        "    to was enough (a reply needs no password). Your password came with the\n"
+        "    first mail of g; if it is lost, ask the GM for a new one.\n"
+        "  # turn 1 played\n" in got[1].text
     )
     assert world.game("g").turn == 2
     assert no_auth_alert(table)

@@ -130,8 +130,12 @@ def test_the_start_mail_examples_are_alices_own_and_valid(tmp_path) -> None:  # 
     (answer,) = [m for m in table["alice"].read() if m.kind == "help"]
     assert answer.text.startswith(
         "For example, on your own territories in mine as the board stands now:\n\n"
-        f"  {lines[0]}\n\nTHE ORDER LANGUAGE\n"
+        f"  {lines[0]}\n\nYour games here: [mine]."
     )
+    assert (
+        "Your games here: [mine]. A mail to one names it in its subject, like [mine], or in "
+        "a line GAME mine. THE ORDER LANGUAGE "
+    ) in answer.flat
 
 
 def test_the_two_player_examples_place_the_neutral_on_neutral_land(tmp_path) -> None:  # noqa: ANN001
@@ -181,7 +185,7 @@ def test_an_absent_sent_twice_is_answered_that_nothing_changed(tmp_path) -> None
     alice.write("ABSENT FROM 2024-03-10 TO 2024-03-12")
     world.poll()
     first = alice.read()
-    assert [m.subject for m in first] == ["[abs] Noted"]
+    assert [m.untokened for m in first] == ["[abs] Noted"]
     assert "Your mail had no orders; this is what it did: Absence noted from 2024-03-10 to " in (
         first[0].flat
     )
@@ -196,7 +200,7 @@ def test_an_absent_sent_twice_is_answered_that_nothing_changed(tmp_path) -> None
     alice.write("# back on the 13th\nABSENT FROM 2024-03-11 TO 2024-03-12")  # inside it
     world.poll()
     second = alice.read()
-    assert [(m.kind, m.subject) for m in second] == [("receipt", "[abs] Nothing changed")]
+    assert [(m.kind, m.untokened) for m in second] == [("receipt", "[abs] Nothing changed")]
     assert second[0].text.split("\n\n")[:3] == "\n\n".join(
         [
             "Nothing changed\n===============\n\n"
@@ -217,11 +221,11 @@ def test_a_set_mail_that_is_set_already_changed_nothing(tmp_path) -> None:  # no
     bob = table["bob"]
     bob.write("SET MAIL DIGEST")
     world.poll()
-    assert [m.subject for m in bob.read()] == ["[set] Noted"]
+    assert [m.untokened for m in bob.read()] == ["[set] Noted"]
     bob.write("set mail digest")
     world.poll()
     again = bob.read()
-    assert [m.subject for m in again] == ["[set] Nothing changed"]
+    assert [m.untokened for m in again] == ["[set] Nothing changed"]
     assert "Your mail is set to DIGEST already; nothing changed." in again[0].flat
 
 
@@ -234,7 +238,7 @@ def test_the_takeover_notice_names_the_newcomer_and_the_seat(tmp_path) -> None: 
     turn = state.turn
     world.gm(gm.replace, "take", "carol", "dave@players.test")  # no --name: the address's
     notice = [m for m in table["alice"].read() if "takes over" in m.subject]
-    assert [m.subject for m in notice] == ["[take] A new player takes over carol's seat"]
+    assert [m.untokened for m in notice] == ["[take] A new player takes over carol's seat"]
     assert (
         f"dave takes over the seat of carol from turn {turn} on; the seat keeps its name, "
         "carol, and its former player no longer plays it." in notice[0].flat

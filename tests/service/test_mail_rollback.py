@@ -69,7 +69,7 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
     table.read_all()
     for name in PLAYERS:
         news = [m for m in table.mails(name) if "Rolled back to turn 4" in m.subject]
-        assert [m.subject for m in news] == ["[rr] Rolled back to turn 4: new dice from here on"]
+        assert [m.untokened for m in news] == ["[rr] Rolled back to turn 4: new dice from here on"]
         text = news[0].flat
         assert (
             "The dice from turn 4 on come from a new secret, drawn now; its SHA-256, "

@@ -42,9 +42,9 @@ def test_replace_welcomes_the_newcomer_and_leaks_no_address(tmp_path) -> None:  
     mails = world.take(NEWCOMER)
     assert [m.kind for m in mails] == ["game_start", "your_turn", "gm_alert"]  # + the news
     welcome = mails[0]
-    assert welcome.subject == (
-        f"[rep] Welcome: you take over the seat of {name} "
-        f"({world.player('rep', name).colour}) from turn {state.turn}"
+    assert (
+        welcome.untokened
+        == f"[rep] Welcome: you take over the seat of {name} from turn {state.turn}"
     )
     flat = welcome.flat
     assert f"Welcome, dan. From turn {state.turn} on you play the seat of {name}" in flat
@@ -67,7 +67,7 @@ def test_replace_welcomes_the_newcomer_and_leaks_no_address(tmp_path) -> None:  
     for mail in mails:
         assert addresses_in(mail) <= {NEWCOMER}, mail
     told = [m for m in table.mails(next(p for p in PLAYERS if p != name))]
-    assert [m.subject for m in told] == [f"[rep] A new player takes over {name}'s seat"]
+    assert [m.untokened for m in told] == [f"[rep] A new player takes over {name}'s seat"]
     assert (
         f"dan takes over the seat of {name} from turn {state.turn} on; the seat keeps "
         f"its name, {name}, and its former player no longer plays it." in told[0].flat

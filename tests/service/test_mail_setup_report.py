@@ -14,9 +14,11 @@ from typer.testing import CliRunner
 
 from pbem.cli import app
 from pbem.report import views
+from pbem.report.subjects import TOKEN_RE
 from pbem.rules.state import SETUP_PHASES
 from pbem.service.play import gm
 from pbem.service.play.games import find_game, find_player
+from pbem.service.play.passwords import turn_token
 from tests.longgame_helpers import Mail, Table, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -32,8 +34,16 @@ def render(world: World, *args: str) -> str:
 
 def as_rendered(mail: Mail) -> str:
     """What `pbem render` prints of a mail: its subject, a blank line, its text.
-    Nothing of a report is per mail (a report carries no token nor password)."""
-    return f"Subject: {mail.subject}\n\n{mail.text}\n"
+    A player's copy carries their reply token in its subject; `pbem render`,
+    with --as too, never prints one (a GM-side tool): the rest is the same."""
+    subject = TOKEN_RE.sub("", mail.subject).rstrip()
+    return f"Subject: {subject}\n\n{mail.text}\n"
+
+
+def token(world: World, game: str, name: str, turn: int) -> str:
+    """The reply token of ``name``'s seat in ``game`` at ``turn``."""
+    seat = next(p.seat for p in world.players(game) if p.name == name)
+    return turn_token(bytes.fromhex(world.game(game).secret), game, seat, turn)
 
 
 def setup_done(world: World, game: str, overrides: dict[str, str]) -> Table:
@@ -57,7 +67,8 @@ def test_every_player_gets_one_setup_report_with_the_draft_and_only_their_missio
         reports = table.mails(name, "setup_report")
         assert len(reports) == 1, table[name].kinds()
         mail = reports[0]
-        assert mail.subject == f"[draft] The setup is done: {first} plays turn 1"
+        mine = token(world, "draft", name, 1)  # the game's turn when the setup ended
+        assert mail.subject == f"[draft] The setup is done: {first} plays turn 1 (token {mine})"
         text = mail.text
         assert text.startswith("The setup of draft is done\n==========================\n\n")
         assert f"{first} (" in text.split("\n")[3] and "plays turn 1, by " in text
@@ -93,6 +104,7 @@ def test_every_player_gets_one_setup_report_with_the_draft_and_only_their_missio
     assert [m.kind for m in table.mails(first)][-1] == "your_turn"
     gm_reports = [m for m in table.gm if m.kind == "setup_report"]
     assert len(gm_reports) == 1 and "Your secret mission" not in gm_reports[0].text
+    assert gm_reports[0].subject == f"[draft] The setup is done: {first} plays turn 1"
     # `pbem render --turn 0` is the same mail: the GM's copy, and each player's with --as
     assert render(world, "draft", "--turn", "0") == as_rendered(gm_reports[0])
     for name in PLAYERS:
@@ -167,7 +179,8 @@ def test_turns_one_to_three_of_three_players_are_round_one_and_turn_four_round_t
     table.read_all()
     reports = table.mails(order[0], "turn_report")
     assert [m.subject for m in reports] == [
-        f"[rounds] Turn {t}: {order[(t - 1) % 3]} took nothing. {order[t % 3]} to move"
+        f"[rounds] Turn {t}: {order[(t - 1) % 3]} took nothing. {order[t % 3]} to move "
+        f"(token {token(world, 'rounds', order[0], t + 1)})"  # the turn then: the next one
         for t in (1, 2, 3, 4)
     ]
     for turn, mail in enumerate(reports, start=1):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pbem.testing.mailservers import MailServers
-from tests.mailloop_helpers import MailWorld, kind, message_ids, replies_to
+from tests.mailloop_helpers import MailWorld, kind, message_ids, parse, replies_to
 
 pytestmark = pytest.mark.integration
 
@@ -66,6 +66,8 @@ def test_a_whole_game_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_
         assert kinds.count("your_turn") == ROUNDS
         assert kinds.count("game_over") == 1
         last_report = [m for m in mails if kind(m) == "turn_report"][-1]
-        assert str(last_report["Subject"]).endswith(f"{winner} wins!")
+        subject, token = str(last_report["Subject"]).split(" (token ")  # the player's own
+        assert subject.endswith(f"{winner} wins!") and token.endswith(")")
     gm_mail = world.servers.read_mailbox(world.gm_address)
-    assert len(gm_mail) == 3 * ROUNDS  # the GM's copy of every turn report
+    kinds = [kind(parse(m.raw)) for m in gm_mail]  # the setup report, every turn's
+    assert kinds == ["setup_report"] + ["turn_report"] * (3 * ROUNDS)

@@ -403,8 +403,8 @@ def test_a_mail_sent_again_under_a_new_message_id_is_already_applied(tmp_path: P
     ann.write("\n" + body.replace("\n", "  \n") + "\n\n")  # blanks a mail program adds
     world.poll()
     table.read_all()
-    assert [m.subject for m in table.mails("bob", "press")] == ["[ag] Press from ann"]
-    assert [m.subject for m in table.mails("cat", "press")] == ["[ag] Press from ann"]
+    assert [m.untokened for m in table.mails("bob", "press")] == ["[ag] Press from ann"]
+    assert [m.untokened for m in table.mails("cat", "press")] == ["[ag] Press from ann"]
     answers = [m for m in table.mails("ann") if m.kind != "press"]
     assert len(answers) == 3
     assert "Your press to ALL was relayed." in answers[0].flat
@@ -457,6 +457,6 @@ def test_the_same_text_in_the_seats_next_turn_is_new(tmp_path: Path) -> None:
     world.poll()
     world.flush()  # the press, queued in this poll, is sent by the next (or now)
     table.read_all()
-    assert [m.subject for m in table.mails("bob", "press")] == ["[nt] Press from ann"]
+    assert [m.untokened for m in table.mails("bob", "press")] == ["[nt] Press from ann"]
     assert "Already applied" not in table.mails("ann")[-1].flat
     assert not [m for m in table.gm if "wrong passwords" in m.subject]

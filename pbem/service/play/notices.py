@@ -26,6 +26,7 @@ from pbem.rules.state import GameState
 from pbem.service.context import Context
 from pbem.service.play.games import definition_of, to_entry
 from pbem.service.play.mailinfo import message_id
+from pbem.service.play.passwords import turn_token
 from pbem.store import Game, Notice, OrderEntry, TurnResult
 from pbem.store.db import is_postgresql
 from pbem.vocab import NoticeKind
@@ -83,12 +84,16 @@ def alert(
     in_reply_to: str | None = None,
 ) -> None:
     """One note of the service's own (report/render gm_alert) to one address;
-    ``in_reply_to``: the mail it answers."""
+    ``in_reply_to``: the mail it answers. To a seat (``seat``): with the
+    seat's current reply token (notify.reply_token)."""
     from pbem.service.play.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
+    token = ""
+    if game is not None and seat is not None:
+        token = turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
-        in_reply_to=in_reply_to, subject=subject, text=text)  # fmt: skip
+        in_reply_to=in_reply_to, subject=subject, text=text, token=token)  # fmt: skip
 
 
 # ------------------------------------------------------------ the roster

@@ -199,11 +199,11 @@ def error_reply(
     message: str,
     problems: list[OrderProblem],
 ) -> None:
-    info = game_info(session, ctx, game)
+    info, token = game_info(session, ctx, game), reply_token(game, player.seat)
     notices.add(
         session, ctx, K.LETTER, player.address, about=("reply", in_reply_to), game=game,
         seat=player.seat, in_reply_to=in_reply_to, info=info,
-        letter="refusal", args=[player.address, player.seat, message],
+        letter="refusal", args=[player.address, player.seat, message, token],
     )  # fmt: skip
 
 
@@ -355,7 +355,7 @@ def relay_press(
             about = ("press", game.name, sender.seat, target.seat, body, now.isoformat())
         notices.add(
             session, ctx, K.PRESS, to, about=about, mid=mid, game=game, seat=target.seat,
-            info=info, all=to_all, **message,
+            info=info, all=to_all, token=reply_token(game, target.seat), **message,
         )  # fmt: skip
     if copy_gm:
         copy = ("press-gm", game.name, sender.seat, body, now.isoformat())
@@ -398,7 +398,7 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
                 continue  # SET MAIL MYTURN / DIGEST: others' turns come in the digest
             about = ("report", game.name, step.state_hash, p.seat, *epoch(game))
             notices.add(session, ctx, K.REPORT, p.address, about=about, seat=p.seat, **common,
-                        hash=step.state_hash)  # fmt: skip
+                        hash=step.state_hash, token=reply_token(game, p.seat))  # fmt: skip
         if info.gm_address:
             about = ("report", game.name, step.state_hash, "gm", *epoch(game))
             notices.add(session, ctx, K.REPORT, info.gm_address, about=about, **common,
@@ -408,7 +408,8 @@ def after_steps(session: Session, ctx: Context, game: Game, steps: list[replay.S
         for p in players:
             about = ("over", game.name, p.seat, *epoch(game))
             notices.add(session, ctx, K.GAME_OVER, p.address, about=about, game=game,
-                        seat=p.seat, step=seqs[-1], info=info)  # fmt: skip
+                        seat=p.seat, step=seqs[-1], info=info,
+                        token=reply_token(game, p.seat))  # fmt: skip
         return
     prompt_next(session, ctx, game, state, info, step=seqs[-1])
 
@@ -428,7 +429,8 @@ def _setup_report(
                               "deadline": iso(game.deadline), "hash": step.state_hash}  # fmt: skip
     for p in players:
         about = ("setup-report", game.name, step.state_hash, p.seat, *epoch(game))
-        notices.add(session, ctx, K.SETUP_REPORT, p.address, about=about, seat=p.seat, **common)
+        notices.add(session, ctx, K.SETUP_REPORT, p.address, about=about, seat=p.seat, **common,
+                    token=reply_token(game, p.seat))  # fmt: skip
     if info.gm_address:
         about = ("setup-report", game.name, step.state_hash, "gm", *epoch(game))
         notices.add(session, ctx, K.SETUP_REPORT, info.gm_address, about=about, **common)
@@ -469,7 +471,8 @@ def prompt_next(
         for p in players:
             about = ("setup", game.name, *_setup_round(state), p.seat, p.address)
             notices.add(session, ctx, K.SETUP_PROMPT, p.address, about=about, game=game,
-                        seat=p.seat, step=step, info=info, deadline=deadline)  # fmt: skip
+                        seat=p.seat, step=step, info=info, deadline=deadline,
+                        token=reply_token(game, p.seat))  # fmt: skip
         return
     seat = state.current
     if seat in settings_of(game).get("bot_seats", []):  # the bot moves at once
@@ -508,6 +511,7 @@ def game_start(
             "password": passwords.get(p.name, ""),
             "holder": holder,
             "turn": game.turn,
+            "token": reply_token(game, p.seat),
         }
         if only_seat is None:  # the root of the seat's thread: its id is the thread's
             root = thread_root_id(game.name, p.seat, host_of(ctx))
@@ -526,9 +530,7 @@ def game_start(
 # ------------------------------------------------------------ deadlines
 def reminder(session: Session, ctx: Context, game: Game, state: GameState, player: Player) -> None:
     info = game_info(session, ctx, game)
-    token = None
-    if state.phase not in SETUP_PHASES:
-        token = turn_token(bytes.fromhex(game.secret), game.name, player.seat, state.turn)
+    token = reply_token(game, player.seat)  # the setup's too: a reply needs no password
     conf = settings(game)
     stamp = ctx.clock.now().isoformat()
     about = ("reminder", game.name, state.turn, state.phase, player.seat, stamp)
@@ -548,7 +550,8 @@ def announce(session: Session, ctx: Context, game: Game, text: str, subject: str
     for p in players_of(session, game):
         about = ("announce", game.name, text, p.seat, stamp)
         notices.add(session, ctx, K.ALERT, p.address, about=about, game=game, seat=p.seat,
-                    info=info, subject=subject, text=text)  # fmt: skip
+                    info=info, subject=subject, text=text,
+                    token=reply_token(game, p.seat))  # fmt: skip
     gm_note(session, ctx, game, text, key=f"announce:{stamp}", subject=subject)
 
 
@@ -588,14 +591,9 @@ def missed_turn(
     of_last = None
     if n and m:
         of_last = [sum(json.loads(player.misses_json or "[]")[-m:]), m, n]
-    args = [
-        player.address,
-        turn,
-        player.missed_in_row,
-        conf["remove_after_misses"],
-        of_last,
-        removed,
-    ]
+    limit = conf["remove_after_misses"]
+    token = reply_token(game, player.seat)
+    args = [player.address, turn, player.missed_in_row, limit, of_last, removed, token]
     about = ("missed", game.name, turn, player.seat, *epoch(game))
     notices.add(session, ctx, K.LETTER, player.address, about=about, game=game, seat=player.seat,
                 info=info, letter="missed_turn", args=args)  # fmt: skip

@@ -205,7 +205,8 @@ def _report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
             raise ValueError(f"log entry {notice.step} does not replay to the step reported")
         report = history.report_of_step(shared.info(params), step, when(params["deadline"]))
         shared.reports[notice.step] = report
-    rendered = render.render_turn_report(shared.reports[notice.step], notice.seat)
+    report = shared.reports[notice.step]
+    rendered = render.render_turn_report(report, notice.seat, params.get("token", ""))
     return Told(notice, shared.game, rendered)
 
 
@@ -218,7 +219,8 @@ def _setup_report(shared: Shared, notice: Notice, params: dict[str, Any]) -> Tol
         if report is None or report.step != notice.step or report.state_hash != params["hash"]:
             raise ValueError(f"log entry {notice.step} does not replay to the setup reported")
         shared.extra["setup"] = report
-    rendered = render.render_setup_report(shared.extra["setup"], notice.seat)
+    setup, token = shared.extra["setup"], params.get("token", "")
+    rendered = render.render_setup_report(setup, notice.seat, token)
     return Told(notice, shared.game, rendered)
 
 
@@ -228,7 +230,7 @@ def _game_over(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert shared.game is not None
     over = rc.GameOver(shared.info(params), shared.state)
     record = (f"{shared.game.name}.pgn", export_record(shared.session, shared.game))
-    rendered = render.render_game_over(over, notice.seat)
+    rendered = render.render_game_over(over, notice.seat, params.get("token", ""))
     return Told(notice, shared.game, rendered, attachment=record)
 
 
@@ -251,7 +253,11 @@ def _your_turn(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 def _setup_prompt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     prompt = rc.SetupPrompt(
-        shared.info(params), shared.state, notice.seat, when(params["deadline"])
+        shared.info(params),
+        shared.state,
+        notice.seat,
+        when(params["deadline"]),
+        params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_setup_prompt(prompt))
 
@@ -266,6 +272,7 @@ def _game_start(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         when(params["deadline"]),
         params["holder"],
         params["turn"],
+        params.get("token", ""),
     )
     game = None if params.get("root") else shared.game  # the thread's root: no references
     return Told(notice, game, render.render_game_start(start))
@@ -331,19 +338,25 @@ def _status(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 
 def _history(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info, game, address = shared.info(params), shared.game, notice.recipient
+    token = params.get("token", "")
     assert game is not None
     if "turns" in params:
-        return Told(notice, game, letters.turns_played(info, address, params["turns"]))
+        return Told(notice, game, letters.turns_played(info, address, params["turns"], token))
     report = history.stored_report(shared.session, info, game, params["turn"])
     if report is None:
-        return Told(notice, game, letters.no_report(info, address, params["turn"]))
-    return Told(notice, game, render.render_turn_report(report, notice.seat))
+        return Told(notice, game, letters.no_report(info, address, params["turn"], token))
+    return Told(notice, game, render.render_turn_report(report, notice.seat, token))
 
 
 def _press(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     assert notice.seat is not None
     press = rc.Press(
-        shared.info(params), params["sender"], tuple(params["seats"]), params["body"], params["all"]
+        shared.info(params),
+        params["sender"],
+        tuple(params["seats"]),
+        params["body"],
+        params["all"],
+        params.get("token", ""),
     )
     return Told(notice, shared.game, render.render_press(press, notice.seat))
 
@@ -366,7 +379,8 @@ def _reminder(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 
 def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params) if "info" in params else None
-    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient)
+    token = params.get("token", "")  # an announcement to a player: their token
+    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient, token)
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
