@@ -21,9 +21,15 @@ from pbem.mail.errors import PasswordMissing, WrongProtocol
 from pbem.mail.imap import ImapInbox
 from pbem.mail.smtp import SmtpSender
 from pbem.mail.transport import OutgoingMail
+from pbem.service.play import notify
+from pbem.service.play.games import PlayerSpec, create_game
+from pbem.service.tell import telling
+from pbem.store import session_scope
 from pbem.testing.faultservers import ScriptedImapServer, SilentServer
 from pbem.testing.mailservers import HOST, MailServers, SmtpRelay, free_port
 from tests.fixtures_oauth import OAuthServers
+from tests.mailloop_helpers import MailWorld
+from tests.mailloop_helpers import write_config as write_poll_config
 
 pytestmark = pytest.mark.integration
 
@@ -295,6 +301,38 @@ def test_the_poll_says_which_protocol_answered(mail_servers: MailServers) -> Non
     with pytest.raises(WrongProtocol, match="looks like an IMAP server"):
         sender.send([mail])
     assert isinstance(WrongProtocol("x"), OSError)  # what the poll's stages catch
+
+
+def test_pbem_poll_with_the_ports_swapped_is_an_outage_in_these_words(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """The real `pbem poll` on swapped ports, with mail due: exit code 2, one
+    line per server in the words above, no traceback, the outbox untouched."""
+    world = MailWorld.create(mail_servers, tmp_path)
+    with session_scope(world.engine) as session:
+        players = [PlayerSpec(n, mail_servers.new_user(n)) for n in ("ada", "brook", "cyrus")]
+        created = create_game(session, "g", players, gm_address=world.gm_address)
+        notify.game_start(session, world.ctx, created.game, created.passwords)
+    telling.tell(world.engine, world.ctx)
+    due = [(row.status, row.attempts) for row in world.outbox()]
+    assert due and {status for status, _ in due} == {"pending"}
+    swapped = write_poll_config(
+        tmp_path / "swapped.toml",
+        mail_servers,
+        world.game_address,
+        world.gm_address,
+        imap_port=mail_servers.smtp.port,
+        smtp_port=mail_servers.dovecot.imap_port,
+    )
+    done = world.pbem("poll", config=swapped)
+    assert done.returncode == 2, done.stderr
+    errors = done.stderr.splitlines()
+    assert len(errors) == 2 and "Traceback" not in done.stderr, done.stderr
+    assert errors[0].startswith("error: cannot read the inbox: IMAP server 127.0.0.1:")
+    assert "this looks like an SMTP server" in errors[0]
+    assert errors[1].startswith("error: cannot send mail: SMTP server 127.0.0.1:")
+    assert "this looks like an IMAP server" in errors[1]
+    assert [(row.status, row.attempts) for row in world.outbox()] == due
 
 
 def test_no_password_is_said_before_connecting(tmp_path: Path) -> None:
