@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pbem.mail.errors import MailSettingsError
+from pbem.mail.errors import ENV_IMAP_PASSWORD, ENV_SMTP_PASSWORD, MailSettingsError
 from pbem.mail.oauth import PROVIDER_NAMES, OAuthSettings
 from pbem.mail.settings import (
     AUTH_KINDS,
@@ -47,8 +47,6 @@ from pbem.mail.transport import TLS_MODES
 
 ENV_CONFIG = "PBEM_CONFIG"
 ENV_DATABASE_URL = "PBEM_DATABASE_URL"
-ENV_IMAP_PASSWORD = "PBEM_IMAP_PASSWORD"
-ENV_SMTP_PASSWORD = "PBEM_SMTP_PASSWORD"
 ENV_OAUTH_CLIENT_SECRET = "PBEM_OAUTH_CLIENT_SECRET"
 
 ADJUDICATE_MODES = ("orders", "deadline")

@@ -125,6 +125,8 @@ class MailProblem(StrEnum):
     APP_PASSWORD = "app-password"  # the provider wants an app password
     OAUTH2_NEEDED = "oauth2-needed"  # the server takes OAuth2 only
     LOGIN_NEEDED = "login-needed"  # no usable OAuth2 login: run `pbem mail login`
+    WRONG_PROTOCOL = "wrong-protocol"  # a server answered, in another protocol: the port
+    NO_PASSWORD = "no-password"  # a password login without a password set
     OTHER = "other"
 
 

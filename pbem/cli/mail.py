@@ -143,6 +143,9 @@ def outbox(
 
 
 # ------------------------------------------------------------ pbem mail ...
+# Help texts are rich markup: a config table's name is written \\[mail.oauth2]
+# (in a raw docstring \[mail.oauth2]), else rich takes it for a tag and drops it
+# (tests/cli/test_help.py renders every command's help to check).
 mail_app = typer.Typer(
     help="The mail servers: log in with OAuth2, test the settings.",
     no_args_is_help=True,
@@ -157,15 +160,15 @@ def mail_login(
         bool,
         typer.Option(
             "--print",
-            help="Print the refresh token instead of storing it (for [mail.oauth2] token_env).",
+            help="Print the refresh token instead of storing it (for \\[mail.oauth2] token_env).",
         ),
     ] = False,
     config: ConfigOption = None,
 ) -> None:
-    """Log in to the mail provider with OAuth2 (the device flow) and keep the refresh token.
+    r"""Log in to the mail provider with OAuth2 (the device flow) and keep the refresh token.
 
     Prints a URL and a code: open the URL in any browser, enter the code and
-    approve; pbem waits meanwhile. The refresh token goes where [mail.oauth2]
+    approve; pbem waits meanwhile. The refresh token goes where \[mail.oauth2]
     says (token_file, created readable by its owner only), never into the
     database or a log.
     """
@@ -217,15 +220,16 @@ def mail_test(
     Says in words what is wrong (the port, TLS, the password, an app password
     or OAuth2 needed, no OAuth2 login yet). Exit code 1 when a step failed.
     """
-    from pbem.mail.checkup import check_all
+    from pbem.mail.checkup import Finding, checks
 
     with user_errors():
         settings = config_of(config).mail
     if settings.transport != "imap":
         typer.echo(f'transport = "{settings.transport}": no mail servers to test')
         return
-    findings = check_all(settings, send=send_to_gm)
-    for finding in findings:
+    findings: list[Finding] = []
+    for finding in checks(settings, send=send_to_gm):  # each printed as soon as found
+        findings.append(finding)
         mark = "ok    " if finding.ok else "FAILED"
         typer.echo(f"{mark} {finding.step}: {finding.where}")
         if finding.ok:

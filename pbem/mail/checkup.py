@@ -5,11 +5,15 @@ Each server is tried the way the poll uses it (the same ``ImapInbox`` and
 the folders, log in to SMTP, and, when asked, send the GM a mail. A failure
 is classified by the error the transport raised (pbem/mail/errors.py): the
 port (nothing answers), TLS, a wrong password, an app password needed,
-OAuth2 needed, or no usable OAuth2 login.
+OAuth2 needed, no usable OAuth2 login, a server of another protocol on the
+port, or no password set. Any other exception is a failure too (OTHER, its
+words shown): `pbem mail test` never ends in a traceback, and each server's
+result stands on its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -18,11 +22,12 @@ from pbem.mail.errors import (
     AppPasswordRequired,
     ConnectFailed,
     LoginRefused,
-    MailError,
     OAuth2Required,
     OAuthLoginNeeded,
+    PasswordMissing,
     TlsFailed,
     TlsUnavailable,
+    WrongProtocol,
 )
 from pbem.mail.settings import MailSettings, open_inbox, open_sender
 from pbem.mail.transport import OutgoingMail
@@ -35,6 +40,8 @@ _ADVICE = {
     MailProblem.APP_PASSWORD: "the provider wants an app password, not the account's",
     MailProblem.OAUTH2_NEEDED: "the server takes OAuth2 only, no password",
     MailProblem.LOGIN_NEEDED: "no usable OAuth2 login: run `pbem mail login`",
+    MailProblem.WRONG_PROTOCOL: "a server answered but speaks another protocol: check the port",
+    MailProblem.NO_PASSWORD: "no password is set: see below where to set it",
     MailProblem.OTHER: "the server could not be used",
 }
 
@@ -67,11 +74,18 @@ def problem_of(exc: BaseException) -> MailProblem:
         (OAuth2Required, MailProblem.OAUTH2_NEEDED),
         (LoginRefused, MailProblem.BAD_PASSWORD),
         (OAuthLoginNeeded, MailProblem.LOGIN_NEEDED),
+        (WrongProtocol, MailProblem.WRONG_PROTOCOL),
+        (PasswordMissing, MailProblem.NO_PASSWORD),
     )
     for kind, problem in kinds:
         if isinstance(exc, kind):
             return problem
     return MailProblem.OTHER
+
+
+def _failed(step: str, where: str, exc: Exception) -> Finding:
+    text = str(exc) or type(exc).__name__
+    return Finding(step, where, text, problem_of(exc))
 
 
 def check_imap(settings: MailSettings) -> Finding:
@@ -80,8 +94,8 @@ def check_imap(settings: MailSettings) -> Finding:
     try:
         with open_inbox(settings) as inbox:
             names = inbox.folder_names() if hasattr(inbox, "folder_names") else []
-    except (MailError, OSError) as exc:
-        return Finding("IMAP", where, str(exc), problem_of(exc))
+    except Exception as exc:  # every failure is a finding, never a traceback
+        return _failed("IMAP", where, exc)
     return Finding("IMAP", where, f"logged in; folders: {', '.join(names) or '(none)'}")
 
 
@@ -89,13 +103,13 @@ def check_smtp(settings: MailSettings) -> Finding:
     smtp = settings.smtp
     login = f"{smtp.auth.value} login as {smtp.user!r}" if smtp.user else "no login"
     where = f"{smtp.host}:{smtp.port} [mail.smtp], {login}"
-    sender = open_sender(settings)
     try:
+        sender = open_sender(settings)
         check = getattr(sender, "check", None)
         if check is not None:
             check()
-    except (MailError, OSError) as exc:
-        return Finding("SMTP", where, str(exc), problem_of(exc))
+    except Exception as exc:  # every failure is a finding, never a traceback
+        return _failed("SMTP", where, exc)
     return Finding("SMTP", where, "logged in" if smtp.user else "connected")
 
 
@@ -115,16 +129,23 @@ def send_to_gm(settings: MailSettings) -> Finding:
     where = f"{settings.game_address} -> {settings.gm_address}"
     try:
         result = open_sender(settings).send([mail])[0]
-    except (MailError, OSError) as exc:
-        return Finding("mail to the GM", where, str(exc), problem_of(exc))
+    except Exception as exc:  # every failure is a finding, never a traceback
+        return _failed("mail to the GM", where, exc)
     if not result.ok:
         return Finding("mail to the GM", where, result.error, MailProblem.OTHER)
     return Finding("mail to the GM", where, "sent; look for it in the GM's mailbox")
 
 
+def checks(settings: MailSettings, *, send: bool = False) -> Iterator[Finding]:
+    """IMAP, SMTP and (``send``) a mail to the GM, each found as it is tried;
+    a mail only when SMTP worked."""
+    yield check_imap(settings)
+    smtp = check_smtp(settings)
+    yield smtp
+    if send and smtp.ok:
+        yield send_to_gm(settings)
+
+
 def check_all(settings: MailSettings, *, send: bool = False) -> list[Finding]:
-    """IMAP, SMTP and (``send``) a mail to the GM; a mail only when SMTP worked."""
-    findings = [check_imap(settings), check_smtp(settings)]
-    if send and findings[-1].ok:
-        findings.append(send_to_gm(settings))
-    return findings
+    """Every finding of ``checks``."""
+    return list(checks(settings, send=send))

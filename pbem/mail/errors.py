@@ -144,6 +144,16 @@ class OAuth2Required(LoginRefused):
     offers no PLAIN or LOGIN, or says basic authentication is disabled."""
 
 
+class WrongProtocol(TransportError):
+    """A server answered at the address and port, but not in the protocol
+    expected (an IMAP server on the SMTP port, or the other way round)."""
+
+
+class PasswordMissing(TransportError):
+    """A password login is configured but no password is set: neither the
+    setting nor its environment variable. Raised before connecting."""
+
+
 class OAuthLoginNeeded(TransportError):
     """There is no usable OAuth2 login: no refresh token stored, or the provider
     refused it (revoked, expired). Only the GM can fix it, with `pbem mail login`."""
@@ -152,6 +162,52 @@ class OAuthLoginNeeded(TransportError):
 class OAuthError(MailError):
     """The OAuth2 authorization server refused a request or could not be reached
     (during `pbem mail login`, or a refresh that may work again later)."""
+
+
+# Where a server's password can come from, besides the config file.
+ENV_IMAP_PASSWORD = "PBEM_IMAP_PASSWORD"
+ENV_SMTP_PASSWORD = "PBEM_SMTP_PASSWORD"
+_PASSWORD_ENV = {"imap": ENV_IMAP_PASSWORD, "smtp": ENV_SMTP_PASSWORD}
+
+# A greeting's first words, and the kind of server that says them.
+_GREETINGS = (
+    ("* OK", "an IMAP server"),
+    ("* PREAUTH", "an IMAP server"),
+    ("220", "an SMTP server"),
+    ("+OK", "a POP3 server"),
+    ("HTTP/", "a web server"),
+    ("SSH-", "an SSH server"),
+)
+_USUAL_PORTS = {
+    "IMAP": 'IMAP is usually 993 (tls = "implicit") or 143 (tls = "starttls")',
+    "SMTP": 'SMTP is usually 587 (tls = "starttls") or 465 (tls = "implicit")',
+}
+
+
+def password_missing(server: str, user: str) -> PasswordMissing:
+    """The error for a password login without a password; ``server`` is
+    "imap" or "smtp"."""
+    return PasswordMissing(
+        f"no password is set for the {server.upper()} login of {user!r}: set the "
+        f"environment variable {_PASSWORD_ENV[server]}, or password in [mail.{server}] "
+        "(for Gmail: an app password)"
+    )
+
+
+def wrong_protocol(where: str, expected: str, greeting: str) -> WrongProtocol:
+    """The error for a server that answered in another protocol than ``expected``
+    ("IMAP" or "SMTP"), guessed from its ``greeting``."""
+    text = greeting.strip()
+    if text[:2] in ("b'", 'b"') and text.endswith(text[1]):  # a repr of bytes
+        text = text[2:-1]
+    text = text.replace("\\r", "").replace("\\n", "").strip()
+    guess = next((kind for start, kind in _GREETINGS if text.startswith(start)), None)
+    looks = f"this looks like {guess}" if guess else "it speaks another protocol"
+    shown = text if len(text) <= 100 else text[:100] + "..."
+    return WrongProtocol(
+        f"{where} answered, but not in {expected}: {looks} ({shown!r}). Check the "
+        f"port: {_USUAL_PORTS[expected]}"
+    )
 
 
 # Why a server would accept a connection and then say nothing.

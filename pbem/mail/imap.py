@@ -31,7 +31,9 @@ from pbem.mail.errors import (
     TlsFailed,
     TlsUnavailable,
     TransportError,
+    password_missing,
     password_refusal,
+    wrong_protocol,
 )
 from pbem.mail.oauth import TokenSource
 from pbem.mail.transport import (
@@ -45,6 +47,7 @@ from pbem.mail.transport import (
 )
 
 _FETCH_BATCH = 50
+_UNEXPECTED = "unexpected response:"  # imaplib's words for a greeting that is no IMAP
 
 
 class ImapInbox:
@@ -106,6 +109,8 @@ class ImapInbox:
         if self._client is not None:
             return self._client
         where = f"IMAP server {self.host}:{self.port}"
+        if self.tokens is None and not self._password:
+            raise password_missing("imap", self.user)
         # Loading the system's CA bundle is dear (docs/PERFORMANCE.md): only for TLS.
         context = None if self.tls == "none" else ssl.create_default_context(cafile=self.ca_file)
         try:
@@ -118,7 +123,13 @@ class ImapInbox:
             )
         except ssl.SSLError as exc:
             raise _tls_error(where, exc) from exc
-        except (OSError, imaplib.IMAP4.error) as exc:
+        except imaplib.IMAP4.error as exc:
+            text = str(exc)
+            if text.startswith(_UNEXPECTED):  # something answered, not in IMAP
+                greeting = text.removeprefix(_UNEXPECTED)
+                raise wrong_protocol(f"{where} (mail.imap.port)", "IMAP", greeting) from exc
+            raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}") from exc
+        except OSError as exc:
             raise ConnectFailed(f"cannot connect to {where}: {_describe(exc)}") from exc
         try:
             if self.tls == "starttls":

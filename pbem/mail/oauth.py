@@ -192,13 +192,14 @@ class RefreshTokenStore:
 
     def write(self, token: str) -> None:
         """Replace the stored token: a new file made for its owner only (0600), then
-        renamed over the old one, so no reader ever sees half a token."""
+        renamed over the old one, so no reader ever sees half a token. Missing
+        folders on the way are made for the owner only too (0700)."""
         if self.file is None:
             raise OAuthError(
                 f"the refresh token lives in {self.where}, which pbem cannot write; "
                 f"run `{LOGIN_COMMAND} --print` and put what it prints into that variable"
             )
-        self.file.parent.mkdir(parents=True, exist_ok=True)
+        _make_private_folders(self.file.parent)
         partial = self.file.with_name(f".{self.file.name}.{os.getpid()}.new")
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
@@ -212,6 +213,17 @@ class RefreshTokenStore:
     @property
     def writable(self) -> bool:
         return self.file is not None
+
+
+def _make_private_folders(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each 0700 (``Path.mkdir``
+    gives the parents the default mode); folders already there are left alone."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:  # made meanwhile by another process: it is there
+            continue
 
 
 def post_form(url: str, form: Mapping[str, str], timeout: float = _HTTP_TIMEOUT) -> dict[str, Any]:

@@ -54,7 +54,9 @@ from pbem.mail.errors import (
     TlsFailed,
     TlsUnavailable,
     TransportError,
+    password_missing,
     password_refusal,
+    wrong_protocol,
 )
 from pbem.mail.oauth import TokenSource, xoauth2
 from pbem.mail.retry import is_permanent
@@ -71,6 +73,8 @@ _START_INPUT = 354
 _COMPLETED = 250
 _AUTH_CONTINUE = 334
 _AUTH_OK = 235
+_MALFORMED = -1  # aiosmtplib's code for a reply that is no SMTP reply
+_MALFORMED_PREFIX = "Malformed SMTP response line:"
 
 
 class DataPath(StrEnum):
@@ -227,10 +231,17 @@ class SmtpSender:
     async def _open(self) -> aiosmtplib.SMTP:
         """A connection, secured and logged in as configured; failures classified."""
         where = self._where
+        if self.tokens is None and self.user and not self._password:
+            raise password_missing("smtp", self.user)
         try:
             return await self._open_raw()
         except TransportError:
             raise
+        except SMTPResponseException as exc:
+            if exc.code != _MALFORMED:
+                raise
+            greeting = exc.message.removeprefix(_MALFORMED_PREFIX)
+            raise wrong_protocol(f"{where} (mail.smtp.port)", "SMTP", greeting) from exc
         except ssl.SSLError as exc:
             raise _tls_failed(where, exc) from exc
         except SMTPConnectError as exc:

@@ -9,11 +9,13 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
+from typer.testing import CliRunner
 
 from pbem import __version__
-from pbem.cli import COMMANDS, PANELS, help_text
+from pbem.cli import COMMANDS, PANELS, app, help_text
 
 ROOT = Path(__file__).resolve().parents[2]
 ORDER = [
@@ -114,3 +116,42 @@ def test_a_command_help_wraps_whole_paragraphs() -> None:
         "Overlapping runs (cron) exit quietly; exit code 2 when a server or the database "
         "could not be used (each problem on one line; the other stages ran)."
     ) in [line.strip() for line in out.splitlines()]
+
+
+# A config table's name in a help text, as written (rich markup wants "\\[").
+BRACKETED = re.compile(r"\\?\[([a-z][a-z0-9_.]*)\]")
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The path of every command and group under ``command`` (click's, as typer
+    builds them: a group has ``commands``)."""
+    found = [path]
+    for name, sub in getattr(command, "commands", {}).items():
+        found.extend(_commands(sub, (*path, name)))
+    return found
+
+
+def _command_at(path: tuple[str, ...]) -> Any:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command
+
+
+def test_bracketed_config_names_survive_rich_markup() -> None:
+    """Finding 12: `pbem mail login --help` printed "goes where  says": rich
+    took [mail.oauth2] for a tag. Every command's help keeps every [table]."""
+    checked = set()
+    for path in _commands(typer.main.get_command(app)):
+        command = _command_at(path)
+        texts = [command.help or "", *(getattr(p, "help", None) or "" for p in command.params)]
+        names = {m.group(1) for text in texts for m in BRACKETED.finditer(text)}
+        if not names:
+            continue
+        result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "250"})
+        assert result.exit_code == 0, result.output
+        for name in names:
+            assert f"[{name}]" in result.output, (path, name)
+            checked.add(name)
+        assert "\\[" not in result.output, path  # an escape shown as such
+    assert "mail.oauth2" in checked  # the test sees what it is meant to

@@ -17,9 +17,19 @@ import pytest
 from typer.testing import CliRunner
 
 from pbem.cli import app
+from pbem.mail.errors import PasswordMissing, WrongProtocol
+from pbem.mail.imap import ImapInbox
+from pbem.mail.smtp import SmtpSender
+from pbem.mail.transport import OutgoingMail
+from pbem.service.play import notify
+from pbem.service.play.games import PlayerSpec, create_game
+from pbem.service.tell import telling
+from pbem.store import session_scope
 from pbem.testing.faultservers import ScriptedImapServer, SilentServer
 from pbem.testing.mailservers import HOST, MailServers, SmtpRelay, free_port
 from tests.fixtures_oauth import OAuthServers
+from tests.mailloop_helpers import MailWorld
+from tests.mailloop_helpers import write_config as write_poll_config
 
 pytestmark = pytest.mark.integration
 
@@ -40,6 +50,9 @@ ADVICE = {
     "app-password": "the provider wants an app password",
     "oauth2-needed": "the server takes OAuth2 only",
     "login-needed": "no usable OAuth2 login: run `pbem mail login`",
+    "wrong-protocol": "a server answered but speaks another protocol",
+    "no-password": "no password is set",
+    "other": "the server could not be used",
 }
 
 
@@ -90,6 +103,7 @@ token_file = "no-login-yet"
 
 def mail_test(config: Path, *more: str) -> tuple[int, str]:
     result = CliRunner().invoke(app, ["mail", "test", "--config", str(config), *more])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
     return result.exit_code, result.output
 
 
@@ -249,3 +263,116 @@ def test_oauth2_without_a_login_yet_against_servers(
     assert code == 1
     assert failed(output) == [("IMAP", "login-needed"), ("SMTP", "login-needed")]
     assert "does not exist" in output
+
+
+def test_the_ports_swapped_each_server_speaks_the_other_protocol(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """Finding 2: an IMAP server on the SMTP port crashed `pbem mail test`
+    (aiosmtplib's "Malformed SMTP response line") and an SMTP server on the
+    IMAP port was "nothing answers there"."""
+    user = mail_servers.new_user("game")
+    for imap_tls, smtp_tls in (("none", "none"), ("starttls", "starttls")):
+        config = write(
+            tmp_path / "pbem.toml",
+            imap_port=mail_servers.smtp.port,
+            smtp_port=mail_servers.dovecot.imap_port,
+            user=user,
+            imap_tls=imap_tls,
+            smtp_tls=smtp_tls,
+        )
+        code, output = mail_test(config)
+        assert code == 1
+        assert failed(output) == [("IMAP", "wrong-protocol"), ("SMTP", "wrong-protocol")]
+        assert "this looks like an SMTP server ('220 " in output
+        assert "this looks like an IMAP server ('* OK " in output
+        assert "Traceback" not in output and "Malformed" not in output
+
+
+def test_the_poll_says_which_protocol_answered(mail_servers: MailServers) -> None:
+    """The poll's inbox and outbox stages get the same errors (OSErrors, so an
+    outage with these words, not a mail deferred as if the server were down)."""
+    user = mail_servers.new_user("game")
+    inbox = ImapInbox(HOST, mail_servers.smtp.port, user, "secret", tls="none", timeout=10)
+    with pytest.raises(WrongProtocol, match="looks like an SMTP server"):
+        inbox.connect()
+    sender = SmtpSender(HOST, mail_servers.dovecot.imap_port, user, "secret", tls="none")
+    mail = OutgoingMail("m1", user, ("gm@pbem.test",), b"Subject: hi\r\n\r\nhi\r\n")
+    with pytest.raises(WrongProtocol, match="looks like an IMAP server"):
+        sender.send([mail])
+    assert isinstance(WrongProtocol("x"), OSError)  # what the poll's stages catch
+
+
+def test_pbem_poll_with_the_ports_swapped_is_an_outage_in_these_words(
+    mail_servers: MailServers, tmp_path: Path
+) -> None:
+    """The real `pbem poll` on swapped ports, with mail due: exit code 2, one
+    line per server in the words above, no traceback, the outbox untouched."""
+    world = MailWorld.create(mail_servers, tmp_path)
+    with session_scope(world.engine) as session:
+        players = [PlayerSpec(n, mail_servers.new_user(n)) for n in ("ada", "brook", "cyrus")]
+        created = create_game(session, "g", players, gm_address=world.gm_address)
+        notify.game_start(session, world.ctx, created.game, created.passwords)
+    telling.tell(world.engine, world.ctx)
+    due = [(row.status, row.attempts) for row in world.outbox()]
+    assert due and {status for status, _ in due} == {"pending"}
+    swapped = write_poll_config(
+        tmp_path / "swapped.toml",
+        mail_servers,
+        world.game_address,
+        world.gm_address,
+        imap_port=mail_servers.smtp.port,
+        smtp_port=mail_servers.dovecot.imap_port,
+    )
+    done = world.pbem("poll", config=swapped)
+    assert done.returncode == 2, done.stderr
+    errors = done.stderr.splitlines()
+    assert len(errors) == 2 and "Traceback" not in done.stderr, done.stderr
+    assert errors[0].startswith("error: cannot read the inbox: IMAP server 127.0.0.1:")
+    assert "this looks like an SMTP server" in errors[0]
+    assert errors[1].startswith("error: cannot send mail: SMTP server 127.0.0.1:")
+    assert "this looks like an IMAP server" in errors[1]
+    assert [(row.status, row.attempts) for row in world.outbox()] == due
+
+
+def test_no_password_is_said_before_connecting(tmp_path: Path) -> None:
+    """Finding 14: no password (the key left out, PBEM_*_PASSWORD unset) was
+    "the user name or the password is wrong"; nothing listens on these ports."""
+    config = write(
+        tmp_path / "pbem.toml", imap_port=free_port(), smtp_port=free_port(), password=""
+    )
+    code, output = mail_test(config)
+    assert code == 1
+    assert failed(output) == [("IMAP", "no-password"), ("SMTP", "no-password")]
+    assert "PBEM_IMAP_PASSWORD, or password in [mail.imap]" in output
+    assert "PBEM_SMTP_PASSWORD, or password in [mail.smtp]" in output
+    assert "wrong" not in output and "refused" not in output
+    with pytest.raises(PasswordMissing, match="PBEM_IMAP_PASSWORD"):  # the poll's error
+        ImapInbox(HOST, free_port(), "game@pbem.test", "", tls="none").connect()
+    mail = OutgoingMail("m1", "game@pbem.test", ("gm@pbem.test",), b"Subject: hi\r\n\r\nhi\r\n")
+    with pytest.raises(PasswordMissing, match="PBEM_SMTP_PASSWORD"):
+        SmtpSender(HOST, free_port(), "game@pbem.test", "", tls="none").send([mail])
+
+
+def test_any_other_error_is_a_finding_and_each_server_stands_alone(
+    mail_servers: MailServers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception nobody foresaw is a failed step in words, not a traceback,
+    and the other server's result is printed all the same."""
+
+    def boom(self: SmtpSender) -> None:
+        raise RuntimeError("something unforeseen")
+
+    monkeypatch.setattr(SmtpSender, "check", boom)
+    user = mail_servers.new_user("game")
+    config = write(
+        tmp_path / "pbem.toml",
+        imap_port=mail_servers.dovecot.imap_port,
+        smtp_port=mail_servers.smtp.port,
+        user=user,
+    )
+    code, output = mail_test(config)
+    assert code == 1
+    assert "ok     IMAP" in output
+    assert failed(output) == [("SMTP", "other")]
+    assert "something unforeseen" in output

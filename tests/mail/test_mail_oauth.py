@@ -10,6 +10,7 @@ load with the file and the key.
 from __future__ import annotations
 
 import base64
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -79,6 +80,17 @@ def test_the_token_file_is_made_for_its_owner_only(tmp_path: Path) -> None:
     store.write("rt-second")  # replaced whole, still the owner's only
     assert store.read() == "rt-second"
     assert stat.S_IMODE((tmp_path / "secrets" / "token").stat().st_mode) == 0o600
+
+
+def test_the_token_files_missing_folders_are_made_for_the_owner_only(tmp_path: Path) -> None:
+    """Finding 21: token_file = "secrets/oauth/token" needs no folder made first."""
+    (tmp_path / "shared").mkdir(mode=0o755)
+    store = RefreshTokenStore(tmp_path / "shared" / "secrets" / "oauth" / "token")
+    store.write("rt-first")
+    for folder in ("shared/secrets", "shared/secrets/oauth"):
+        assert stat.S_IMODE((tmp_path / folder).stat().st_mode) == 0o700, folder
+    assert stat.S_IMODE((tmp_path / "shared").stat().st_mode) == 0o755  # left alone
+    assert store.read() == "rt-first"
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:
@@ -284,3 +296,32 @@ def test_microsofts_endpoints_are_built_in(tmp_path: Path) -> None:
     assert oauth2.scope_list == PROVIDERS["microsoft"].scopes
     assert oauth2.token_file == tmp_path / "secrets" / "token"
     assert oauth2.client_secret == "s3" and "s3" not in repr(oauth2)
+
+
+def _provider_blocks() -> dict[str, str]:
+    """Each provider's TOML block of docs/GAME-MASTERS.md, "Mail providers"."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "GAME-MASTERS.md").read_text()
+    section = page.split("## Mail providers\n", 1)[1].split("\n## ", 1)[0]
+    blocks = {}
+    for part in section.split("\n### ")[1:]:
+        title = part.split("\n", 1)[0]
+        found = re.findall(r"```toml\n(.*?)```", part, flags=re.DOTALL)
+        assert len(found) == 1, title
+        blocks[title] = found[0]
+    return blocks
+
+
+def test_every_providers_snippet_is_a_whole_mail_block_that_loads(tmp_path: Path) -> None:
+    """Finding 21: a GM pastes a provider's block as it is, and it loads."""
+    blocks = _provider_blocks()
+    assert len(blocks) == 4
+    for title, block in blocks.items():
+        path = tmp_path / "pbem.toml"
+        path.write_text(f'state_dir = "."\n{block}')
+        mail = load_config(path, env={}).mail
+        assert mail.transport == "imap", title
+        assert mail.game_address != "pbem@localhost" and mail.gm_address != "gm@localhost"
+        assert mail.imap.user and mail.imap.host != "localhost", title
+    page = (Path(__file__).resolve().parents[2] / "docs" / "GAME-MASTERS.md").read_text()
+    for scope in PROVIDERS["microsoft"].scopes:  # the scopes the page names are pbem's
+        assert f"`{scope}`" in page
