@@ -75,9 +75,15 @@ def check(text, secret_hex=None):
     """'' when every draw matches, else the first problem."""
     headers, entries, draws = read(text)
     version = headers.get("DiceVersion", "pbem-dice-v1")
-    secret = bytes.fromhex(secret_hex or headers.get("Secret", ""))
+    try:
+        secret = bytes.fromhex(secret_hex or headers.get("Secret", ""))
+    except ValueError:
+        return "the secret is not hexadecimal"
     if not secret:
         return "the record has no [Secret]: give --secret HEX"
+    if len(secret) != 32:
+        size = f"the secret is {len(secret)} bytes"
+        return f"{size}; a {version} secret is exactly 32 bytes (64 hex digits)"
     if hashlib.sha256(secret).hexdigest() != headers.get("Commitment"):
         return "the secret does not match the commitment"
     if not draws:
@@ -85,9 +91,13 @@ def check(text, secret_hex=None):
     rerolls = []  # `pbem rollback --reroll`: a new secret from turn T on, "T:COMMITMENT:SECRET"
     for item in headers.get("Rerolls", "").split():
         first, made, new = (item.split(":") + [""])[:3]
-        if not new or hashlib.sha256(bytes.fromhex(new)).hexdigest() != made:
+        try:
+            rerolled = bytes.fromhex(new)
+        except ValueError:
+            rerolled = b""
+        if len(rerolled) != 32 or hashlib.sha256(rerolled).hexdigest() != made:
             return f"the secret of the dice rerolled from turn {first} is missing or wrong"
-        rerolls.append((int(first), bytes.fromhex(new)))
+        rerolls.append((int(first), rerolled))
     labels = {label for label, _, _ in draws}
     for kind, turn, _ in entries:
         if kind == "turn" and f"turn:{turn}" not in labels:

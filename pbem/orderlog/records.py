@@ -51,7 +51,7 @@ from pbem.orderlog.replay import (
     paused_gc,
     start,
 )
-from pbem.rules.dice import DICE_V1, check_version, commitment
+from pbem.rules.dice import DICE_V1, check_version, commitment, secret_size_problem
 from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.options import Options
 
@@ -437,6 +437,8 @@ def _verify_record(record: Record, secret_hex: str) -> VerifyReport:
         secret = bytes.fromhex(secret_hex.strip())
     except ValueError:
         return VerifyReport(False, 0, "the secret is not hexadecimal")
+    if secret_size_problem(secret, record.dice_version):
+        return VerifyReport(False, 0, secret_size_problem(secret, record.dice_version))
     if commitment(secret) != record.commitment:
         return VerifyReport(
             False, 0, "the secret does not match the commitment published at the start"

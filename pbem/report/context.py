@@ -53,6 +53,9 @@ class GameInfo:
     from_address: str
     preset: str = ""  # the rules preset the options started from, if any
     player_zones: tuple[tuple[int, str], ...] = ()  # (seat, IANA zone) of SET TIMEZONE
+    # the commitment of the secret the dice come from now (`pbem rollback --reroll`
+    # draws a new one); "": the game's own, ``commitment``
+    dice_commitment: str = ""
 
     def zone_of(self, seat: int | None) -> str | None:
         """The player's own time zone, when they set one."""

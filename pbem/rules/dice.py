@@ -52,8 +52,19 @@ def _checked_secret(secret: Any) -> bytes:
     if not isinstance(secret, bytes | bytearray) or len(secret) != SECRET_BYTES:
         # Never echo the secret itself: error messages end up in logs.
         got = f"{len(secret)} bytes" if isinstance(secret, bytes | bytearray) else type(secret)
-        raise ValueError(f"a {DICE_VERSION} secret is exactly {SECRET_BYTES} bytes, got {got}")
+        raise ValueError(f"a pbem-dice secret is exactly {SECRET_BYTES} bytes, got {got}")
     return bytes(secret)
+
+
+def secret_size_problem(secret: bytes, version: str) -> str:
+    """Why ``secret`` cannot be a secret of dice ``version`` ("" when it can); it names
+    sizes only, never the secret (error messages end up in logs)."""
+    if len(secret) == SECRET_BYTES:
+        return ""
+    return (
+        f"the secret is {len(secret)} bytes ({2 * len(secret)} hex digits); a {version} "
+        f"secret is exactly {SECRET_BYTES} bytes ({2 * SECRET_BYTES} hex digits)"
+    )
 
 
 def _checked_name(kind: str, value: Any) -> bytes:

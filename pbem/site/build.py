@@ -18,6 +18,8 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from sqlmodel import Session, col, select
 
+from pbem.orderlog import replay
+from pbem.orderlog.replay import COMMAND
 from pbem.paths import templates_dir
 from pbem.report import context as rc
 from pbem.report import ics, turnview, views
@@ -29,9 +31,9 @@ from pbem.service.context import Context
 from pbem.service.ops.stats import ResponseStats, duration, response_stats
 from pbem.service.play import mailinfo
 from pbem.service.play.archive import export_record
-from pbem.service.play.games import definition_of
+from pbem.service.play.games import definition_of, rerolls_of
 from pbem.site.folders import folders
-from pbem.store import Game, PressRecord, TurnResult
+from pbem.store import Game, OrderEntry, PressRecord, TurnResult
 from pbem.vocab import GamePhase, GameStatus
 
 
@@ -44,6 +46,15 @@ class TurnPage:
     sections: list[turnview.Section]
     picture: str | None  # file name of the map after the turn
     file: str  # turn-N.html for the first step of turn N, turn-N-K.html for its K-th
+
+
+@dataclass(frozen=True)
+class LogNote:
+    """A step of the log that is no turn: a player resigned or was removed."""
+
+    seq: int
+    turn: int
+    text: str  # "eve was removed by the GM."
 
 
 @dataclass(frozen=True)
@@ -64,6 +75,7 @@ class GamePage:
     deadline: str
     calendar: str | None
     turns: list[TurnPage] = field(default_factory=list)
+    log: list[TurnPage | LogNote] = field(default_factory=list)  # turns and notes, in order
     press: list[PressItem] = field(default_factory=list)
     record: str | None = None
     start_picture: str | None = None
@@ -72,6 +84,7 @@ class GamePage:
     stats: list[ResponseStats] = field(default_factory=list)
     commitment: str = ""
     secret: str | None = None
+    rerolls: list[tuple[int, str]] = field(default_factory=list)  # (first turn, commitment)
 
 
 def _environment() -> Environment:
@@ -84,6 +97,7 @@ def _environment() -> Environment:
     )
     env.filters["duration"] = duration
     env.tests["attack"] = lambda item: isinstance(item, turnview.AttackLine)
+    env.tests["note"] = lambda item: isinstance(item, LogNote)
     return env
 
 
@@ -109,7 +123,7 @@ def build_site(session: Session, ctx: Context, out: Path) -> list[Path]:
             env.get_template("game.html").render(game=page, root="../"),
             written,
         )
-        for old, new in _old_names(page.turns):
+        for old, new in _old_names(page.turns, folder):
             html = env.get_template("moved.html").render(game=page, target=new, root="../")
             _write(folder / old, html, written)
         for i, turn in enumerate(page.turns):
@@ -166,13 +180,21 @@ def _game_page(
         calendar=None,
         commitment=game.commitment,
         secret=game.secret if game.secret_revealed else None,
+        rerolls=[(first, made) for first, _, made in rerolls_of(session, game)],
         stats=response_stats(session, game),
     )
     if states:
         page.start_picture = _picture(
             info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written
         )
-    page.turns = _turn_pages(info, results, states, folder, written)
+    entries = {
+        e.seq: e for e in session.exec(select(OrderEntry).where(OrderEntry.game_id == game.id))
+    }
+    kinds = {r.seq: entries[r.seq].kind if r.seq in entries else None for r in results}
+    played = [i for i, r in enumerate(results) if kinds[r.seq] == replay.TURN]
+    page.turns = _turn_pages(info, results, states, played, folder, written)
+    notes = [_note(info, entries[r.seq]) for r in results if kinds[r.seq] == COMMAND]
+    page.log = sorted([*page.turns, *notes], key=lambda item: item.seq)
     if now is not None and len(states) > 1:
         page.current_caption = _now_caption(game, now, page.turns)
         page.current_picture = _picture(
@@ -190,17 +212,20 @@ def _turn_pages(
     info: rc.GameInfo,
     results: list[TurnResult],
     states: list[GameState],
+    played: list[int],
     folder: Path,
     written: list[Path],
 ) -> list[TurnPage]:
-    """Each played turn as its report tells it to an observer, with its picture.
+    """Each played turn (``played``: the indexes of ``results`` that are turns, as
+    for the mail and `pbem render`; a RESIGN or REMOVE is no turn) as its report
+    tells it to an observer, with its picture.
 
-    Pages and pictures are named by turn number (turn-1.html is turn 1); a turn
-    of several steps (a player resigned in another's turn) has turn-N.html,
-    then turn-N-2.html, ..."""
+    Pages and pictures are named by turn number (turn-1.html is turn 1); were a
+    turn number ever played twice, its second page would be turn-N-2.html."""
     pages: list[TurnPage] = []
     steps: dict[int, int] = {}
-    for i, row in enumerate(results):
+    for i in played:
+        row = results[i]
         if row.seat is None or row.turn <= 0 or i == 0:
             continue
         after, before = states[i], states[i - 1]
@@ -242,13 +267,29 @@ def _turn_pages(
     return pages
 
 
-def _old_names(turns: list[TurnPage]) -> list[tuple[str, str]]:
+def _note(info: rc.GameInfo, entry: OrderEntry) -> LogNote:
+    """What the site says of a RESIGN or REMOVE: who left, and how."""
+    name = next((p.name for p in info.players if p.seat == entry.seat), "a player")
+    # (the log does not say whether the GM or the deadlines removed a player)
+    word = entry.text.strip().split()[0].upper() if entry.text.strip() else ""
+    how = "resigned" if word == "RESIGN" else "was removed"
+    during = f" in turn {entry.turn}" if entry.turn > 0 else ""
+    text = f"{name} {how}{during}; their territories are neutral now."
+    return LogNote(entry.seq, entry.turn, text)
+
+
+def _old_names(turns: list[TurnPage], folder: Path) -> list[tuple[str, str]]:
     """(old name, page) for each turn page whose name before issue 30 (turn-SEQ.html,
-    by log position) is no page's name now: a link kept from a site published before
-    then leads to the same turn. An old name that is now another turn's page cannot
-    lead there too (docs/GAME-MASTERS.md, "The game site")."""
+    by log position) is a page of ``folder`` already and no page's name now: a link
+    kept from a site published before then leads to the same turn. A first
+    publication has no such page, so no moved pages; an old name that is now another
+    turn's page cannot lead there too (docs/GAME-MASTERS.md, "The game site")."""
     taken = {t.file for t in turns}
-    return [(f"turn-{t.seq}.html", t.file) for t in turns if f"turn-{t.seq}.html" not in taken]
+    return [
+        (f"turn-{t.seq}.html", t.file)
+        for t in turns
+        if f"turn-{t.seq}.html" not in taken and (folder / f"turn-{t.seq}.html").is_file()
+    ]
 
 
 def _now_caption(game: Game, now: GameState, turns: list[TurnPage]) -> str:

@@ -724,6 +724,21 @@ def test_verify_and_import_of_a_bad_record_file(tmp_path: Path) -> None:
     )
 
 
+def test_import_of_a_secret_of_the_wrong_size_names_the_size_and_dice_version(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path)
+    text = (Path(__file__).parents[1] / "data" / "records" / "greedy-seed5-v2.pgn").read_text()
+    bare = tmp_path / "g2.pgn"
+    bare.write_text(re.sub(r'\[Secret "[0-9a-f]+"\]\n', "", text), encoding="utf-8")
+    one_line_error(
+        pbem("import", bare, "--secret", "00", "--config", config),
+        "the secret is 1 bytes (2 hex digits); a pbem-dice-v2 secret is exactly 32 bytes "
+        "(64 hex digits)",
+    )
+    assert "sim-5" not in pbem("list", "--config", config).stdout
+
+
 def test_rules_of_neither_a_preset_nor_a_game(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     one_line_error(

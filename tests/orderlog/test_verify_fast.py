@@ -16,6 +16,7 @@ from pbem.cli import app
 from pbem.entry import _verify_args
 
 RECORD = Path(__file__).parents[1] / "data" / "records" / "greedy-seed3-v1.pgn"
+RECORD_V2 = RECORD.with_name("greedy-seed5-v2.pgn")
 SECRET = "e9c7de4d1f4f4f20d20c23052794a7b5e92dbb25dd03a406714b8bd536adcc81"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,6 +69,8 @@ def cases(tmp_path: Path) -> list[list[str]]:
         ["verify", tampered(tmp_path, f'[Secret "{SECRET}"]\n', "")],
         ["verify", str(RECORD), "--secret", wrong],
         ["verify", str(RECORD), "--secret", "not-hex"],
+        ["verify", tampered(tmp_path, f'[Secret "{SECRET}"]\n', ""), "--secret", "00"],
+        ["verify", tampered(tmp_path, f'[Secret "{SECRET}"]\n', ""), "--secret", ""],
         ["verify", str(tmp_path / "missing.pgn"), "--secret", SECRET],
         ["verify", str(binary), "--secret", SECRET],
         ["verify", str(garbage), "--secret", SECRET],
@@ -101,3 +104,25 @@ def test_other_spellings_go_to_typer(args: list[str]) -> None:
     assert typer_imported  # (the usage text itself differs: program name, width)
     assert code == with_typer(args)[0]
     assert out + err
+
+
+def test_a_secret_of_the_wrong_size_is_named_with_the_records_dice_version(
+    tmp_path: Path,
+) -> None:
+    text = RECORD_V2.read_text(encoding="utf-8")
+    bare = tmp_path / "g2.pgn"
+    bare.write_text(
+        "".join(x for x in text.splitlines(keepends=True) if not x.startswith("[Secret ")),
+        encoding="utf-8",
+    )
+    for secret, size in (("00", 1), ("", 0), ("ab" * 33, 33)):
+        for answer in (
+            in_new_process(["verify", str(bare), "--secret", secret])[:3],
+            with_typer(["verify", str(bare), "--secret", secret]),
+        ):
+            assert answer == (
+                1,
+                f"the secret is {size} bytes ({2 * size} hex digits); a pbem-dice-v2 secret "
+                "is exactly 32 bytes (64 hex digits)\n",
+                "",
+            ), secret

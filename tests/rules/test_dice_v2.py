@@ -373,3 +373,24 @@ def test_a_v2_record_imports_replays_and_exports_bit_for_bit(tmp_path: Path) -> 
         report = replay_game(session, game)
         assert report.ok, report.message
         assert export_record(session, game) == text
+
+
+def test_independent_verifier_answers_a_bad_secret_without_a_traceback(tmp_path: Path) -> None:
+    text = (ROOT / "tests" / "data" / "records" / "greedy-seed5-v2.pgn").read_text()
+    path = tmp_path / "g2.pgn"
+    path.write_text(
+        "".join(x for x in text.splitlines(keepends=True) if not x.startswith("[Secret ")),
+        encoding="utf-8",
+    )
+    for secret, problem in (
+        ("00", "the secret is 1 bytes; a pbem-dice-v2 secret is exactly 32 bytes (64 hex digits)"),
+        ("zz", "the secret is not hexadecimal"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-I", str(VERIFY_DICE), str(path), "--secret", secret],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (1, f"FAILED: {problem}\n", "")

@@ -18,6 +18,7 @@ from pbem.rules.dice import commitment
 from pbem.service.play import gm
 from pbem.service.play.archive import export_record, replay_game
 from pbem.service.play.games import definition_of, find_game, rerolls_of
+from pbem.site.build import build_site
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
@@ -77,14 +78,31 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
         )
         assert "the game's first secret still gives every turn before 4" in text
         assert secret_hex not in news[0].text  # the new secret itself stays with the GM
+        # the footer quotes the commitment of the dice in force, not the first secret's
+        assert f"the SHA-256 of the secret drawn at the last rollback: {made}" in text
+        assert commitment(SECRET) not in text
 
     # the game plays on with the new dice; the stored chain replays, the past unchanged
+    table.clear()
     table.run(lambda: world.game("rr").turn >= 6)
+    table.read_all()
+    later = [m for name in PLAYERS for m in table.mails(name)]
+    assert later and all(
+        f"Dice commitment ({world.game('rr').dice_version})" in m.text for m in later
+    )
+    assert all(made in m.text and commitment(SECRET) not in m.text for m in later), later
     assert world.chain("rr")[:4] == original[:4]
     with world.session() as session:
         game = find_game(session, "rr")
         assert replay_game(session, game).ok
         text = export_record(session, game, with_secret=True, force=True)
+        build_site(session, world.ctx, tmp_path / "site")
+    # the site shows the first commitment and the one of the new dice
+    page = (tmp_path / "site" / "rr" / "index.html").read_text(encoding="utf-8")
+    assert f"<code>{commitment(SECRET)}</code>" in page
+    assert (
+        f"New dice from turn 4 on (a rollback drew a new secret), commitment: <code>{made}" in page
+    )
     record = read_record(text)
     assert record.rerolls == [(4, made, secret_hex)]
     # `pbem reveal` publishes every secret the game's dice came from

@@ -43,6 +43,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for turn in (1, 2, 3):
             assert f"g2: turn {turn} played by the GM" in ok("process", "g2").stdout
         assert ok("site", "out").stdout.startswith("wrote ")
+        # a site written before issue 30: turn pages named by log position
+        for seq in (4, 5, 6):
+            old = folder / "old" / "g2" / f"turn-{seq}.html"
+            old.parent.mkdir(parents=True, exist_ok=True)
+            old.write_text("<h1>an old page</h1>", encoding="utf-8")
+        assert ok("site", "old").stdout.startswith("wrote ")
     finally:
         mp.undo()
     return folder
@@ -61,9 +67,20 @@ def test_turn_pages_are_named_by_turn_number(site: Path) -> None:
     assert 'href="turn-2.html">turn 2 &rarr;</a>' in (g2 / "turn-1.html").read_text()
 
 
+def test_a_first_publication_has_no_moved_pages(site: Path) -> None:
+    g2 = site / "out" / "g2"
+    assert sorted(p.name for p in g2.glob("turn-*.html")) == [
+        "turn-1.html",
+        "turn-2.html",
+        "turn-3.html",
+    ]
+    for page in site.glob("out/*/*.html"):
+        assert "http-equiv" not in page.read_text(encoding="utf-8"), page
+
+
 def test_a_link_to_a_page_named_by_log_position_leads_to_its_turn(site: Path) -> None:
     # turn 1 is the 4th step of the log (three setup steps first): it was turn-4.html
-    g2 = site / "out" / "g2"
+    g2 = site / "old" / "g2"
     for seq, turn in ((4, 1), (5, 2), (6, 3)):
         moved = (g2 / f"turn-{seq}.html").read_text(encoding="utf-8")
         assert f'<meta http-equiv="refresh" content="0; url=turn-{turn}.html">' in moved
@@ -96,3 +113,38 @@ def test_a_game_in_its_setup_has_its_deadline_in_the_calendar(site: Path) -> Non
     assert f"DTEND:{deadline:%Y%m%dT%H%M%SZ}" in ics
     assert "SUMMARY:[g1] orders due for setup (every player)" in ics
     assert re.fullmatch(r"DTSTART:\d{8}T\d{6}Z", ics[ics.index("BEGIN:VEVENT") + 3])
+
+
+def test_a_removal_is_a_note_not_a_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kick in the setup and one in the game: the index says who left; the turn
+    pages are the turns the mail and `pbem render` know, by the same numbers."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("PBEM_CONFIG", "PBEM_DATABASE_URL", "PBEM_NOW"):
+        monkeypatch.delenv(name, raising=False)
+    ok("init")
+    ok("new", "g3", *PLAYERS, "-p", "dan:dan@example.org")
+    ok("kick", "g3", "dan")  # in the setup
+    ok("process", "g3")
+    for _ in range(2):
+        ok("process", "g3")
+    ok("kick", "g3", "bob")  # in the game
+    ok("process", "g3")
+    ok("site", "out")
+    g3 = tmp_path / "out" / "g3"
+    index = (g3 / "index.html").read_text(encoding="utf-8")
+    notes = re.findall(
+        r'<li class="note">(\w+) was removed in turn \d+; their territories are neutral now.</li>',
+        index,
+    )
+    assert sorted(notes) == ["bob", "dan"], index
+    turns = re.findall(r'<a href="turn-(\d+).html">Turn \1, (alice|bob|carol|dan)</a>', index)
+    assert len(turns) == 3, index  # three turns played: no page for a removal
+    pages = sorted(p.name for p in g3.glob("turn-*.html"))
+    assert pages == sorted(f"turn-{turn}.html" for turn, _ in turns), pages
+    for turn, mover in turns:
+        page = (g3 / f"turn-{turn}.html").read_text(encoding="utf-8")
+        assert f"<h1>Turn {turn}: {mover}</h1>" in page
+        rendered = ok("render", "g3", "--turn", turn).stdout  # the mail's numbers
+        assert f"Turn {turn}" in rendered and mover in rendered
+    assert "left the game" not in "".join(p.read_text() for p in g3.glob("turn-*.html"))

@@ -19,7 +19,7 @@ from pbem.orderlog.records import (
     write_record,
 )
 from pbem.orderlog.verify import ReplayReport, compare_hashes
-from pbem.rules.dice import commitment
+from pbem.rules.dice import commitment, secret_size_problem
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.errors import ServiceError
 from pbem.service.play.games import (
@@ -127,6 +127,8 @@ def _checked_secret(record: Record, secret_hex: str | None, source: str) -> byte
         secret = bytes.fromhex(secret_text)
     except ValueError:
         raise ServiceError("the secret is not hexadecimal") from None
+    if secret_size_problem(secret, record.dice_version):
+        raise ServiceError(secret_size_problem(secret, record.dice_version))
     if commitment(secret) != record.commitment:
         raise ServiceError("the secret does not match the record's commitment")
     return secret

@@ -50,6 +50,7 @@ from pbem.service.play.loading import (
     load,
     players_of,
 )
+from pbem.service.play.loading import current_commitment as current_commitment
 from pbem.service.play.loading import log_of as log_of
 from pbem.service.play.loading import rerolls_of as rerolls_of
 from pbem.service.play.loading import to_entry as to_entry

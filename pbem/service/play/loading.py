@@ -88,6 +88,16 @@ def rerolls_of(session: Session, game: Game) -> list[tuple[int, str, str]]:
     return list(known[game.id])
 
 
+def current_commitment(session: Session, game: Game) -> str:
+    """The commitment of the secret the game's dice come from now: that of the last
+    `pbem rollback --reroll` in force at the game's turn, else the game's own."""
+    made = game.commitment
+    for first, _, rerolled in rerolls_of(session, game):
+        if first <= max(game.turn, 1):
+            made = rerolled
+    return made
+
+
 def add_reroll(session: Session, game: Game, first_turn: int, secret: bytes) -> str:
     """Record a new secret for the dice from ``first_turn`` on; its commitment."""
     row = session.exec(select(ServiceState).where(ServiceState.key == _rerolls_key(game))).first()

@@ -11,7 +11,7 @@ from sqlmodel import Session
 from pbem.report import context as rc
 from pbem.report.mime import stable_message_id
 from pbem.service.context import Context
-from pbem.service.play.games import definition_of, players_of
+from pbem.service.play.games import current_commitment, definition_of, players_of
 from pbem.service.play.gamesettings import settings_of
 from pbem.store import Game
 from pbem.vocab import SeatStatus
@@ -65,4 +65,5 @@ def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
         ),
         from_address=ctx.config.mail.game_address,
         preset=game.preset,
+        dice_commitment=current_commitment(session, game),
     )

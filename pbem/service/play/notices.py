@@ -111,6 +111,7 @@ def info_params(info: rc.GameInfo) -> dict[str, Any]:
         "zones": [list(z) for z in info.player_zones],
         "from": info.from_address,
         "preset": info.preset,
+        "dice_commitment": info.dice_commitment,
     }
 
 
@@ -131,6 +132,7 @@ def info_of(session: Session, game: Game, kept: dict[str, Any]) -> rc.GameInfo:
         from_address=kept["from"],
         preset=kept["preset"],
         player_zones=tuple((int(s), z) for s, z in kept["zones"]),
+        dice_commitment=kept.get("dice_commitment", ""),  # (absent: kept before reroll footers)
     )
 
 
