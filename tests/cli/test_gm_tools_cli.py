@@ -301,7 +301,7 @@ def test_check_and_dry_run_print_the_odds_of_the_check_mail(gm: Gm, tmp_path: Pa
     gm.ok("poll")
     who, orders = attack_orders(gm, tmp_path)
     checked = gm.ok("check", orders, "--game", "g1", "--as", who)
-    assert checked.startswith(f"valid orders for {who}:\n")
+    assert checked.startswith(f"{who}'s orders in {orders} valid, checked against game g1, turn ")
     odds = odds_block(checked)
     assert odds[-1].startswith("  Whole plan (every territory attacked taken): ")
     dry = gm.ok("adjudicate", "g1", "--orders", orders, "--dry-run")
@@ -345,6 +345,37 @@ def test_refused_orders_are_said_in_the_gms_words(gm: Gm, tmp_path: Path) -> Non
         "line 1: ATTACK Atlantis -> Alaska",
     ]
     assert "mail" not in played.stderr and "HELP" not in played.stderr
+
+
+def test_check_lists_every_problem_names_the_player_and_heads_both_modes_alike(
+    gm: Gm, tmp_path: Path
+) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    who, _ = attack_orders(gm, tmp_path)
+    engine = init_db(gm.settings.database_url)
+    with session_scope(engine, write=False) as session:
+        state = load(session, find_game(session, "g1")).state
+    engine.dispose()
+    board = state.board.territories
+    theirs = next(t.name for i, t in enumerate(board) if state.owner[i] != state.current)
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"PLACE 1 {theirs}\nATTAK Kamchatca -> Alaska\n", encoding="utf-8")
+    checked = gm.run("check", bad, "--game", "g1", "--as", who)
+    assert checked.exit_code == 1
+    lines = checked.stdout.splitlines()
+    # the syntax error does not hide the game's: the PLACE on a territory not theirs
+    head = rf"{who}'s orders in .* refused \(\d problems\); nothing was applied:"
+    assert re.fullmatch(head, lines[0])
+    assert lines[2] == f'("you" below means {who}: the messages are those of {who}\'s reply)'
+    assert any(f"{theirs} is not yours" in line for line in lines)
+    assert "line 2: ATTAK Kamchatca -> Alaska" in lines
+    good = tmp_path / "good.txt"
+    good.write_text("PLACE 1 Alaska\n", encoding="utf-8")
+    mapped = gm.ok("check", good).splitlines()
+    assert mapped[0].startswith(f"orders in {good} valid, checked against the map only ")
+    assert mapped[0].endswith("; nothing was applied:")
+    refused = gm.run("check", bad).stdout.splitlines()
+    assert refused[0] == f"orders in {bad} refused (1 problem); nothing was applied:"
 
 
 def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
