@@ -211,6 +211,7 @@ class GmAlert:
     game: GameInfo | None = None
     address: str = ""  # defaults to the game's GM
     token: str = ""  # in a mail to a player: the seat's current token, for the subject
+    answer: bool = False  # the answer to the GM's commands by mail: no "GM alert:"
 
 
 @dataclass(frozen=True)

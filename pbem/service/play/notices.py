@@ -81,14 +81,17 @@ def alert(
     about: tuple[object, ...],
     seat: int | None = None,
     in_reply_to: str | None = None,
+    answer: bool = False,
 ) -> None:
     """One note of the service's own (report/render gm_alert) to one address;
-    ``in_reply_to``: the mail it answers."""
+    ``in_reply_to``: the mail it answers; ``answer``: the answer to the GM's
+    commands by mail (titled as an answer, the GM's help pointer at its foot)."""
     from pbem.service.play.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
+    extra: dict[str, Any] = {"answer": True} if answer else {}
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
-        in_reply_to=in_reply_to, subject=subject, text=text)  # fmt: skip
+        in_reply_to=in_reply_to, subject=subject, text=text, **extra)  # fmt: skip
 
 
 # ------------------------------------------------------------ the roster

@@ -366,7 +366,8 @@ def _reminder(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 
 def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params) if "info" in params else None
-    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient)
+    answer = bool(params.get("answer", False))
+    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient, answer=answer)
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
