@@ -148,7 +148,7 @@ def test_a_gm_mail_with_a_wrong_command_does_nothing_and_lists_every_problem(tmp
     world.poll()
     (answer,) = gm_answers(world)
     assert answer.subject == "[gma] GM commands not run: 1 problem"
-    assert 'line 3 "KICK zed": game gma has no player \'zed\'' in answer.flat
+    assert 'line 3 "KICK zed": game gma has no player zed' in answer.flat
     assert "deadline of gma now" not in answer.flat
     assert world.game("gma").deadline == before  # the EXTEND above it is not done
     # a command the game refuses when it runs: the one before it undone too

@@ -119,7 +119,9 @@ def _game_problems(session: Session, game: Game, commands: list[GmCommand]) -> l
     player of the game."""
     names = {p.name.lower() for p in players_of(session, game)}
     return [
-        GmProblem(c.line, f"KICK {c.argument}", f"game {game.name} has no player {c.argument!r}")
+        GmProblem(
+            c.line, f"KICK {c.argument}", f"game {game.name} has no player {quote(c.argument, 60)}"
+        )
         for c in commands
         if c.word == "KICK" and c.argument.lower() not in names
     ]
@@ -159,7 +161,7 @@ def _problem_lines(problems: list[GmProblem]) -> list[str]:
         "(all that were found); a mail with any problem does nothing:"
     ]
     lines += [
-        f'  line {p.line} "{quote(p.text, QUOTED_LINE)}": {p.message}'
+        f'  line {p.line} "{quote(p.text, 60)}": {quote(p.message, QUOTED_LINE)}'
         for p in ordered[:MOST_LISTED]
     ]
     if len(ordered) > MOST_LISTED:
