@@ -124,6 +124,16 @@ def iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%MZ")
 
 
+def test_a_poll_past_the_deadline_and_the_grace_says_the_miss_alone(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("set", "g1", "grace_hours=0")
+    gm.ok("poll")
+    start = datetime.now(UTC)
+    jumped = gm.ok("poll", now=iso(start + timedelta(hours=60))).splitlines()
+    assert any(line.startswith("g1: turn 1 missed by") for line in jumped), jumped
+    assert not [line for line in jumped if "deadline passed, waiting for" in line]
+
+
 # ------------------------------------------------------- 1. a clock jump is no outage
 def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
@@ -305,7 +315,12 @@ def test_check_and_dry_run_print_the_odds_of_the_check_mail(gm: Gm, tmp_path: Pa
     odds = odds_block(checked)
     assert odds[-1].startswith("  Whole plan (every territory attacked taken): ")
     dry = gm.ok("adjudicate", "g1", "--orders", orders, "--dry-run")
-    assert f"{who}: valid (nothing applied)" in dry.splitlines()
+    assert dry.splitlines()[:3] == [
+        f"{who}'s orders in {orders} valid, checked against game g1, turn 1; nothing was "
+        "applied (--dry-run):",
+        "",
+        "Orders, as they would be recorded:",
+    ]
     assert odds_block(dry) == odds
     # The CHECK mail of the same orders, by the real mail path, carries the same lines.
     inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
@@ -391,6 +406,12 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     assert played[at + 1].startswith(f"  {who} receives ")
     assert played[at + 2].startswith(f"  {who} placed ")
     assert any(re.match(rf"  {who} took (no territory|.*)\.$", line) for line in played[at:])
+    # every attack, taken or failed, with the armies lost, and the tally
+    attacks = [line for line in played[at:] if re.match(r"  .* \(\d+\) -> .*: ", line)]
+    assert attacks and all(re.search(r"\(lost \d+, killed \d+", line) for line in attacks)
+    tally = rf"  {who} attacked (once|\d+ times): \d+ taken, \d+ failed; lost \d+ arm(y|ies)"
+    assert any(re.fullmatch(tally, line) for line in played[at:])
+    assert re.fullmatch(r"next: \w+ to move \(turn 2\); deadline .* UTC", played[-2])
     queued = played[-1]
     assert re.fullmatch(
         r"\d+ mails? queued: they go out at the next `pbem poll` \(or now: `pbem outbox --retry`\)",
@@ -406,8 +427,30 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     who, orders = attack_orders(gm, tmp_path)
     played = gm.ok("adjudicate", "g1", "--orders", orders, "--send").splitlines()
     count = int(played[-1].split()[0])
-    assert played[-1] == f"{count} mails queued; sent now: {count} sent, 0 deferred, 0 failed"
+    assert played[-1] == (
+        f"{count} mails queued; the outbox sent now (these {count}): {count} sent, "
+        "0 deferred, 0 failed"
+    )
     assert gm.delivered() == sent + count
+    # --send sends the whole outbox: the mails waiting from before are said
+    sent = gm.delivered()
+    waiting = int(gm.ok("process", "g1").splitlines()[-1].split()[0])
+    who, orders = attack_orders(gm, tmp_path)
+    played = gm.ok("adjudicate", "g1", "--orders", orders, "--send").splitlines()
+    count = int(played[-1].split()[0])
+    assert played[-1] == (
+        f"{count} mails queued; the outbox sent now (these {count} and {waiting} waiting "
+        f"from before): {count + waiting} sent, 0 deferred, 0 failed"
+    )
+    assert gm.delivered() == sent + count + waiting
+
+
+def test_process_says_who_is_next_and_the_mails_it_queued(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    done = gm.ok("process", "g1").splitlines()
+    assert done[0] == "g1: turn 1 played by the GM, default orders"
+    assert re.fullmatch(r"next: (alice|bob|carol) to move \(turn 2\); deadline .* UTC", done[1])
+    assert re.fullmatch(r"\d+ mails queued: they go out at the next `pbem poll` .*", done[2])
 
 
 def test_rollback_asks_first_and_tells_the_players_why(gm: Gm, tmp_path: Path) -> None:
