@@ -463,18 +463,20 @@ def test_rollback_asks_first_and_tells_the_players_why(gm: Gm, tmp_path: Path) -
     )
     assert asked.exit_code == 1
     assert asked.stdout == (
-        "Roll g1 back to the start of turn 2 (it is at turn 3), undoing 1 log entry, "
-        "and tell every player? [y/N]: n\nnothing changed\n"
+        "Roll g1 back to the start of turn 2 (it is at turn 3), undoing turn 2 (1 log "
+        "entry), and tell every player? [y/N]: n\nnothing changed\n"
     )
     assert json.loads(gm.ok("show", "g1", "--json"))["turn"] == 3
     done = gm.ok(
         "rollback", "g1", "2", "--message", "the dice server was misconfigured", input="y\n"
     )
-    assert done.splitlines()[-1].startswith("g1 rolled back to turn 2 (1 entries undone)")
+    assert done.splitlines()[-1].startswith("g1 rolled back to turn 2 (turn 2 undone, 1 log entry)")
     gm.ok("poll")
     for player in PLAYERS:
         (notice,) = [m for m in gm.mails(player) if "Rolled back to turn 2" in str(m["Subject"])]
         assert "The GM says why: the dice server was misconfigured" in gm.body(notice)
+        assert "turn 2: turn 2 was undone. The board" in " ".join(gm.body(notice).split())
+        assert "log entries" not in gm.body(notice)
     # --yes: no question
     _, orders = attack_orders(gm, tmp_path)
     gm.ok("adjudicate", "g1", "--orders", orders)
