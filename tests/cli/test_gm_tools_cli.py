@@ -273,11 +273,41 @@ def test_show_marks_a_seat_kicked_during_the_setup(gm: Gm, tmp_path: Path) -> No
     assert "(" not in alice
     data = json.loads(gm.ok("show", "g1", "--json"))
     assert data["phase"] == "claim"  # still the setup (the draft)
-    assert {p["name"]: p["standing"] for p in data["players"]} == {
-        "alice": "playing",
-        "bob": "autopilot",
-        "carol": "playing",
+    assert {p["name"]: (p["standing"], p["leaving_after_setup"]) for p in data["players"]} == {
+        "alice": ("playing", False),
+        "bob": ("removed", True),
+        "carol": ("playing", False),
     }
+
+
+def test_show_says_who_sent_setup_orders_and_who_holds_each_seat(gm: Gm) -> None:
+    words = passwords(gm.new_game("g1", "-o", "claim=draft"))
+    gm.ok("poll")
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    (inbox / "new" / "claim.eml").write_text(
+        f"From: alice@example.org\nTo: {gm.settings.mail.game_address}\nSubject: [g1] claim\n"
+        f"Message-ID: <claim-1@example.org>\n\nPASSWORD {words['alice']}\nCLAIM Alaska, Peru\n",
+        encoding="utf-8",
+    )
+    gm.ok("poll")
+    gm.ok("replace", "g1", "bob", "bob2@example.org")
+    shown = gm.ok("show", "g1").splitlines()
+    setup = r"Setup \(claim\): orders sent by alice; awaited from (bob, carol|carol, bob); .*"
+    assert any(re.fullmatch(setup, line) for line in shown), shown
+    assert any(line.startswith("(next: armies due at the start of the next turn") for line in shown)
+    assert "  bob: bob2 <bob2@example.org>, since turn 0" in shown
+    assert "  alice: alice <alice@example.org>" in shown
+    data = json.loads(gm.ok("show", "g1", "--json"))
+    (bob,) = [p for p in data["players"] if p["name"] == "bob"]
+    assert (bob["holder"], bob["address"]) == ("bob2", "bob2@example.org")
+    assert (data["setup_sent"], sorted(data["setup_awaited"])) == (["alice"], ["bob", "carol"])
+
+
+def test_show_marks_the_neutral_seat_neutral(gm: Gm) -> None:
+    gm.ok("new", "g2", "-p", "alice:alice@example.org", "-p", "bob:bob@example.org")
+    data = json.loads(gm.ok("show", "g2", "--json"))
+    standings = {p["name"]: p["standing"] for p in data["players"]}
+    assert [s for n, s in standings.items() if n not in ("alice", "bob")] == ["neutral"]
 
 
 # ------------------------------------- 2 and 3. hand-played orders: odds, summary, mail
