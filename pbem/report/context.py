@@ -34,6 +34,7 @@ class PlayerInfo:
     colour: str
     address: str
     status: str = PLAYING
+    holder: str = ""  # who holds the seat, when `pbem replace` gave it to another (a name)
 
 
 @dataclass(frozen=True)

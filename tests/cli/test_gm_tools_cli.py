@@ -303,6 +303,28 @@ def test_show_says_who_sent_setup_orders_and_who_holds_each_seat(gm: Gm) -> None
     assert (data["setup_sent"], sorted(data["setup_awaited"])) == (["alice"], ["bob", "carol"])
 
 
+def test_the_status_mail_names_who_holds_a_replaced_seat_and_no_address(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("poll")
+    replaced = gm.ok("replace", "g1", "bob", "bob2@example.org")
+    found = re.search(r"password (\S+);", replaced)
+    assert found is not None, replaced
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    (inbox / "new" / "status.eml").write_text(
+        f"From: bob2@example.org\nTo: {gm.settings.mail.game_address}\nSubject: [g1] status\n"
+        f"Message-ID: <status-1@example.org>\n\nPASSWORD {found.group(1)}\nSTATUS\n",
+        encoding="utf-8",
+    )
+    gm.ok("poll")
+    box = spool_mailbox(gm.settings.mail.maildir_root, "bob2@example.org")
+    parse = BytesParser(policy=policy.default).parsebytes
+    mails = [parse(box.get_bytes(key)) for key in box.keys()]
+    (status,) = [m for m in mails if "status-1@example.org" in str(m["In-Reply-To"])]
+    body = gm.body(status)  # type: ignore[arg-type]
+    assert "bob (held by bob2)" in body
+    assert "alice@example.org" not in body and "carol@example.org" not in body
+
+
 def test_show_marks_the_neutral_seat_neutral(gm: Gm) -> None:
     gm.ok("new", "g2", "-p", "alice:alice@example.org", "-p", "bob:bob@example.org")
     data = json.loads(gm.ok("show", "g2", "--json"))

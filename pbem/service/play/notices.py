@@ -103,7 +103,9 @@ def info_params(info: rc.GameInfo) -> dict[str, Any]:
         "commitment": info.commitment,
         "secret": info.secret_hex,
         "dice": info.dice_version,
-        "players": [[p.seat, p.name, p.colour, p.address, p.status] for p in info.players],
+        "players": [
+            [p.seat, p.name, p.colour, p.address, p.status, p.holder] for p in info.players
+        ],
         "gm": info.gm_address,
         "tz": info.timezone,
         "zones": [list(z) for z in info.player_zones],
