@@ -247,6 +247,7 @@ def test_setup_waits_for_every_player(played: Played) -> None:
         lines = [line for line in output.split("\n") if line]
         if name == third:  # the setup played: the mails it queued are said
             assert QUEUED.fullmatch(lines.pop()), output
+        assert re.fullmatch(r"next: .*; deadline .* UTC", lines.pop()), output  # who, until when
         assert lines == [*canonical.split("\n"), message]
 
 
