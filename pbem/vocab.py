@@ -42,7 +42,9 @@ class SeatStanding(StrEnum):
     the game's bot and autopilot seats, and the seat holder's absence)."""
 
     PLAYING = "playing"
-    AUTOPILOT = "autopilot"  # removed during the setup: placed for, leaving when it ends
+    NEUTRAL = "neutral"  # the neutral armies' seat: no one plays it
+    AUTOPILOT = "autopilot"  # removed during the setup: placed for, leaving when it ends;
+    # in `pbem show --json`: standing "removed" and leaving_after_setup true
     BOT = "bot"  # removed, the greedy bot plays the seat
     ABSENT = "absent"  # an announced absence going on now
     REMOVED = "removed"  # by the GM, or for missed turns: territories neutral

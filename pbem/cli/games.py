@@ -204,23 +204,37 @@ def adjudicate(
             what = f"{who.name}'s orders in {orders}"
             typer.echo(format_problems_for_gm(outcome.problems, text, what), err=True, nl=False)
             raise typer.Exit(1)
-        typer.echo(outcome.canonical.rstrip("\n"))
-        typer.echo(f"{who.name}: {outcome.message}")
         if dry_run:
+            typer.echo(
+                f"{who.name}'s orders in {orders} valid, checked against game {row.name}, "
+                f"turn {row.turn}; nothing was applied (--dry-run):\n"
+            )
+            typer.echo("Orders, as they would be recorded:")
+            typer.echo(_indented(outcome.canonical))
             odds = gmsummary.forecast_of(session, row, who, text)
             for line in [""] + odds if odds else []:
                 typer.echo(line)
             return
+        typer.echo(outcome.canonical.rstrip("\n"))
+        typer.echo(f"{who.name}: {outcome.message}")
         for line in gmsummary.turn_summary(session, ctx, row, outcome.steps):
             typer.echo(line)
         if row.phase == GamePhase.OVER and row.winner_seat is not None:
             typer.echo(f"game over: {players_of(session, row)[row.winner_seat].name} wins")
-    _mail_out(cfg, clock, before, send)
+        upcoming = gmsummary.next_step(session, row)
+        if upcoming:
+            typer.echo(upcoming)
+    mail_out(cfg, clock, before, send)
 
 
-def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
-    """Say how many mails the command queued, and send them with ``send``
-    (as `pbem poll` sends the outbox)."""
+def _indented(text: str) -> str:
+    return "\n".join("  " + line for line in text.rstrip("\n").splitlines())
+
+
+def mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
+    """Say how many mails the command queued, and with ``send`` send the whole
+    outbox now (as `pbem poll` sends it): these mails and any waiting from
+    before (``before`` of them), which it says."""
     from pbem.mail.settings import open_sender
     from pbem.service.ops import gmsummary
     from pbem.service.ops.poll import outbox_lease, send_outbox
@@ -240,9 +254,10 @@ def _mail_out(cfg: Any, clock: Any, before: int, send: bool) -> None:
         report = send_outbox(
             engine, open_sender(cfg.mail), clock, cfg.mail.game_address, lease=outbox_lease(cfg)
         )
+    whole = f"these {queued} and {before} waiting from before" if before else f"these {queued}"
     typer.echo(
-        f"{_mails(queued)} queued; sent now: {report.sent} sent, {report.deferred} deferred, "
-        f"{report.failed} failed"
+        f"{_mails(queued)} queued; the outbox sent now ({whole}): {report.sent} sent, "
+        f"{report.deferred} deferred, {report.failed} failed"
     )
     for error in report.errors:
         typer.echo(f"error: {error}", err=True)

@@ -112,10 +112,27 @@ def rollback(
 
 
 def process(game: str, config: ConfigOption = None) -> None:
-    """Play the current turn (or setup phase) now, defaults for the missing."""
+    """Play the current turn (or setup phase) now, defaults for the missing;
+    then who the game waits for, and the mails it queued."""
+    from pbem.cli.games import mail_out
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.ops import gmsummary
     from pbem.service.play import gm
+    from pbem.service.play.games import find_game
+    from pbem.store import init_db
 
-    _gm(config, game, gm.process)
+    with user_errors():
+        cfg = config_of(config)
+        clock = clock_from(None)
+        before = gmsummary.mails_waiting(init_db(cfg.database_url), clock.now())
+    with open_session(config) as session:
+        row = find_game(session, game)
+        typer.echo(gm.process(session, Context(cfg, clock), row))
+        upcoming = gmsummary.next_step(session, row)
+        if upcoming:
+            typer.echo(upcoming)
+    mail_out(cfg, clock, before, False)
 
 
 def gm_password(game: str, config: ConfigOption = None) -> None:

@@ -75,7 +75,8 @@ def check(
     player: Annotated[str | None, typer.Option("--as", help="With --game: the player.")] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Check orders: exit 0 when valid, 1 when not, errors as the mail reply prints them."""
+    """Check orders: exit 0 when valid, 1 when not; every problem the mail's reply
+    would list, in the GM's words."""
     text = sys.stdin.read() if str(file) == "-" else read_text(file)
     with user_errors():
         if game is not None:
@@ -87,7 +88,8 @@ def check(
             from pbem.maps import load_any
             from pbem.orders.check import check_text
 
-            result = check_text(text, load_any(map_name))
+            where = "stdin" if str(file) == "-" else str(file)
+            result = check_text(text, load_any(map_name), what=f"orders in {where}")
     typer.echo(result.report)
     raise typer.Exit(0 if result.ok else 1)
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pbem.orders.errors import OrderProblem, OrdersError, format_problems, in_line_order
+from pbem.orders.errors import (
+    OrderProblem,
+    OrdersError,
+    format_problems,
+    format_problems_for_gm,
+    in_line_order,
+)
 from pbem.orders.forecast import forecast_lines
 from pbem.orders.model import ParsedMail
 from pbem.orders.parser import parse_orders
@@ -46,16 +52,26 @@ class CheckResult:
 
 
 def check_text(
-    text: str, board: Board, state: GameState | None = None, seat: int | None = None
+    text: str,
+    board: Board,
+    state: GameState | None = None,
+    seat: int | None = None,
+    what: str = "",
 ) -> CheckResult:
     """Parse ``text`` and, given a state, validate it for ``seat`` (default: the
-    player to move)."""
+    player to move). With ``what`` (e.g. "orders in turn.txt"), the report is
+    in the GM's words (`pbem check`): headed as ``gm_heading`` heads it."""
     if state is not None and seat is None and state.phase not in SETUP_PHASES:
         seat = state.current
     try:
         mail = parse_orders(text, board)
     except OrdersError as error:
-        return CheckResult(False, format_problems(all_problems(error, state, seat), text))
+        problems = all_problems(error, state, seat)
+        if what:
+            return CheckResult(False, format_problems_for_gm(problems, text, what))
+        return CheckResult(False, format_problems(problems, text))
+    if what and state is None:
+        return CheckResult(True, gm_valid_report(mail, board, None, what))
     if state is not None:
         if seat is None:
             if mail.orders:
@@ -68,18 +84,35 @@ def check_text(
     return CheckResult(True, _report(mail, board, state))
 
 
-def _report(mail: ParsedMail, board: Board, state: GameState | None) -> str:
+def _against(state: GameState | None) -> str:
     if state is None:
-        against = "against the map only (no game state: ownership, cards and armies unchecked)"
-    elif state.phase in SETUP_PHASES:
-        against = f"against game {state.game}, {PHASE_WORDS[state.phase]}"
-    else:
-        against = f"against game {state.game}, turn {state.turn}"
-    out = [f"Your orders are valid, checked {against}. Nothing was applied.", ""]
+        return "against the map only (no game state: ownership, cards and armies unchecked)"
+    if state.phase in SETUP_PHASES:
+        return f"against game {state.game}, {PHASE_WORDS[state.phase]}"
+    return f"against game {state.game}, turn {state.turn}"
+
+
+def gm_valid_report(
+    mail: ParsedMail, board: Board, state: GameState | None, what: str, seat: int | None = None
+) -> str:
+    """`pbem check`'s report of valid orders, headed as its refusal is
+    ("carol's orders in turn.txt valid, checked against game g1, turn 3;
+    nothing was applied:"), then the body of the CHECK reply."""
+    head = f"{what} valid, checked {_against(state)}; nothing was applied:"
+    return head + "\n\n" + _body(mail, board, state, seat)
+
+
+def _report(mail: ParsedMail, board: Board, state: GameState | None) -> str:
+    out = f"Your orders are valid, checked {_against(state)}. Nothing was applied.\n\n"
+    return out + _body(mail, board, state)
+
+
+def _body(mail: ParsedMail, board: Board, state: GameState | None, seat: int | None = None) -> str:
+    out: list[str] = []
     if mail.orders:
         out.append("Orders, as they would be recorded:")
         out += ["  " + line for line in render_orders(mail.orders, board).splitlines()]
-        odds = forecast_lines(state, mail.orders) if state is not None else []
+        odds = forecast_lines(state, mail.orders, seat) if state is not None else []
         if odds:
             out += [""] + odds
     else:

@@ -8,6 +8,7 @@ one exists.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,15 +110,24 @@ def format_problems(problems: list[OrderProblem], text: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def format_problems_for_gm(problems: list[OrderProblem], text: str, what: str) -> str:
+def format_problems_for_gm(
+    problems: list[OrderProblem], text: str, what: str, player: str = ""
+) -> str:
     """The same problems as the GM's command line says them (``pbem check
     --game``, ``pbem adjudicate``): ``what`` names the orders refused, e.g.
-    "alice's orders in turn.txt"; no word of mail or HELP."""
+    "alice's orders in turn.txt"; no word of mail or HELP. The messages are the
+    player's reply's, which say "you": with ``player`` a line says who that is
+    (one line, rather than a second wording of every message)."""
     count = len(problems)
     head = "1 problem" if count == 1 else f"{count} problems"
     out = [f"{what} refused ({head}); nothing was applied:", ""]
+    if player and any(_YOU.search(p.message) for p in problems):
+        out += [f'("you" below means {player}: the messages are those of {player}\'s reply)', ""]
     lines = problem_lines(problems, text, whole="the orders as a whole:")
     return "\n".join(out + lines).rstrip("\n") + "\n"
+
+
+_YOU = re.compile(r"\byou(rs?)?\b", re.IGNORECASE)
 
 
 def problem_lines(

@@ -34,6 +34,7 @@ class PlayerInfo:
     colour: str
     address: str
     status: str = PLAYING
+    holder: str = ""  # who holds the seat, when `pbem replace` gave it to another (a name)
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,7 @@ class GmAlert:
     game: GameInfo | None = None
     address: str = ""  # defaults to the game's GM
     token: str = ""  # in a mail to a player: the seat's current token, for the subject
+    answer: bool = False  # the answer to the GM's commands by mail: no "GM alert:"
 
 
 @dataclass(frozen=True)

@@ -427,9 +427,10 @@ def _standings(over: GameOver) -> list[list[str]]:
 def render_gm_alert(alert: GmAlert) -> RenderedMail:
     game = alert.game
     address = alert.address or (game.gm_address if game else "")
-    # "GM alert:" only in mail to the GM; a player gets the notice as it is.
+    # "GM alert:" only in mail to the GM (not on the answer to their commands);
+    # a player gets the notice as it is.
     to_gm = game is None or not alert.address or alert.address == game.gm_address
-    prefix = "GM alert: " if to_gm else ""
+    prefix = "GM alert: " if to_gm and not alert.answer else ""
     subject = subjects.fit(
         [
             subjects.with_token(
@@ -438,7 +439,17 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
         ]
     )
     heading = f"{prefix}{alert.subject}"
-    return template_mail("gm_alert", subject, address, {"alert": alert, "heading": heading}, game)
+    context: dict[str, object] = {"alert": alert, "heading": heading}
+    if alert.answer:  # the GM's help pointer, not the players' order language
+        context["footer_help"] = GM_COMMANDS_HELP
+    return template_mail("gm_alert", subject, address, context, game)
+
+
+GM_COMMANDS_HELP = (
+    "GM commands by mail, one a line under PASSWORD and the GM password: PAUSE, "
+    "RESUME, EXTEND hours, PROCESS, KICK player, STATUS (docs/GAME-MASTERS.md, "
+    '"Commands by mail").'
+)
 
 
 def render_help(help_: Help) -> RenderedMail:

@@ -45,6 +45,12 @@ class PlayerRow:
     next_armies: int | None  # None: out of the game
     to_move: bool
     status: str  # "", "out", "winner"
+    holder: str = ""  # who holds the seat, when `pbem replace` gave it to another
+
+    @property
+    def shown_name(self) -> str:
+        """The seat's name, and its holder's when another holds it now."""
+        return f"{self.who.name} (held by {self.holder})" if self.holder else self.who.name
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,7 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 next_armies=due(state, seat).total if alive and state.phase != ENDED else None,
                 to_move=seat == to_move,
                 status=status,
+                holder=next((p.holder for p in game.players if p.seat == seat), ""),
             )
         )
     return rows
@@ -199,7 +206,7 @@ def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]],
     for r in rows:
         cells.append(
             [
-                ("> " if r.to_move else "  ") + r.who.name,
+                ("> " if r.to_move else "  ") + r.shown_name,
                 r.who.colour,
                 str(r.territories),
                 str(r.armies),

@@ -247,6 +247,7 @@ def test_setup_waits_for_every_player(played: Played) -> None:
         lines = [line for line in output.split("\n") if line]
         if name == third:  # the setup played: the mails it queued are said
             assert QUEUED.fullmatch(lines.pop()), output
+        assert re.fullmatch(r"next: .*; deadline .* UTC", lines.pop()), output  # who, until when
         assert lines == [*canonical.split("\n"), message]
 
 
@@ -468,8 +469,8 @@ def test_dry_run_changes_nothing(started: Path, tmp_path: Path) -> None:
     orders.write_text(make_bots()[state.current].write_turn(state), encoding="utf-8")
     result = ok("adjudicate", GAME, "--orders", orders, "--dry-run", "--config", started)
     name = PLAYERS[state.current]
-    assert f"{name}: valid (nothing applied)" in result.stdout.splitlines()
-    assert result.stdout.startswith("PLACE ")
+    assert result.stdout.startswith(f"{name}'s orders in {orders} valid, checked against game ")
+    assert "\n  PLACE " in result.stdout
     assert (hash_chain(started), log_texts(started), state_of(started).state_hash()) == before
     assert len(unsent_mail(started)) == queued
     # the same orders for real: one more log entry and one more stored step, and

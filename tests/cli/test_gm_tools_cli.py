@@ -124,6 +124,16 @@ def iso(when: datetime) -> str:
     return when.strftime("%Y-%m-%dT%H:%MZ")
 
 
+def test_a_poll_past_the_deadline_and_the_grace_says_the_miss_alone(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("set", "g1", "grace_hours=0")
+    gm.ok("poll")
+    start = datetime.now(UTC)
+    jumped = gm.ok("poll", now=iso(start + timedelta(hours=60))).splitlines()
+    assert any(line.startswith("g1: turn 1 missed by") for line in jumped), jumped
+    assert not [line for line in jumped if "deadline passed, waiting for" in line]
+
+
 # ------------------------------------------------------- 1. a clock jump is no outage
 def test_a_jump_of_the_clock_is_no_outage_a_real_gap_still_is(gm: Gm, tmp_path: Path) -> None:
     gm.new_game("g1", "-o", "placement=auto")
@@ -263,11 +273,63 @@ def test_show_marks_a_seat_kicked_during_the_setup(gm: Gm, tmp_path: Path) -> No
     assert "(" not in alice
     data = json.loads(gm.ok("show", "g1", "--json"))
     assert data["phase"] == "claim"  # still the setup (the draft)
-    assert {p["name"]: p["standing"] for p in data["players"]} == {
-        "alice": "playing",
-        "bob": "autopilot",
-        "carol": "playing",
+    assert {p["name"]: (p["standing"], p["leaving_after_setup"]) for p in data["players"]} == {
+        "alice": ("playing", False),
+        "bob": ("removed", True),
+        "carol": ("playing", False),
     }
+
+
+def test_show_says_who_sent_setup_orders_and_who_holds_each_seat(gm: Gm) -> None:
+    words = passwords(gm.new_game("g1", "-o", "claim=draft"))
+    gm.ok("poll")
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    (inbox / "new" / "claim.eml").write_text(
+        f"From: alice@example.org\nTo: {gm.settings.mail.game_address}\nSubject: [g1] claim\n"
+        f"Message-ID: <claim-1@example.org>\n\nPASSWORD {words['alice']}\nCLAIM Alaska, Peru\n",
+        encoding="utf-8",
+    )
+    gm.ok("poll")
+    gm.ok("replace", "g1", "bob", "bob2@example.org")
+    shown = gm.ok("show", "g1").splitlines()
+    setup = r"Setup \(claim\): orders sent by alice; awaited from (bob, carol|carol, bob); .*"
+    assert any(re.fullmatch(setup, line) for line in shown), shown
+    assert any(line.startswith("(next: armies due at the start of the next turn") for line in shown)
+    assert "  bob: bob2 <bob2@example.org>, since turn 0" in shown
+    assert "  alice: alice <alice@example.org>" in shown
+    data = json.loads(gm.ok("show", "g1", "--json"))
+    (bob,) = [p for p in data["players"] if p["name"] == "bob"]
+    assert (bob["holder"], bob["address"]) == ("bob2", "bob2@example.org")
+    assert (data["setup_sent"], sorted(data["setup_awaited"])) == (["alice"], ["bob", "carol"])
+
+
+def test_the_status_mail_names_who_holds_a_replaced_seat_and_no_address(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    gm.ok("poll")
+    replaced = gm.ok("replace", "g1", "bob", "bob2@example.org")
+    found = re.search(r"password (\S+);", replaced)
+    assert found is not None, replaced
+    inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
+    (inbox / "new" / "status.eml").write_text(
+        f"From: bob2@example.org\nTo: {gm.settings.mail.game_address}\nSubject: [g1] status\n"
+        f"Message-ID: <status-1@example.org>\n\nPASSWORD {found.group(1)}\nSTATUS\n",
+        encoding="utf-8",
+    )
+    gm.ok("poll")
+    box = spool_mailbox(gm.settings.mail.maildir_root, "bob2@example.org")
+    parse = BytesParser(policy=policy.default).parsebytes
+    mails = [parse(box.get_bytes(key)) for key in box.keys()]
+    (status,) = [m for m in mails if "status-1@example.org" in str(m["In-Reply-To"])]
+    body = gm.body(status)  # type: ignore[arg-type]
+    assert "bob (held by bob2)" in body
+    assert "alice@example.org" not in body and "carol@example.org" not in body
+
+
+def test_show_marks_the_neutral_seat_neutral(gm: Gm) -> None:
+    gm.ok("new", "g2", "-p", "alice:alice@example.org", "-p", "bob:bob@example.org")
+    data = json.loads(gm.ok("show", "g2", "--json"))
+    standings = {p["name"]: p["standing"] for p in data["players"]}
+    assert [s for n, s in standings.items() if n not in ("alice", "bob")] == ["neutral"]
 
 
 # ------------------------------------- 2 and 3. hand-played orders: odds, summary, mail
@@ -301,11 +363,16 @@ def test_check_and_dry_run_print_the_odds_of_the_check_mail(gm: Gm, tmp_path: Pa
     gm.ok("poll")
     who, orders = attack_orders(gm, tmp_path)
     checked = gm.ok("check", orders, "--game", "g1", "--as", who)
-    assert checked.startswith(f"valid orders for {who}:\n")
+    assert checked.startswith(f"{who}'s orders in {orders} valid, checked against game g1, turn ")
     odds = odds_block(checked)
     assert odds[-1].startswith("  Whole plan (every territory attacked taken): ")
     dry = gm.ok("adjudicate", "g1", "--orders", orders, "--dry-run")
-    assert f"{who}: valid (nothing applied)" in dry.splitlines()
+    assert dry.splitlines()[:3] == [
+        f"{who}'s orders in {orders} valid, checked against game g1, turn 1; nothing was "
+        "applied (--dry-run):",
+        "",
+        "Orders, as they would be recorded:",
+    ]
     assert odds_block(dry) == odds
     # The CHECK mail of the same orders, by the real mail path, carries the same lines.
     inbox = spool_path(gm.settings.mail.maildir_root, gm.settings.mail.game_address)
@@ -347,6 +414,37 @@ def test_refused_orders_are_said_in_the_gms_words(gm: Gm, tmp_path: Path) -> Non
     assert "mail" not in played.stderr and "HELP" not in played.stderr
 
 
+def test_check_lists_every_problem_names_the_player_and_heads_both_modes_alike(
+    gm: Gm, tmp_path: Path
+) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    who, _ = attack_orders(gm, tmp_path)
+    engine = init_db(gm.settings.database_url)
+    with session_scope(engine, write=False) as session:
+        state = load(session, find_game(session, "g1")).state
+    engine.dispose()
+    board = state.board.territories
+    theirs = next(t.name for i, t in enumerate(board) if state.owner[i] != state.current)
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"PLACE 1 {theirs}\nATTAK Kamchatca -> Alaska\n", encoding="utf-8")
+    checked = gm.run("check", bad, "--game", "g1", "--as", who)
+    assert checked.exit_code == 1
+    lines = checked.stdout.splitlines()
+    # the syntax error does not hide the game's: the PLACE on a territory not theirs
+    head = rf"{who}'s orders in .* refused \(\d problems\); nothing was applied:"
+    assert re.fullmatch(head, lines[0])
+    assert lines[2] == f'("you" below means {who}: the messages are those of {who}\'s reply)'
+    assert any(f"{theirs} is not yours" in line for line in lines)
+    assert "line 2: ATTAK Kamchatca -> Alaska" in lines
+    good = tmp_path / "good.txt"
+    good.write_text("PLACE 1 Alaska\n", encoding="utf-8")
+    mapped = gm.ok("check", good).splitlines()
+    assert mapped[0].startswith(f"orders in {good} valid, checked against the map only ")
+    assert mapped[0].endswith("; nothing was applied:")
+    refused = gm.run("check", bad).stdout.splitlines()
+    assert refused[0] == f"orders in {bad} refused (1 problem); nothing was applied:"
+
+
 def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     gm: Gm, tmp_path: Path
 ) -> None:
@@ -360,6 +458,12 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     assert played[at + 1].startswith(f"  {who} receives ")
     assert played[at + 2].startswith(f"  {who} placed ")
     assert any(re.match(rf"  {who} took (no territory|.*)\.$", line) for line in played[at:])
+    # every attack, taken or failed, with the armies lost, and the tally
+    attacks = [line for line in played[at:] if re.match(r"  .* \(\d+\) -> .*: ", line)]
+    assert attacks and all(re.search(r"\(lost \d+, killed \d+", line) for line in attacks)
+    tally = rf"  {who} attacked (once|\d+ times): \d+ taken, \d+ failed; lost \d+ arm(y|ies)"
+    assert any(re.fullmatch(tally, line) for line in played[at:])
+    assert re.fullmatch(r"next: \w+ to move \(turn 2\); deadline .* UTC", played[-2])
     queued = played[-1]
     assert re.fullmatch(
         r"\d+ mails? queued: they go out at the next `pbem poll` \(or now: `pbem outbox --retry`\)",
@@ -375,8 +479,30 @@ def test_adjudicate_prints_the_summary_and_the_mails_and_sends_them_with_send(
     who, orders = attack_orders(gm, tmp_path)
     played = gm.ok("adjudicate", "g1", "--orders", orders, "--send").splitlines()
     count = int(played[-1].split()[0])
-    assert played[-1] == f"{count} mails queued; sent now: {count} sent, 0 deferred, 0 failed"
+    assert played[-1] == (
+        f"{count} mails queued; the outbox sent now (these {count}): {count} sent, "
+        "0 deferred, 0 failed"
+    )
     assert gm.delivered() == sent + count
+    # --send sends the whole outbox: the mails waiting from before are said
+    sent = gm.delivered()
+    waiting = int(gm.ok("process", "g1").splitlines()[-1].split()[0])
+    who, orders = attack_orders(gm, tmp_path)
+    played = gm.ok("adjudicate", "g1", "--orders", orders, "--send").splitlines()
+    count = int(played[-1].split()[0])
+    assert played[-1] == (
+        f"{count} mails queued; the outbox sent now (these {count} and {waiting} waiting "
+        f"from before): {count + waiting} sent, 0 deferred, 0 failed"
+    )
+    assert gm.delivered() == sent + count + waiting
+
+
+def test_process_says_who_is_next_and_the_mails_it_queued(gm: Gm) -> None:
+    gm.new_game("g1", "-o", "placement=auto")
+    done = gm.ok("process", "g1").splitlines()
+    assert done[0] == "g1: turn 1 played by the GM, default orders"
+    assert re.fullmatch(r"next: (alice|bob|carol) to move \(turn 2\); deadline .* UTC", done[1])
+    assert re.fullmatch(r"\d+ mails queued: they go out at the next `pbem poll` .*", done[2])
 
 
 def test_rollback_asks_first_and_tells_the_players_why(gm: Gm, tmp_path: Path) -> None:
@@ -389,18 +515,20 @@ def test_rollback_asks_first_and_tells_the_players_why(gm: Gm, tmp_path: Path) -
     )
     assert asked.exit_code == 1
     assert asked.stdout == (
-        "Roll g1 back to the start of turn 2 (it is at turn 3), undoing 1 log entry, "
-        "and tell every player? [y/N]: n\nnothing changed\n"
+        "Roll g1 back to the start of turn 2 (it is at turn 3), undoing turn 2 (1 log "
+        "entry), and tell every player? [y/N]: n\nnothing changed\n"
     )
     assert json.loads(gm.ok("show", "g1", "--json"))["turn"] == 3
     done = gm.ok(
         "rollback", "g1", "2", "--message", "the dice server was misconfigured", input="y\n"
     )
-    assert done.splitlines()[-1].startswith("g1 rolled back to turn 2 (1 entries undone)")
+    assert done.splitlines()[-1].startswith("g1 rolled back to turn 2 (turn 2 undone, 1 log entry)")
     gm.ok("poll")
     for player in PLAYERS:
         (notice,) = [m for m in gm.mails(player) if "Rolled back to turn 2" in str(m["Subject"])]
         assert "The GM says why: the dice server was misconfigured" in gm.body(notice)
+        assert "turn 2: turn 2 was undone. The board" in " ".join(gm.body(notice).split())
+        assert "log entries" not in gm.body(notice)
     # --yes: no question
     _, orders = attack_orders(gm, tmp_path)
     gm.ok("adjudicate", "g1", "--orders", orders)

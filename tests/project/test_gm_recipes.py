@@ -37,7 +37,7 @@ EXPECTED: dict[str, list[str]] = {
     "Play a turn by hand": [
         r"g1: default setup orders for .*",
         r"g1: turn 1 played by the GM, default orders",
-        r"Your orders are valid, checked against the map only .*",
+        r"orders in .* valid, checked against the map only .*",
     ],
     "Stop the clock, change the timing": [
         r"g1 paused",

@@ -311,7 +311,8 @@ def test_rollback_keeps_the_hash_chain_and_replays_the_same_game(tmp_path) -> No
 
     line = world.gm(gm.rollback, "rb", 4)
     assert line == (
-        "rb rolled back to turn 4 (4 entries undone); the dice of the replayed turns are "
+        "rb rolled back to turn 4 (turns 4 to 7 undone, 4 log entries); the dice of the "
+        "replayed turns are "
         "the same as before (they follow from the committed secret), so the same orders "
         "roll the same dice; --reroll draws new ones"
     )

@@ -177,7 +177,7 @@ def test_a_gm_mail_of_long_lines_is_answered_short(tmp_path) -> None:  # noqa: A
     world.send(GM_ADDRESS, f"PASSWORD {password}\nKICK {'z' * 5000}\n{lines}\n", "[gx] cmd")
     no_failures(world.poll())
     [answer] = [m for m in world.take(GM_ADDRESS) if "GM commands" in m.subject]
-    assert "KICK " + "z" * 59 + "\u2026: refused: " in answer.flat
+    assert 'line 2 "KICK ' + "z" * 54 + '\u2026": game gx has no player ' in answer.flat
     assert 'line 22 "foo19 bar" and 4980 more.' in answer.flat
     assert len(answer.text) < 3000
     assert [p.status for p in world.players("gx")] == ["active"] * 3

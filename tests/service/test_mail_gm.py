@@ -53,7 +53,9 @@ def test_gm_extends_and_asks_status_by_mail(tmp_path) -> None:  # noqa: ANN001
     answers = gm_answers(world)
     assert len(answers) == 1
     text = answers[0].text
-    assert answers[0].subject == "[gmx] GM alert: GM commands: 2 command(s)"
+    assert answers[0].subject == "[gmx] GM commands done: STATUS, EXTEND"
+    assert "Send HELP for the order language." not in answers[0].text
+    assert "GM commands by mail, one a line under PASSWORD" in answers[0].flat
     assert f"STATUS: gmx: running, phase playing, turn {world.game('gmx').turn}" in text
     assert f"to move: {mover}" in text
     assert "0 missed in a row" in text
@@ -100,8 +102,8 @@ def test_a_wrong_gm_password_is_refused_and_counted(tmp_path) -> None:  # noqa: 
     refused = [m for m in world.take(GM_ADDRESS) if "GM commands refused" in m.subject]
     assert len(refused) == 5  # the alert budget of the address: 5 an hour
     assert (
-        "Your mail to gmw did not carry the game's GM password (a line PASSWORD followed "
-        "by the password `pbem gm-password` printed), so nothing in it was done." in refused[0].flat
+        "The GM password in your mail to gmw is wrong (the line PASSWORD must carry the "
+        "password `pbem gm-password` printed last), so nothing in it was done." in refused[0].flat
     )
     with world.session(write=False) as session:
         rows = session.exec(select(InboundMessage)).all()
@@ -129,14 +131,41 @@ def test_every_problem_of_a_gm_mail_in_one_answer_and_nothing_done(tmp_path) -> 
     world.send(GM_ADDRESS, body, "[gme] oops")
     world.poll()
     answer = gm_answers(world)[0]
-    assert answer.subject == "[gme] GM alert: GM commands: problems"
+    assert answer.subject == "[gme] GM commands not run: 3 problems"
     assert (
-        "Nothing was done: 3 problem(s) in your mail (all that were found): line 2 "
-        '"EXTEND soon": EXTEND takes a positive number of hours, e.g. EXTEND 24 line 3 '
-        '"PAUES": no such command; did you mean PAUSE? line 4 "KICK": KICK takes the '
-        "name of one player, e.g. KICK bob" in answer.flat
+        "Nothing was done: 3 problems in your mail (all that were found); a mail with any "
+        'problem does nothing: line 2 "EXTEND soon": EXTEND takes a positive number of '
+        'hours, e.g. EXTEND 24 line 3 "PAUES": no such command; did you mean PAUSE? line 4 '
+        '"KICK": KICK takes the name of one player, e.g. KICK bob' in answer.flat
     )
     assert world.game("gme").status == "running"
+
+
+def test_a_gm_mail_with_a_wrong_command_does_nothing_and_lists_every_problem(tmp_path) -> None:  # noqa: ANN001
+    world, table, password = gm_game(tmp_path, "gma")
+    before = world.game("gma").deadline
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nEXTEND 1\nKICK zed\n", "[gma] go")
+    world.poll()
+    (answer,) = gm_answers(world)
+    assert answer.subject == "[gma] GM commands not run: 1 problem"
+    assert 'line 3 "KICK zed": game gma has no player zed' in answer.flat
+    assert "deadline of gma now" not in answer.flat
+    assert world.game("gma").deadline == before  # the EXTEND above it is not done
+    # a command the game refuses when it runs: the one before it undone too
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nEXTEND 2\nRESUME\n", "[gma] again")
+    world.poll()
+    (answer,) = gm_answers(world)
+    assert answer.subject == "[gma] GM commands not run: 1 problem"
+    assert 'line 3 "RESUME": refused: ' in answer.flat
+    assert world.game("gma").deadline == before
+    # the upfront problems and the game's, in one list
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nPAUES\nEXTEND soon\nKICK zed\n", "[gma] 3")
+    world.poll()
+    (answer,) = gm_answers(world)
+    assert "Nothing was done: 3 problems in your mail" in answer.flat
+    assert 'line 4 "KICK zed"' in answer.flat
+    table.read_all()
+    assert all(not table.mails(n) for n in PLAYERS)  # nothing reached the players
 
 
 def test_parse_reads_one_command_a_line_up_to_the_signature() -> None:
@@ -173,7 +202,7 @@ def test_gm_commands_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_p
     report = world.poll()
     assert [(m.message_id, m.status, m.outcome) for m in report.mails] == [
         (wrong, "rejected", "authentication failed for the GM of imapgm"),
-        (right, "processed", "GM mail: 2 command(s)"),
+        (right, "processed", "GM mail: GM commands done: PAUSE, STATUS"),
     ]
     assert world.game("imapgm").status == "paused"
     assert world.rejected() == [wrong]
@@ -183,9 +212,9 @@ def test_gm_commands_by_mail_over_imap_and_smtp(mail_servers: MailServers, tmp_p
     subjects = sorted(str(m["Subject"]) for m in answers)
     assert subjects == [
         "[imapgm] GM alert: GM commands refused",
-        "[imapgm] GM alert: GM commands: 2 command(s)",
+        "[imapgm] GM commands done: PAUSE, STATUS",
     ]
-    done_text = plain_text(next(m for m in answers if "2 command" in str(m["Subject"])))
+    done_text = plain_text(next(m for m in answers if "done" in str(m["Subject"])))
     assert "PAUSE: imapgm paused" in done_text
     assert "STATUS: imapgm: paused, phase playing" in done_text
     assert {str(m["In-Reply-To"]) for m in answers} == {wrong, right}

@@ -55,7 +55,8 @@ def test_rollback_with_reroll_announces_new_dice_and_the_past_still_verifies(
     assert first == 4 and made == commitment(bytes.fromhex(secret_hex))
     assert secret_hex != SECRET.hex()
     assert line == (
-        f"rr rolled back to turn 4 (2 entries undone); new dice from turn 4 on (commitment {made})"
+        f"rr rolled back to turn 4 (turns 4 to 5 undone, 2 log entries); new dice from turn "
+        f"4 on (commitment {made})"
     )
     # the game's own secret and commitment stay: they still give turns 1 to 3
     assert world.game("rr").secret == SECRET.hex()

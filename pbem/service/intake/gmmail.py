@@ -16,7 +16,7 @@ from collections.abc import Callable
 from sqlmodel import Session, select
 
 from pbem.mail.decode import DecodedMail
-from pbem.orders.gmcommands import GmCommand, GmMail, parse_gm_mail
+from pbem.orders.gmcommands import GmCommand, GmMail, GmProblem, parse_gm_mail
 from pbem.report.letters import QUOTED_LINE, quote
 from pbem.rules.state import ENDED, SETUP_PHASES
 from pbem.service.context import Context
@@ -83,38 +83,90 @@ def handle(
     if not verified:
         budget = ctx.config.mail.alert_budget_per_hour
         if allow(session, f"alert:{gm_address(ctx, game)}", budget, ctx.clock.now()):
-            _answer(session, ctx, game, mail, "GM commands refused", _refusal(game, verified))
+            refusal = _refusal(game, verified, bool(password))
+            _answer(session, ctx, game, mail, "GM commands refused", refusal, answer=False)
         return False, f"authentication failed for the GM of {game.name}"
     parsed = parse_gm_mail(mail.text)  # the orders layer reads the commands
+    problems = parsed.problems + _game_problems(session, game, parsed.commands)
     lines: list[str] = []
-    if parsed.problems:
-        lines.append(
-            f"Nothing was done: {len(parsed.problems)} problem(s) in your mail "
-            "(all that were found):"
-        )
-        lines += [
-            f'  line {p.line} "{quote(p.text, QUOTED_LINE)}": {p.message}'
-            for p in parsed.problems[:MOST_LISTED]
-        ]
-        if len(parsed.problems) > MOST_LISTED:
-            lines.append(f"  and {len(parsed.problems) - MOST_LISTED} more")
-    elif not parsed.commands:
+    if not problems and not parsed.commands:
         lines.append(
             "There is no command in your mail: nothing was done. Write one a line: "
             "PAUSE, RESUME, EXTEND hours, PROCESS, KICK player, STATUS."
         )
-    else:
-        for cmd in parsed.commands:
-            argument = " " + quote(cmd.argument, 60) if cmd.argument else ""
-            done = _run(session, ctx, game, cmd)
-            lines.append(
-                f"{cmd.word}{argument}: " + (done if cmd.word == "STATUS" else quote(done, 300))
-            )
+    elif not problems:
+        lines, problems = _run_all(session, ctx, game, parsed.commands)
+    if problems:  # all or nothing: one problem and nothing of the mail is done
+        lines = _problem_lines(problems)
     if parsed.ignored:
         lines.append(_not_read(parsed))
-    done = "problems" if parsed.problems else f"{len(parsed.commands)} command(s)"
-    _answer(session, ctx, game, mail, f"GM commands: {done}", "\n".join(lines))
+    if problems:
+        done = f"GM commands not run: {_count(len(problems), 'problem')}"
+    elif parsed.commands:
+        done = "GM commands done: " + ", ".join(dict.fromkeys(c.word for c in parsed.commands))
+    else:
+        done = "GM commands: none found"
+    _answer(session, ctx, game, mail, done, "\n".join(lines))
     return True, f"GM mail: {done}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _game_problems(session: Session, game: Game, commands: list[GmCommand]) -> list[GmProblem]:
+    """The commands checked against the game before any runs: a KICK of no
+    player of the game."""
+    names = {p.name.lower() for p in players_of(session, game)}
+    return [
+        GmProblem(
+            c.line, f"KICK {c.argument}", f"game {game.name} has no player {quote(c.argument, 60)}"
+        )
+        for c in commands
+        if c.word == "KICK" and c.argument.lower() not in names
+    ]
+
+
+def _run_all(
+    session: Session, ctx: Context, game: Game, commands: list[GmCommand]
+) -> tuple[list[str], list[GmProblem]]:
+    """Every command run, in a savepoint: (what each did, the refusals). One
+    refused and the savepoint is rolled back, so nothing of the mail is done
+    (each of the others still runs, so that every refusal is found)."""
+    lines: list[str] = []
+    refused: list[GmProblem] = []
+    savepoint = session.begin_nested()
+    for cmd in commands:
+        argument = " " + quote(cmd.argument, 60) if cmd.argument else ""
+        try:
+            done = _run(session, ctx, game, cmd)
+        except ServiceError as exc:
+            refused.append(GmProblem(cmd.line, f"{cmd.word}{argument}", f"refused: {exc}"))
+            continue
+        shown = done if cmd.word == "STATUS" else quote(done, 300)
+        lines.append(f"{cmd.word}{argument}: {shown}")
+    if refused:
+        savepoint.rollback()
+        session.expire_all()
+    else:
+        savepoint.commit()
+    return lines, refused
+
+
+def _problem_lines(problems: list[GmProblem]) -> list[str]:
+    """'Nothing was done', then every problem with its line (at most MOST_LISTED)."""
+    ordered = sorted(problems, key=lambda p: p.line)
+    lines = [
+        f"Nothing was done: {_count(len(ordered), 'problem')} in your mail "
+        "(all that were found); a mail with any problem does nothing:"
+    ]
+    lines += [
+        f'  line {p.line} "{quote(p.text, 60)}": {quote(p.message, QUOTED_LINE)}'
+        for p in ordered[:MOST_LISTED]
+    ]
+    if len(ordered) > MOST_LISTED:
+        lines.append(f"  and {len(ordered) - MOST_LISTED} more")
+    return lines
 
 
 def _not_read(parsed: GmMail) -> str:
@@ -125,12 +177,18 @@ def _not_read(parsed: GmMail) -> str:
     return f"Not read as commands: {listed}."
 
 
-def _refusal(game: Game, verified: bool | None) -> str:
+def _refusal(game: Game, verified: bool | None, carried: bool) -> str:
     if verified is None:
         return (
             f"Game {game.name} has no GM password yet, so no GM command by mail is run. "
             f"Set one with `pbem gm-password {game.name}` and write it on a line "
             "PASSWORD <it> in your mail. Nothing was done."
+        )
+    if carried:
+        return (
+            f"The GM password in your mail to {game.name} is wrong (the line PASSWORD "
+            "must carry the password `pbem gm-password` printed last), so nothing in "
+            "it was done. If you did not send it, someone may be writing in your name."
         )
     return (
         f"Your mail to {game.name} did not carry the game's GM password (a line "
@@ -140,6 +198,7 @@ def _refusal(game: Game, verified: bool | None) -> str:
 
 
 def _run(session: Session, ctx: Context, game: Game, cmd: GmCommand) -> str:
+    """What ``cmd`` did; ServiceError when it is refused."""
     actions: dict[str, Callable[[], str]] = {
         "PAUSE": lambda: gm.pause(session, ctx, game),
         "RESUME": lambda: gm.resume(session, ctx, game),
@@ -148,10 +207,7 @@ def _run(session: Session, ctx: Context, game: Game, cmd: GmCommand) -> str:
         "KICK": lambda: gm.kick(session, ctx, game, cmd.argument),
         "STATUS": lambda: status_text(session, game),
     }
-    try:
-        return actions[cmd.word]()
-    except ServiceError as exc:
-        return f"refused: {exc}"
+    return actions[cmd.word]()
 
 
 def status_text(session: Session, game: Game) -> str:
@@ -177,7 +233,13 @@ def status_text(session: Session, game: Game) -> str:
 
 
 def _answer(
-    session: Session, ctx: Context, game: Game, mail: DecodedMail, subject: str, text: str
+    session: Session,
+    ctx: Context,
+    game: Game,
+    mail: DecodedMail,
+    subject: str,
+    text: str,
+    answer: bool = True,
 ) -> None:
     """The one answer, to the GM's registered address (never to another sender)."""
     address = gm_address(ctx, game)
@@ -190,6 +252,7 @@ def _answer(
         text,
         ("gm-mail", mail.reply_key),
         in_reply_to=mail.message_id,
+        answer=answer,
     )
 
 

@@ -119,6 +119,13 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
             f"Turn {state.turn}: {state.players[state.current].name} to move"
             + (f", deadline {deadline}" if deadline else "")
         )
+    elif "setup_awaited" in info:  # a setup phase: everyone's orders are due
+        sent, awaited = info.get("setup_sent") or [], info["setup_awaited"]
+        told = f"orders sent by {', '.join(sent)}; " if sent else "no orders sent yet; "
+        told += f"awaited from {', '.join(awaited)}" if awaited else "none awaited"
+        lines.append(
+            f"Setup ({state.phase}): {told}" + (f"; deadline {deadline}" if deadline else "")
+        )
     elif deadline:  # a setup phase: everyone's orders are due
         lines.append(f"Setup ({state.phase}): every player's orders due, deadline {deadline}")
     lines.append("")
@@ -134,6 +141,9 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
             f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
             f"{len(p.cards):>7}  {due:>4}{status}"
         )
+    lines.append(
+        "(next: armies due at the start of the next turn for what is held now; trades add more)"
+    )
     private = [
         (p.name, [board.card_name(c) for c in p.cards], _mission_text(state, seat))
         for seat, p in enumerate(state.players)
@@ -170,7 +180,10 @@ def seat_security(
     wrong = [(name, count, latest) for _, name, count, latest in players if count]
     if not wrong:
         return ["Wrong passwords: none"]
-    lines = ["Wrong passwords (mail from the seat's address, refused; the GM told at 3, 10, 30...)"]
+    lines = [
+        "Wrong passwords (mail from the seat's address, refused; each one alerts the GM, "
+        "within the hourly alert budget, and the count is told at the 3rd, 10th, 30th...)"
+    ]
     for name, count, latest in wrong:
         when = f", the latest {latest:%Y-%m-%d %H:%M} UTC" if latest else ""
         lines.append(f"  {name}: {count}{when}")

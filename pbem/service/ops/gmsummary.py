@@ -4,7 +4,9 @@ gives them, and once played, what the turn did, as its report says it."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -13,6 +15,10 @@ from pbem.orderlog import replay
 from pbem.orders import OrdersError, parse_orders
 from pbem.service.context import Context
 from pbem.store import Game, Player, session_scope
+from pbem.vocab import GamePhase, GameStatus
+
+if TYPE_CHECKING:
+    from pbem.report.turnview import TurnView
 
 
 def forecast_of(session: Session, game: Game, player: Player, text: str) -> list[str]:
@@ -53,10 +59,64 @@ def turn_summary(session: Session, ctx: Context, game: Game, steps: list[replay.
             if section.title == "Reinforcements"
             for item in section.items
         ]
-        lines += [f"turn {step.turn}:"] + [f"  {line}" for line in placed + view.headline]
+        attacks = _attack_lines(view)
+        lines += [f"turn {step.turn}:"] + [
+            f"  {line}" for line in placed + attacks + view.headline
+        ]
         if view.winner is not None:
             lines.append(f"  {view.win_text}")
     return lines
+
+
+def _attack_lines(view: TurnView) -> list[str]:
+    """Each attack of the turn, as its report's result line says it, and the
+    tally: "carol attacked 2 times: 0 taken, 2 failed; lost 6 armies"."""
+    from pbem.report.turnview import AttackLine
+
+    found = [
+        item
+        for section in view.sections
+        if section.title == "Attacks"
+        for item in section.items
+        if isinstance(item, AttackLine)
+    ]
+    if not found:
+        return []
+    taken = sum(1 for a in found if a.conquered)
+    lost = sum(int(m.group(1)) for a in found if (m := _LOST.search(a.result)))
+    times = "once" if len(found) == 1 else f"{len(found)} times"
+    tally = (
+        f"{view.mover.name} attacked {times}: {taken} taken, {len(found) - taken} failed; "
+        f"lost {lost} {'army' if lost == 1 else 'armies'}"
+    )
+    return [f"{a.head} {a.result}" for a in found] + [tally]
+
+
+_LOST = re.compile(r"\(lost (\d+), killed")
+
+
+def next_step(session: Session, game: Game) -> str:
+    """Who the game waits for now, and until when: "next: alice to move (turn
+    3), deadline 2026-05-01 12:00 UTC" (what `pbem adjudicate` and `pbem
+    process` end with); "" once the game is over."""
+    from pbem.rules.state import SETUP_PHASES
+    from pbem.service.play.games import load, players_of
+    from pbem.service.play.turns import must_act
+
+    if game.phase == GamePhase.OVER or game.phase == GamePhase.OPEN:
+        return ""
+    state = load(session, game).state
+    waiting = [p.name for p in must_act(session, game, state, players_of(session, game))]
+    if state.phase in SETUP_PHASES:
+        what = "setup orders from " + (", ".join(waiting) or "no one (all sent)")
+    else:
+        what = f"{state.players[state.current].name} to move (turn {state.turn})"
+        if not waiting:
+            what += ", played by the bot or at the deadline"
+    if game.status == GameStatus.PAUSED:
+        return f"next: {what}; the game is paused (no deadline)"
+    deadline = f"{game.deadline:%Y-%m-%d %H:%M} UTC" if game.deadline else "none"
+    return f"next: {what}; deadline {deadline}"
 
 
 def mails_waiting(engine: Engine, now: datetime) -> int:

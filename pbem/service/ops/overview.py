@@ -4,21 +4,19 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem.report.textfmt import when
+from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.ops.describe import describe_game, game_to_json, seat_security
 from pbem.service.ops.stats import response_stats, stats_lines
 from pbem.service.play.games import find_game, list_games, load, players_of
 from pbem.service.play.gamesettings import autopilot_seats, bot_seats, settings
 from pbem.service.play.schedule import aware_utc
-from pbem.store import Game, Player
-from pbem.vocab import SeatStanding, SeatStatus
-
-if TYPE_CHECKING:
-    from pbem.rules.state import GameState
+from pbem.store import Game, PendingOrders, Player, SeatHolder
+from pbem.vocab import GamePhase, SeatStanding, SeatStatus
 
 
 def games_table(session: Session) -> tuple[list[dict[str, Any]], str]:
@@ -60,6 +58,8 @@ def standing(row: Game, state: GameState, player: Player, now: datetime) -> Seat
     from pbem.rules.state import SETUP_PHASES
 
     seat = player.seat
+    if seat < len(state.players) and state.players[seat].neutral:
+        return SeatStanding.NEUTRAL
     if seat in autopilot_seats(row) and state.phase in SETUP_PHASES:
         return SeatStanding.AUTOPILOT
     if seat in bot_seats(row):
@@ -74,6 +74,52 @@ def standing(row: Game, state: GameState, player: Player, now: datetime) -> Seat
     if away_from is not None and away_to is not None and away_from <= now < away_to:
         return SeatStanding.ABSENT
     return SeatStanding.PLAYING
+
+
+def _holders(session: Session, row: Game) -> dict[int, tuple[str, str, int]]:
+    """Seat -> (who holds it, their address, from which turn): a seat given
+    to another by `pbem replace` keeps its name in the game, not its holder."""
+    held = session.exec(
+        select(SeatHolder).where(
+            SeatHolder.game_id == row.id,
+            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
+        )
+    ).all()
+    found = {h.seat: (h.name, h.address, h.from_turn) for h in held}
+    for p in players_of(session, row):  # the address the game writes to, as it is now
+        name, _, since = found.get(p.seat, (p.name, "", 0))
+        found[p.seat] = (name, p.address, since)
+    return found
+
+
+def _holder_lines(state: GameState, seated: dict[int, tuple[str, str, int]]) -> list[str]:
+    """Who holds each seat, and their address (the GM's view)."""
+    lines = ["Seat holders (the GM's view)"]
+    for seat, p in enumerate(state.players):
+        if seat not in seated or p.neutral:
+            continue
+        name, address, since = seated[seat]
+        held = f"{name} <{address}>"
+        if name != p.name:  # given to another by `pbem replace`
+            held += f", since turn {since}"
+        lines.append(f"  {p.name}: {held}")
+    return lines
+
+
+def _setup_orders(session: Session, row: Game, state: GameState) -> tuple[list[str], list[str]]:
+    """Who has sent their setup orders, and who is awaited (as
+    pbem.service.play.turns.must_act tells them, without its imports: `pbem
+    show` loads no mail machinery)."""
+    players = players_of(session, row)
+    pending = select(PendingOrders.seat).where(
+        PendingOrders.game_id == row.id, PendingOrders.turn == 0
+    )
+    sent = set(session.exec(pending).all())
+    seats = [s for s in state.order if s < len(players)]
+    return (
+        [players[s].name for s in seats if s in sent],
+        [players[s].name for s in seats if s not in sent],
+    )
 
 
 def game_overview(
@@ -96,14 +142,26 @@ def game_overview(
         "deadline": row.deadline.isoformat() if row.deadline else None,
     }
     data = game_to_json(state, info)
+    seated = _holders(session, row)
     for seat, entry in enumerate(data["players"]):
-        entry["standing"] = standings.get(seat, SeatStanding.PLAYING).value
+        mark = standings.get(seat, SeatStanding.PLAYING)
+        if state.players[seat].neutral:
+            mark = SeatStanding.NEUTRAL
+        # removed in the setup, placed for until it ends: removed, and leaving
+        entry["standing"] = (SeatStanding.REMOVED if mark == SeatStanding.AUTOPILOT else mark).value
+        entry["leaving_after_setup"] = mark == SeatStanding.AUTOPILOT
+        if seat in seated:
+            entry["holder"], entry["address"], entry["holder_since_turn"] = seated[seat]
+    if state.phase in SETUP_PHASES and row.phase != GamePhase.OPEN:
+        info["setup_sent"], info["setup_awaited"] = _setup_orders(session, row, state)
+        data["setup_sent"], data["setup_awaited"] = info["setup_sent"], info["setup_awaited"]
     info["marks"] = {
         seat: STANDING_TEXT[mark] for seat, mark in standings.items() if mark in STANDING_TEXT
     }
     if row.deadline is not None:  # readable, in the game's zone and UTC
         info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
     text = describe_game(state, info)
+    text = text.rstrip("\n") + "\n\n" + "\n".join(_holder_lines(state, seated))
     seats = [
         (p.seat, p.name, p.wrong_passwords, p.last_wrong_password_at)
         for p in players_of(session, row)

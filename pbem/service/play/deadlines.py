@@ -200,12 +200,14 @@ def _game(session: Session, ctx: Context, game: Game) -> list[str]:
         held = held_orders(session, game, state.current)
         if held is not None:
             return out + _play_held(session, ctx, game, players[state.current], held)
+    missed = now >= deadline + timedelta(hours=conf["grace_hours"])
     if waiting and _mark(session, f"late:{period}"):
         notify.late_notice(session, ctx, game, state, [p.name for p in waiting])
-        out.append(
-            f"{game.name}: deadline passed, waiting for " + ", ".join(p.name for p in waiting)
-        )
-    if now >= deadline + timedelta(hours=conf["grace_hours"]):
+        if not missed:  # else the default played says it, on the next line
+            out.append(
+                f"{game.name}: deadline passed, waiting for " + ", ".join(p.name for p in waiting)
+            )
+    if missed:
         out += play_missing(session, ctx, game, loaded)
     return out
 

@@ -515,10 +515,11 @@ def check_against_game(  # noqa: ANN201
     """`pbem check --game`: validate orders against a stored game; nothing
     changes. Valid: the orders as recorded, then the odds of every attack
     as the CHECK mail gives them (pbem.orders.forecast.forecast_lines, for
-    the player to move); refused: the problems in the GM's words."""
+    the player to move); refused: every problem the mail's reply would list
+    (pbem.orders.check.all_problems), in the GM's words."""
     from pbem.orders import CheckResult
+    from pbem.orders.check import all_problems, gm_valid_report
     from pbem.orders.errors import format_problems_for_gm
-    from pbem.orders.forecast import forecast_lines
     from pbem.store import init_db, session_scope
 
     engine = init_db(config.database_url)
@@ -526,19 +527,18 @@ def check_against_game(  # noqa: ANN201
         game = find_game(session, game_name)
         player = author_of(session, game, player_name)
         loaded = load(session, game)
+        what = f"{player.name}'s orders in {source}"
         try:
             parsed = parse_orders(text, loaded.state.board)
-        except OrdersError as exc:
-            what = f"{player.name}'s orders in {source}"
-            return CheckResult(False, format_problems_for_gm(exc.problems, text, what))
+        except OrdersError as exc:  # every problem, as the mail's reply lists them
+            problems = all_problems(exc, loaded.state, player.seat)
+            return CheckResult(False, format_problems_for_gm(problems, text, what, player.name))
         outcome = submit(
             session, game, player, text, source="gm", dry_run=True, parsed=parsed, loaded=loaded
         )
-        odds = forecast_lines(loaded.state, parsed.orders, player.seat) if outcome.accepted else []
     if outcome.accepted:
-        report = f"valid orders for {player.name}:\n{outcome.canonical}"
-        if odds:
-            report = report.rstrip("\n") + "\n\n" + "\n".join(odds) + "\n"
-        return CheckResult(True, report)
-    what = f"{player.name}'s orders in {source}"
-    return CheckResult(False, format_problems_for_gm(outcome.problems, text, what))
+        state = loaded.state
+        return CheckResult(True, gm_valid_report(parsed, state.board, state, what, player.seat))
+    return CheckResult(
+        False, format_problems_for_gm(outcome.problems, text, what, player.name)
+    )

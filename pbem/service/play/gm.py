@@ -342,12 +342,25 @@ def _rollback_cut(session: Session, game: Game, turn: int) -> tuple[list[OrderEn
     return keep, cut
 
 
+def _undone(session: Session, game: Game, turn: int) -> str:
+    """The turns a rollback to ``turn`` undoes, in words: "turn 2", "turns 2 to
+    4" (the turns played from ``turn`` on; the GM's commands alone: "the GM's
+    commands of turn 2")."""
+    played = sorted({r.turn for r in log_of(session, game) if r.kind == "turn" and r.turn >= turn})
+    if not played:
+        return f"the GM's commands of turn {turn}"
+    if len(played) == 1:
+        return f"turn {played[0]}"
+    return f"turns {played[0]} to {played[-1]}"
+
+
 def rollback_question(session: Session, game: Game, turn: int) -> str:
     """What `pbem rollback` asks before it acts (refused as rollback would be)."""
     _, cut = _rollback_cut(session, game, turn)
     return (
         f"Roll {game.name} back to the start of turn {turn} (it is at turn {game.turn}), "
-        f"undoing {cut} log {'entry' if cut == 1 else 'entries'}, and tell every player?"
+        f"undoing {_undone(session, game, turn)} ({cut} log "
+        f"{'entry' if cut == 1 else 'entries'}), and tell every player?"
     )
 
 
@@ -367,6 +380,9 @@ def rollback(
     secret, drawn now; its commitment is announced, and the old secret is
     kept, as it still gives every turn before ``turn``."""
     keep, cut = _rollback_cut(session, game, turn)
+    undone = _undone(session, game, turn)
+    were = "were" if undone.startswith(("turns", "the GM's")) else "was"
+    entries = f"{cut} log {'entry' if cut == 1 else 'entries'}"
     last_seq = keep[-1].seq if keep else 0
     definition = definition_of(session, game)
     rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
@@ -404,7 +420,7 @@ def rollback(
         ctx,
         game,
         f"The GM rolled {game.name} back to the start of turn "
-        f"{state.turn}: {cut} log entries were undone. The board is as it was then; "
+        f"{state.turn}: {undone} {were} undone. The board is as it was then; "
         f"the deadline is {_when(game.deadline)}. {dice}"
         + (f"\n\nThe GM says why: {message.strip()}" if message and message.strip() else ""),
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
@@ -412,7 +428,7 @@ def rollback(
     if state.phase != ENDED:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
-    return f"{game.name} rolled back to turn {state.turn} ({cut} entries undone); {told}"
+    return f"{game.name} rolled back to turn {state.turn} ({undone} undone, {entries}); {told}"
 
 
 def _cut_log(

@@ -6,14 +6,14 @@ the site read them too. Nothing here renders or queues a mail."""
 
 from __future__ import annotations
 
-from sqlmodel import Session
+from sqlmodel import Session, select
 
 from pbem.report import context as rc
 from pbem.report.mime import stable_message_id
 from pbem.service.context import Context
 from pbem.service.play.games import current_commitment, definition_of, players_of
 from pbem.service.play.gamesettings import settings_of
-from pbem.store import Game
+from pbem.store import Game, SeatHolder
 from pbem.vocab import SeatStatus
 
 STATUS_BY_PLAYER: dict[str, str] = {
@@ -42,13 +42,27 @@ def epoch(game: Game) -> tuple[int, ...]:
     return (rollbacks,) if rollbacks else ()
 
 
+def _holders(session: Session, game: Game) -> dict[int, str]:
+    """Seat -> the name of who holds it now (SeatHolder)."""
+    rows = session.exec(
+        select(SeatHolder).where(
+            SeatHolder.game_id == game.id,
+            SeatHolder.to_turn.is_(None),  # type: ignore[union-attr]
+        )
+    ).all()
+    return {h.seat: h.name for h in rows}
+
+
 def game_info(session: Session, ctx: Context, game: Game) -> rc.GameInfo:
     """What every mail about a game shows of it (the report layer's view of the rows)."""
     definition = definition_of(session, game)
     players = []
+    holders = _holders(session, game)
     for p in players_of(session, game):
         status = rc.WINNER if game.winner_seat == p.seat else STATUS_BY_PLAYER.get(p.status, rc.OUT)
-        players.append(rc.PlayerInfo(p.seat, p.name, p.colour, p.address, status))
+        holder = holders.get(p.seat, p.name)
+        holder = "" if holder == p.name else holder
+        players.append(rc.PlayerInfo(p.seat, p.name, p.colour, p.address, status, holder))
     return rc.GameInfo(
         name=game.name,
         title=game.title or game.name,

@@ -82,18 +82,21 @@ def alert(
     about: tuple[object, ...],
     seat: int | None = None,
     in_reply_to: str | None = None,
+    answer: bool = False,
 ) -> None:
     """One note of the service's own (report/render gm_alert) to one address;
     ``in_reply_to``: the mail it answers. To a seat (``seat``): with the
-    seat's current reply token (notify.reply_token)."""
+    seat's current reply token (notify.reply_token). ``answer``: the answer to
+    the GM's commands by mail (titled as an answer, the GM's help pointer at its foot)."""
     from pbem.service.play.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
     token = ""
     if game is not None and seat is not None:
         token = turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
+    extra: dict[str, Any] = {"answer": True} if answer else {}
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
-        in_reply_to=in_reply_to, subject=subject, text=text, token=token)  # fmt: skip
+        in_reply_to=in_reply_to, subject=subject, text=text, token=token, **extra)  # fmt: skip
 
 
 # ------------------------------------------------------------ the roster
@@ -105,7 +108,9 @@ def info_params(info: rc.GameInfo) -> dict[str, Any]:
         "commitment": info.commitment,
         "secret": info.secret_hex,
         "dice": info.dice_version,
-        "players": [[p.seat, p.name, p.colour, p.address, p.status] for p in info.players],
+        "players": [
+            [p.seat, p.name, p.colour, p.address, p.status, p.holder] for p in info.players
+        ],
         "gm": info.gm_address,
         "tz": info.timezone,
         "zones": [list(z) for z in info.player_zones],

@@ -380,7 +380,10 @@ def _reminder(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params) if "info" in params else None
     token = params.get("token", "")  # an announcement to a player: their token
-    alert = rc.GmAlert(params["subject"], params["text"], info, notice.recipient, token)
+    answer = bool(params.get("answer", False))
+    alert = rc.GmAlert(
+        params["subject"], params["text"], info, notice.recipient, token, answer=answer
+    )
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
