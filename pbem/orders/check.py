@@ -11,9 +11,12 @@ from dataclasses import dataclass, replace
 from pbem.orders.errors import (
     OrderProblem,
     OrdersError,
+    closest,
+    did_you_mean,
     format_problems,
     format_problems_for_gm,
     in_line_order,
+    territory_candidates,
 )
 from pbem.orders.forecast import forecast_lines
 from pbem.orders.lexer import source_lines
@@ -45,6 +48,8 @@ def all_problems(
     partial = error.partial
     if state is None or seat is None or not isinstance(partial, ParsedMail):
         return in_line_order(problems)
+    if text is not None:
+        problems = [_owned_first(p, state, seat, text) for p in problems]
     fixes = single_fixes(problems, text) if text is not None else {}
     if text is not None and fixes:
         return in_line_order(_with_fixes(state, seat, text, fixes, problems))
@@ -69,6 +74,33 @@ def _checked(state: GameState, seat: int, text: str, board: Board) -> list[Order
             return list(error.problems)
         return _validated(state, seat, list(error.problems), error.partial)
     return validate_mail(state, seat, mail)
+
+
+_OWN_TERRITORY = ("PLACE", "ATTACK")  # PLACE's targets and ATTACK's source: the player's
+
+
+def _owned_first(problem: OrderProblem, state: GameState, seat: int, text: str) -> OrderProblem:
+    """A misspelt territory that must be the player's (a PLACE's, an ATTACK's
+    source) is told to be only the player's territories among the names it is
+    near, when one of them is (the map-only reading cannot know whose they are)."""
+    lines = source_lines(text)
+    if not 0 < problem.line <= len(lines) or not problem.text or problem.column < 1:
+        return problem
+    line = lines[problem.line - 1]
+    words = line.split()
+    keyword = words[0].upper() if words else ""
+    arrow = line.find("->")
+    if keyword not in _OWN_TERRITORY or (keyword == "ATTACK" and 0 <= arrow < problem.column):
+        return problem
+    board = state.board
+    hints = closest(problem.text, territory_candidates(board))
+    if problem.message != f"{problem.text}: no such territory{did_you_mean(hints)}":
+        return problem
+    owned = [h for h in hints if state.owner[board.territory(h)] == seat]
+    if not owned or len(owned) == len(hints):
+        return problem
+    message = f"{problem.text}: no such territory{did_you_mean(owned)}"
+    return replace(problem, message=message, suggestion=owned[0])
 
 
 def single_fixes(problems: list[OrderProblem], text: str) -> dict[int, str]:

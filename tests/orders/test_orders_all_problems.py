@@ -17,7 +17,7 @@ from pbem.orders.check import all_problems
 from pbem.orders.errors import in_line_order
 from pbem.rules.options import Options
 from pbem.rules.state import GameState
-from tests.orders.test_orders_validate import BOARD, ME, position, setup_state
+from tests.orders.test_orders_validate import BOARD, ME, T, position, setup_state
 
 # The mail of the issue: five mistakes, one per line from line 2 (and the PLACE
 # below what is to be an ATTACK: the fix of line 2 puts it out of place).
@@ -364,3 +364,28 @@ def test_a_fixed_line_that_is_fine_makes_the_state_of_the_lines_below() -> None:
         (2, "ATACK: no such order; did you mean ATTACK?"),
     ]
     assert not found[0].with_fix
+
+
+def test_a_place_is_told_only_the_players_own_territories_of_the_near_names() -> None:
+    """Setup: bob's PLACE 21 Brazl is Brazil (his), never Ural (alice's)."""
+    state = setup_state(Options())
+    seat = state.order[0]
+    state.owner[T("Brazil")], state.owner[T("Ural")] = seat, (seat + 1) % 3
+    due = state.players[seat].to_place
+    found = every_problem(f"PLACE {due} Brazl\n", state, seat)
+    assert [(p.line, p.message, p.suggestion) for p in found] == [
+        (1, "Brazl: no such territory; did you mean Brazil?", "Brazil")
+    ]
+    # neither is the player's: both are told, as against the map alone
+    theirs = every_problem("PLACE 3 Alaska\nPLACE 1 Brazl\n", four_due())
+    assert [p.message for p in theirs] == ["Brazl: no such territory; did you mean Brazil or Ural?"]
+
+
+def test_an_attacks_source_is_told_only_the_players_own_of_the_near_names() -> None:
+    found = every_problem("PLACE 3 Brazil\nATTACK Brazl -> Peru\n", bobs_position())
+    assert [(p.line, p.message) for p in found] == [
+        (2, "Brazl: no such territory; did you mean Brazil?")
+    ]
+    # the target may be anyone's: not filtered
+    target = every_problem("PLACE 3 Kamchatka\nATTACK Kamchatka -> Brazl\n", bobs_position())
+    assert [p.message for p in target] == ["Brazl: no such territory; did you mean Brazil or Ural?"]
