@@ -29,6 +29,7 @@ class OrderProblem:
     message: str  # the whole sentence, suggestion included
     expected: str = ""  # what the language expected there, when that helps
     suggestion: str = ""  # the fix on its own ("Kamchatka"), when there is one
+    with_fix: str = ""  # what the line, with that fix, would still get wrong
 
     def __str__(self) -> str:
         if not self.line:
@@ -150,6 +151,8 @@ def problem_lines(
         out.append(f"  {problem.message}")
         if problem.expected and problem.expected not in problem.message:
             out.append(f"  expected: {problem.expected}")
+        if problem.with_fix:
+            out.append(f"  with that fix: {problem.with_fix}")
         out.append("")
     return out
 

@@ -188,6 +188,7 @@ class Problem:
     line: str  # the line as written ("" when line_no is None)
     message: str
     fix: str = ""  # a suggestion, when there is one
+    with_fix: str = ""  # what the line would still get wrong with that fix
 
 
 @dataclass(frozen=True)

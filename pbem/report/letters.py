@@ -60,7 +60,9 @@ def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem
         line = lines[p.line - 1] if p.line and 0 < p.line <= len(lines) else ""
         message = cap(p.message, QUOTED_MESSAGE)
         suggestion = quote(p.suggestion or "", QUOTED_LINE)
-        out.append(rc.Problem(p.line or None, quote(line, QUOTED_LINE), message, suggestion))
+        with_fix = cap(p.with_fix, QUOTED_MESSAGE)
+        number = p.line or None
+        out.append(rc.Problem(number, quote(line, QUOTED_LINE), message, suggestion, with_fix))
     return tuple(out)
 
 

@@ -17,7 +17,7 @@ from pbem.orders.check import all_problems
 from pbem.orders.errors import in_line_order
 from pbem.rules.options import Options
 from pbem.rules.state import GameState
-from tests.orders.test_orders_validate import BOARD, ME, position, setup_state
+from tests.orders.test_orders_validate import BOARD, ME, T, position, setup_state
 
 # The mail of the issue: five mistakes, one per line from line 2 (and the PLACE
 # below what is to be an ATTACK: the fix of line 2 puts it out of place).
@@ -51,7 +51,7 @@ def every_problem(text: str, state: GameState, seat: int = ME) -> list[OrderProb
     try:
         mail = parse_orders(text, BOARD)
     except OrdersError as error:
-        return all_problems(error, state, seat)
+        return all_problems(error, state, seat, text)
     return validate_mail(state, seat, mail)
 
 
@@ -170,9 +170,15 @@ def test_in_line_order_is_stable_within_a_line() -> None:
 # ------------------------------------------- totals an unreadable line may change
 def test_an_unreadable_place_leaves_only_too_many_armies_certain() -> None:
     state = four_due()
-    too_many = "PLACE 57 Alaska\nPLCE 1 Ontario\n"
+    too_many = "PLACE 57 Alaska\nPLACE 1 Ontario Quebec\n"  # no fix to read it with
     assert [(p.line, p.message) for p in every_problem(too_many, state)] == [
         (1, "the PLACE orders that could be read place 57 armies; 4 are due this turn"),
+        (2, "Quebec: expected a comma or the end of the line after Ontario"),
+    ]
+    # a line with one fix is read with it: its armies are counted
+    fixed = "PLACE 57 Alaska\nPLCE 1 Ontario\n"
+    assert [(p.line, p.message) for p in every_problem(fixed, state)] == [
+        (1, "PLACE orders place 58 armies; 4 are due this turn"),
         (2, "PLCE: no such order; did you mean PLACE?"),
     ]
     # 2 + 2 may be right, and a PLACE line there is: no total, no "no PLACE order"
@@ -215,14 +221,19 @@ def test_setup_orders_on_unreadable_lines_are_not_missing() -> None:
     seat = placing.order[0]
     name = BOARD.territories[placing.territories_of(seat)[0]].name
     due = placing.players[seat].to_place
-    text = f"PLACE {due + 5} {name}\nPLCE 1 {name}\n"
+    text = f"PLACE {due + 5} {name}\nPLACE 1 {name} Quebec\n"  # no fix to read it with
     assert [(p.line, p.message) for p in every_problem(text, placing, seat)] == [
         (1, f"the PLACE orders that could be read place {due + 5} armies; {due} are due"),
+        (2, f"Quebec: expected a comma or the end of the line after {name}"),
+    ]
+    fixed = f"PLACE {due + 5} {name}\nPLCE 1 {name}\n"  # read with its fix: counted
+    assert [(p.line, p.message) for p in every_problem(fixed, placing, seat)] == [
+        (1, f"PLACE orders place {due + 6} armies; {due} are due"),
         (2, "PLCE: no such order; did you mean PLACE?"),
     ]
-    too_few = f"PLACE 1 {name}\nPLCE 1 {name}\n"
+    too_few = f"PLACE 1 {name}\nPLACE 1 {name} Quebec\n"
     assert [(p.line, p.message) for p in every_problem(too_few, placing, seat)] == [
-        (2, "PLCE: no such order; did you mean PLACE?")
+        (2, f"Quebec: expected a comma or the end of the line after {name}")
     ]
 
 
@@ -290,3 +301,91 @@ def test_a_misspelt_request_is_never_proposed(keyword: str) -> None:
         f"{misspelt}: no such order",
         "",
     )
+
+
+# The player trial: bob's four mistakes, one a misspelt name whose one fix still
+# gives a wrong line (Venezuela has 1 army): told in the same reply.
+BOB = (
+    "PLACE 6 Brazil\n"
+    "ATACK Brazil -> Peru\n"
+    "ATTACK Venezuala -> Central America\n"
+    "ATTACK Kamchatka -> Alaska\n"
+)
+
+
+def bobs_position() -> GameState:
+    return position(cards=(), mine={"Brazil": 5, "Venezuela": 1, "Kamchatka": 4, "Alaska": 2})
+
+
+def test_a_line_with_one_fix_is_checked_with_that_fix_in_the_same_reply() -> None:
+    report = check_text(BOB, BOARD, bobs_position(), ME)
+    assert report.report == (
+        "Your orders were not applied: 4 problems found. Nothing in this mail was applied.\n"
+        "\n"
+        "line 1: PLACE 6 Brazil\n"
+        "        ^^^^^\n"
+        "  PLACE orders place 6 armies; 3 are due this turn\n"
+        "\n"
+        "line 2: ATACK Brazil -> Peru\n"
+        "        ^^^^^\n"
+        "  ATACK: no such order; did you mean ATTACK?\n"
+        "  expected: an order (HELP lists them; a greeting goes above a line ORDERS)\n"
+        "\n"
+        "line 3: ATTACK Venezuala -> Central America\n"
+        "               ^^^^^^^^^\n"
+        "  Venezuala: no such territory; did you mean Venezuela?\n"
+        "  expected: a territory name\n"
+        "  with that fix: Venezuela has 1 army; an attack needs at least 2\n"
+        "\n"
+        "line 4: ATTACK Kamchatka -> Alaska\n"
+        "                            ^^^^^^\n"
+        "  Alaska is already yours\n"
+        "\n"
+        "Send all the orders again, corrected. HELP replies with the order language.\n"
+    )
+    found = every_problem(BOB, bobs_position())
+    assert [(p.line, p.suggestion, p.with_fix) for p in found if p.suggestion] == [
+        (2, "ATTACK", ""),
+        (3, "Venezuela", "Venezuela has 1 army; an attack needs at least 2"),
+    ]
+
+
+def test_following_every_fix_of_bobs_reply_gives_a_valid_mail() -> None:
+    fixed = "PLACE 3 Brazil\nATTACK Brazil -> Peru\n"
+    assert every_problem(fixed, bobs_position()) == []
+
+
+def test_a_fixed_line_that_is_fine_makes_the_state_of_the_lines_below() -> None:
+    """ATACK Brazil -> Peru, fixed, takes Peru: the attack from Peru below it is
+    not told that Peru is not bob's."""
+    mail = "PLACE 3 Brazil\nATACK Brazil -> Peru\nATTACK Peru -> Argentina\n"
+    found = every_problem(mail, bobs_position())
+    assert [(p.line, p.message) for p in found] == [
+        (2, "ATACK: no such order; did you mean ATTACK?"),
+    ]
+    assert not found[0].with_fix
+
+
+def test_a_place_is_told_only_the_players_own_territories_of_the_near_names() -> None:
+    """Setup: bob's PLACE 21 Brazl is Brazil (his), never Ural (alice's)."""
+    state = setup_state(Options())
+    seat = state.order[0]
+    state.owner[T("Brazil")], state.owner[T("Ural")] = seat, (seat + 1) % 3
+    due = state.players[seat].to_place
+    found = every_problem(f"PLACE {due} Brazl\n", state, seat)
+    assert [(p.line, p.message, p.suggestion) for p in found] == [
+        (1, "Brazl: no such territory; did you mean Brazil?", "Brazil")
+    ]
+    # neither is the player's: both are told, as against the map alone
+    theirs = every_problem("PLACE 3 Alaska\nPLACE 1 Brazl\n", four_due())
+    assert [p.message for p in theirs] == ["Brazl: no such territory; did you mean Brazil or Ural?"]
+
+
+def test_an_attacks_source_is_told_only_the_players_own_of_the_near_names() -> None:
+    found = every_problem("PLACE 3 Brazil\nATTACK Brazl -> Peru\n", bobs_position())
+    assert [(p.line, p.message) for p in found] == [
+        (2, "Brazl: no such territory; did you mean Brazil?")
+    ]
+    # the target may be anyone's: not filtered
+    target = every_problem("PLACE 3 Kamchatka\nATTACK Kamchatka -> Brazl\n", bobs_position())
+    assert [p.message for p in target] == ["Brazl: no such territory; did you mean Brazil or Ural?"]

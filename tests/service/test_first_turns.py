@@ -49,7 +49,8 @@ def expected_problems(body: str, due: int, setup: bool) -> str:
     return (
         f"Line {place}: {' '.join(lines[place - 1].split())} "
         f"PLACE orders place {due + 1} armies; {due} are due{'' if setup else ' this turn'} "
-        f"Line {typo}: {TYPO} ATACK: no such order; did you mean ATTACK? Fix: ATTACK"
+        f"Line {typo}: {TYPO} ATACK: no such order; did you mean ATTACK? Fix: ATTACK "
+        "With that fix: Kamchatka: expected -> after Alaska"  # told now, not in a third mail
     )
 
 

@@ -128,3 +128,55 @@ def test_a_greeting_below_check_is_not_made_a_help_request(tmp_path) -> None:  #
     assert listed(answers[0]) == "Line 2: Hello! Hello!: no such order"
     assert "HELP" not in listed(answers[0])
     assert world.game("hello").turn == state.turn
+
+
+def test_a_fixed_line_is_checked_too_so_following_every_fix_is_played(
+    tmp_path,  # noqa: ANN001
+) -> None:
+    """The player trial: a misspelt name whose one fix still gives a wrong line
+    is told in the same reply ("With that fix: ..."), so the second mail, with
+    every fix, is the one that is played."""
+    world, table, mover = quiet_game(tmp_path, "fixed")
+    state = world.state("fixed")
+    p = Places(state)
+    board, owner, seat = state.board, state.owner, state.current
+    due, turn = state.reinforcements, state.turn
+    candidates = territory_candidates(board)
+    weak = next(
+        t
+        for t in range(len(p.names))
+        if owner[t] == seat
+        and state.armies[t] == 1
+        and any(owner[n] != seat for n in board.territories[t].neighbours)
+        and closest(p[t] + p[t][-1], candidates) == [p[t]]
+    )
+    weak_to = next(n for n in board.territories[weak].neighbours if owner[n] != seat)
+    foreign = next(t for t in range(len(p.names)) if owner[t] != seat and t != p.enemy)
+    foreign_to = next(n for n in board.territories[foreign].neighbours if owner[n] != seat)
+    base, enemy, misspelt = p[p.base], p[p.enemy], p[weak] + p[weak][-1]
+    body = (
+        f"TURN {turn}\n"
+        f"PLACE {due + 3} {base}\n"
+        f"ATACK {base} -> {enemy}\n"
+        f"ATTACK {misspelt} -> {p[weak_to]}\n"
+        f"ATTACK {p[foreign]} -> {p[foreign_to]}\n"
+    )
+    mover.reply(mover.latest("your_turn"), body)
+    world.poll()
+    answers = mover.read()
+    assert [m.kind for m in answers] == ["error_reply"]
+    lines = body.split("\n")
+    expected = (
+        f"Line 2: {lines[1]} PLACE orders place {due + 3} armies; {due} are due this turn "
+        f"Line 3: {lines[2]} ATACK: no such order; did you mean ATTACK? Fix: ATTACK "
+        f"Line 4: {lines[3]} {misspelt}: no such territory; did you mean {p[weak]}? "
+        f"Fix: {p[weak]} With that fix: {p[weak]} has 1 army; an attack needs at least 2 "
+        f"Line 5: {lines[4]} {p[foreign]} is not yours; it is {p.owner_of[foreign]}'s, "
+        "and no earlier ATTACK takes it"
+    )
+    assert listed(answers[0]) == " ".join(expected.split())
+    fixed = f"TURN {turn}\nPLACE {due} {base}\nATTACK {base} -> {enemy}\n"
+    mover.reply(answers[0], fixed)
+    world.poll()
+    assert [m.kind for m in mover.read()] == ["turn_report", "receipt"]
+    assert world.game("fixed").turn == turn + 1  # two mails, not three

@@ -365,7 +365,7 @@ def _parse(
     try:
         return parse_orders(text, board), []
     except OrdersError as exc:
-        return None, all_problems(exc, state, seat)
+        return None, all_problems(exc, state, seat, text)
 
 
 def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]]:

@@ -353,7 +353,7 @@ def submit(
         except OrdersError as exc:  # the lines that were read are checked too
             from pbem.orders.check import all_problems  # (and the forecast: not at start)
 
-            return Outcome(False, all_problems(exc, state, player.seat))
+            return Outcome(False, all_problems(exc, state, player.seat, text))
     if not parsed.orders:
         return Outcome(False, [NO_ORDERS])
     seat = player.seat
@@ -531,7 +531,7 @@ def check_against_game(  # noqa: ANN201
         try:
             parsed = parse_orders(text, loaded.state.board)
         except OrdersError as exc:  # every problem, as the mail's reply lists them
-            problems = all_problems(exc, loaded.state, player.seat)
+            problems = all_problems(exc, loaded.state, player.seat, text)
             return CheckResult(False, format_problems_for_gm(problems, text, what, player.name))
         outcome = submit(
             session, game, player, text, source="gm", dry_run=True, parsed=parsed, loaded=loaded
