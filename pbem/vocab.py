@@ -111,6 +111,16 @@ class NoticeKind(StrEnum):
     LETTER = "letter"  # one of report/letters.py's prose letters
 
 
+class LetterKind(StrEnum):
+    """The X-Pbem-Kind of a letter rendered with the gm_alert templates
+    (report/render.render_gm_alert): who it is for tells it, so a filter by kind
+    never files a player's answer with the GM's alerts."""
+
+    GM_ALERT = "gm_alert"  # mail to the GM: an alert, or the answer to GM commands
+    ANSWER = "answer"  # to a player: the answer to their mail (a stale turn, a refusal)
+    NOTICE = "notice"  # to a player, unasked: a missed turn, an announcement
+
+
 class MailAuth(StrEnum):
     """How pbem logs in to one mail server (``[mail.imap] auth``, ``[mail.smtp] auth``)."""
 

@@ -35,6 +35,17 @@ def password_of(text: str) -> str | None:
     return None
 
 
+def asks_check(text: str) -> bool:
+    """A line of the mail (before a signature line or END, quoted lines aside)
+    says CHECK: even a mail refused for its problems asked only for a check."""
+    for line in text.splitlines():
+        if line.rstrip() == "--" or line.strip().upper() == "END":
+            return False
+        if not line.lstrip().startswith(">") and [w.upper() for w in _words(line)] == ["CHECK"]:
+            return True
+    return False
+
+
 def only_help(text: str) -> bool:
     """The mail says HELP and nothing else (quoted lines, comments, blank lines
     and whatever follows a signature line or END aside): a request anyone may

@@ -202,6 +202,7 @@ class ErrorReply:
     original_subject: str = ""  # quoted in the body (never in the subject: it would grow)
     turn: int | None = None
     token: str = ""  # the seat's current token, for the subject
+    check: bool = False  # the mail said CHECK: nothing would have been applied anyway
 
 
 @dataclass(frozen=True)
@@ -219,6 +220,7 @@ class GmAlert:
     address: str = ""  # defaults to the game's GM
     token: str = ""  # in a mail to a player: the seat's current token, for the subject
     answer: bool = False  # the answer to the GM's commands by mail: no "GM alert:"
+    replies: bool = False  # to a player: answers their mail (kind "answer", else "notice")
 
 
 @dataclass(frozen=True)
@@ -228,6 +230,7 @@ class Help:
     game: GameInfo | None = None
     examples: tuple[str, ...] = ()  # orders the asker could send now (views.example_orders)
     token: str = ""  # the seat's current token, for the subject
+    title: str = "Help: the order language"  # the subject, after the [game] tag
 
 
 @dataclass(frozen=True)

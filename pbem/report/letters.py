@@ -189,7 +189,7 @@ def auth_refused(
         )
         title = "A mail in your name was refused"
     return render.render_gm_alert(
-        rc.GmAlert(subject=title, text=text, game=info, address=address, token=token)
+        rc.GmAlert(subject=title, text=text, game=info, address=address, token=token, replies=True)
     )
 
 
@@ -253,7 +253,8 @@ def turn_over(
             "the game's turn moves on."
         )
     subject = f"{over}: your turn is {now}" if yours else f"{over}: the game is at turn {now}"
-    return render.render_gm_alert(rc.GmAlert(subject, text, info, address, token=token))
+    alert = rc.GmAlert(subject, text, info, address, token=token, replies=True)
+    return render.render_gm_alert(alert)
 
 
 def your_games(games: Sequence[str]) -> str:
@@ -288,7 +289,7 @@ def stranger_help(
         "confirm. Once the game starts, a mail with the word HELP brings the order "
         "language."
     )
-    return render.render_help(rc.Help(address, text, None))
+    return render.render_help(rc.Help(address, text, None, title="How to join a game here"))
 
 
 def turns_played(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from pbem.report import setupview, subjects, turnview, views
@@ -41,6 +42,7 @@ from pbem.report.textfmt import (
     when_short,
 )
 from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
+from pbem.vocab import LetterKind
 
 
 # -------------------------------------------------------------------- helpers
@@ -196,6 +198,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "password": start.password,
         "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
+        "order_note": views.order_note(game.options.placement),
         "rules": game.options.describe(len(game.players)),
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
@@ -338,7 +341,8 @@ def render_error_reply(reply: ErrorReply) -> RenderedMail:
     name = reply.game.name if reply.game else None
     count = plural(len(reply.problems), "problem")
     turn = reply.turn if reply.game is not None else None
-    subject = subjects.reply_subject(name, f"Not applied, {count}", turn, reply.token)
+    title = f"Checked, {count}" if reply.check else f"Not applied, {count}"
+    subject = subjects.reply_subject(name, title, turn, reply.token)
     context = {
         "you": reply.game.player(reply.seat) if reply.game and reply.seat is not None else None,
         "reply": reply,
@@ -442,7 +446,11 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
     context: dict[str, object] = {"alert": alert, "heading": heading}
     if alert.answer:  # the GM's help pointer, not the players' order language
         context["footer_help"] = GM_COMMANDS_HELP
-    return template_mail("gm_alert", subject, address, context, game)
+    rendered = template_mail("gm_alert", subject, address, context, game)
+    if to_gm:
+        return rendered
+    kind = LetterKind.ANSWER if alert.replies else LetterKind.NOTICE
+    return replace(rendered, kind=str(kind))
 
 
 GM_COMMANDS_HELP = (
@@ -455,7 +463,7 @@ GM_COMMANDS_HELP = (
 def render_help(help_: Help) -> RenderedMail:
     game = help_.game
     subject = subjects.with_token(
-        f"{subjects.tag(game.name if game else None)}Help: the order language", help_.token
+        f"{subjects.tag(game.name if game else None)}{help_.title}", help_.token
     )
     return template_mail("help", subject, help_.address, {"help": help_}, game)
 

@@ -468,3 +468,11 @@ def example_orders(state: GameState, seat: int) -> list[str]:
     if state.phase in SETUP_PHASES:
         return setup_examples(state, seat)
     return [] if state.phase == ENDED else turn_examples(state, seat)
+
+
+def order_note(placement: str) -> str:
+    """What the turn order decides: in blind placement everyone places at once,
+    so the first only plays first."""
+    if placement == "blind":
+        return "The first in this order plays first."
+    return "The first in this order places first and plays first."

@@ -26,7 +26,7 @@ TIMING = {"turn_hours": 48, "grace_hours": 24, "reminder_hours": [24, 6]}
 
 
 def alerts(mails: list[Mail], words: str) -> list[Mail]:
-    return [m for m in mails if m.kind == "gm_alert" and words in m.subject]
+    return [m for m in mails if m.kind in ("gm_alert", "notice") and words in m.subject]
 
 
 def wait_for_turn(table: Table, name: str) -> None:
@@ -94,7 +94,7 @@ def test_late_notice_to_everyone_then_the_default_after_grace(tmp_path) -> None:
     world.poll()
     table.read_all()
     for name in PLAYERS:
-        notices = table.mails(name, "gm_alert")
+        notices = table.mails(name, "notice")
         assert [m.untokened for m in notices] == [f"[late] Deadline passed, waiting for {mover}"], (
             name
         )
@@ -241,7 +241,7 @@ def test_removal_hands_the_seat_to_the_bot(tmp_path) -> None:
     bot_turns = len([e for e in world.log("bot") if e.source == "bot"])
     table.run(lambda: table.mover() == "cat")
     table.read_all()
-    assert [m.kind for m in gus.received][:2] == ["game_start", "gm_alert"]
+    assert [m.kind for m in gus.received][:2] == ["game_start", "notice"]
     assert gus.received[-1].kind == "your_turn"
     assert len([e for e in world.log("bot") if e.source == "bot"]) == bot_turns
 
@@ -266,7 +266,7 @@ def test_an_outage_longer_than_grace_punishes_nobody(tmp_path) -> None:
     assert "did not run for 80.0 hours" in note[0].flat
     assert "to 2024-03-09 20:00 UTC" in note[0].flat
     for name in PLAYERS:
-        assert [m.kind for m in table.mails(name)] == ["gm_alert"]
+        assert [m.kind for m in table.mails(name)] == ["notice"]
     # the next poll, an hour later, is no outage: nothing moves again
     world.advance(hours=1)
     world.poll()

@@ -85,7 +85,7 @@ def test_deadline_mode_plays_the_latest_orders_at_the_deadline(tmp_path) -> None
     assert [m.kind for m in table.mails(mover.name)] == ["receipt", "receipt", "turn_report"]
     for name in PLAYERS:
         assert len(table.mails(name, "turn_report")) == 1
-        assert table.mails(name, "gm_alert") == []  # nobody was late
+        assert table.mails(name, "notice") == []  # nobody was late
 
 
 # ----------------------------------------------------------------- joining
@@ -158,7 +158,7 @@ def test_join_fills_a_game_and_the_setup_begins_by_mail(tmp_path) -> None:
     world.poll()
     assert world.log("j1") == [] and world.state("j1").phase == "place"
     world.poll_until(START + timedelta(hours=72))
-    late = [m for m in world.take("ann@players.test") if m.kind == "gm_alert"]
+    late = [m for m in world.take("ann@players.test") if m.kind == "notice"]
     assert [m.untokened for m in late] == ["[j1] Deadline passed, waiting for cat"]
     assert "The deadline for setup orders has passed; still waiting for cat." in late[0].flat
     world.poll_until(START + timedelta(hours=96))
@@ -205,9 +205,9 @@ def test_pbem_new_open_then_join_starts_with_automatic_setup(tmp_path) -> None:
     first = state.players[state.current].name
     for name in ("ann", "bob"):
         kinds = [m.kind for m in mails[name]]
-        expected = ["gm_alert", "game_start"] + (["your_turn"] if name == first else [])
+        expected = ["answer", "game_start"] + (["your_turn"] if name == first else [])
         if name == "ann":
-            expected.insert(1, "gm_alert")  # "You are in" before bob confirmed
+            expected.insert(1, "answer")  # "You are in" before bob confirmed
         assert kinds == expected, name
         assert re.search(r"password", mails[name][kinds.index("game_start")].text, re.I)
     assert world.log("j2") == []  # the automatic setup needs no orders

@@ -58,7 +58,7 @@ def test_a_replacement_takes_over_the_seat_and_plays_on(tmp_path) -> None:
         world, "rep", "cat", address="dave@players.test", bot=TextBot(make_bot("greedy", 99))
     )
     dave.read()
-    assert [m.kind for m in dave.received] == ["game_start", "your_turn", "gm_alert"]
+    assert [m.kind for m in dave.received] == ["game_start", "your_turn", "notice"]
     start = dave.received[0]
     assert start.subject.startswith("[rep] Welcome: you take over the seat of cat")
     assert dave.password and dave.password in start.text
@@ -72,7 +72,7 @@ def test_a_replacement_takes_over_the_seat_and_plays_on(tmp_path) -> None:
         assert len(news) == 1
         assert "dave takes over the seat of cat from turn" in news[0].flat
         assert "@" not in news[0].text  # issue 13: no address reaches the players
-    assert [m.subject for m in table.mails("cat", "gm_alert")] == [
+    assert [m.subject for m in table.mails("cat", "notice")] == [
         "[rep] You no longer play in this game"
     ]
 

@@ -247,7 +247,7 @@ def test_a_forged_long_subject_is_quoted_short_in_the_alert(tmp_path) -> None:  
     forged = "[g] " + "A" * 3000
     world.send(mover.address, "PASSWORD wrong-wrong-wrong-11\n", forged)
     no_failures(world.poll())
-    alert = [m for m in mover.read() if m.kind == "gm_alert"]
+    alert = [m for m in mover.read() if m.kind == "answer"]
     assert len(alert) == 1
     quoted = alert[0].flat.split("Subject: ", 1)[1].split(" Message-ID:", 1)[0]
     assert quoted.replace(" ", "") == "[g]" + "A" * 195 + "\u2026"

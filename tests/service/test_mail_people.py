@@ -214,7 +214,7 @@ def test_another_players_resignation_keeps_the_deadline(tmp_path) -> None:  # no
     assert world.game("quit").deadline == deadline
     assert table.mover() == mover.name
     table.read_all()
-    assert [m.untokened for m in table.mails(mover.name) if m.kind == "gm_alert"] == [
+    assert [m.untokened for m in table.mails(mover.name) if m.kind == "notice"] == [
         f"[quit] {others[0]} has resigned"
     ]
     world.advance(hours=2)

@@ -40,7 +40,7 @@ def test_replace_welcomes_the_newcomer_and_leaks_no_address(tmp_path) -> None:  
     password = re.search(r"password (\S+);", line)
     assert password is not None
     mails = world.take(NEWCOMER)
-    assert [m.kind for m in mails] == ["game_start", "your_turn", "gm_alert"]  # + the news
+    assert [m.kind for m in mails] == ["game_start", "your_turn", "notice"]  # + the news
     welcome = mails[0]
     assert (
         welcome.untokened

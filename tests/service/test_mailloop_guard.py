@@ -84,7 +84,7 @@ def test_forged_from_wrong_password_and_old_token_change_nothing_and_alert_the_p
     expected = [3 if p is mover else 0 for p in players.values()] + [0, 1]
     assert [a - b for a, b in zip(after, boxes_before, strict=True)] == expected
     alerts = mover.mailbox()[-3:]
-    assert [kind(m) for m in alerts] == ["error_reply", "gm_alert", "gm_alert"]
+    assert [kind(m) for m in alerts] == ["error_reply", "answer", "answer"]
     assert alerts[0]["To"].addresses[0].addr_spec == mover.address
     assert "neither a line PASSWORD your-password" in " ".join(plain_text(alerts[0]).split())
     alert = alerts[1]

@@ -90,7 +90,7 @@ def _tell(
     if not counted and not _may_answer(session, ctx, game, mail.sender):
         return False
     rendered = render.render_gm_alert(
-        rc.GmAlert(subject, text, mailinfo.game_info(session, ctx, game), mail.sender)
+        rc.GmAlert(subject, text, mailinfo.game_info(session, ctx, game), mail.sender, replies=True)
     )
     outmail.post(
         session,

@@ -34,8 +34,9 @@ from pbem.orders import (
     parse_orders,
 )
 from pbem.orders.check import all_problems
-from pbem.orders.envelope import join_commands, only_help, password_of
+from pbem.orders.envelope import asks_check, join_commands, only_help, password_of
 from pbem.report import letters, views
+from pbem.report.textfmt import plural
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
@@ -195,7 +196,10 @@ def _handle(
         )
         _send_reply(session, ctx, reply)
         return MailOutcome(
-            row.message_id, game.name, InboundStatus.PROCESSED, f"{len(parse_problems)} problems"
+            row.message_id,
+            game.name,
+            InboundStatus.PROCESSED,
+            plural(len(parse_problems), "problem"),
         )
     return _act(session, ctx, game, player, mail, parsed, loaded, proven)
 
@@ -349,6 +353,8 @@ def _send_reply(
     """The one reply to a mail, within the address's budget per hour (the
     orders are applied either way; only the answer is held back). ``proven``:
     the mail carried the password or turn token (a budget of its own)."""
+    if reply.problems or reply.problems_text:  # refused: did it ask only for a CHECK?
+        reply.check_only = asks_check(reply.mail.text)
     if may_answer(session, ctx, reply.player.address, stranger=False, proven=proven):
         notify.send_reply(session, ctx, reply)
     else:
@@ -447,7 +453,7 @@ def _act(
         reply.problems, reply.text = refused, mail.text
         _send_reply(session, ctx, reply)
         return MailOutcome(
-            mail.message_id, game.name, InboundStatus.PROCESSED, f"{len(refused)} problems"
+            mail.message_id, game.name, InboundStatus.PROCESSED, plural(len(refused), "problem")
         )
     for cmd in parsed.commands:
         summary.append(_command(session, ctx, game, player, cmd, reply, mail.message_id, loaded))
@@ -518,7 +524,7 @@ def _orders(
     if not outcome.accepted:
         reply.problems = outcome.problems
         reply.text = mail.text
-        return f"{len(outcome.problems)} problems"
+        return plural(len(outcome.problems), "problem")
     reply.canonical = outcome.canonical
     reply.notes += [rest] if rest else []
     if (parsed.check or held) and playing:  # the odds of orders not played yet

@@ -96,8 +96,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
         notices.add(
             session, ctx, K.ERRORS, player.address, about=about, info=info, **common,
             problems=[[p.line_no, p.line, p.message, p.fix, p.with_fix] for p in problems],
-            subject=subject,
-            turn=game.turn,
+            subject=subject, turn=game.turn, check=reply.check_only,
         )  # fmt: skip
     elif reply.canonical or not reply.commands:
         played = bool(reply.canonical) and not (reply.check_only or reply.held or reply.waiting)

@@ -316,6 +316,7 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         original_subject=params["subject"],
         turn=params["turn"],
         token=params.get("token", ""),
+        check=bool(params.get("check", False)),
     )
     return Told(notice, shared.game, render.render_error_reply(reply))
 
