@@ -58,8 +58,11 @@ class Places:
 def listed(reply: Mail) -> str:
     """The reply's list of problems, blanks and line ends as one blank each."""
     flat = reply.flat
-    start = flat.index("send the whole mail again. ") + len("send the whole mail again. ")
-    return flat[start : flat.index(" -- ")]
+    for intro_end in ("send the whole mail again. ", "(or with CHECK to check again). "):
+        if intro_end in flat:  # a mail of orders; a mail that asked for a CHECK
+            start = flat.index(intro_end) + len(intro_end)
+            return flat[start : flat.index(" -- ")]
+    raise AssertionError(f"not a problem reply: {flat[:200]}")
 
 
 def test_every_problem_in_one_reply_in_line_order_then_the_fixed_mail_is_played(
