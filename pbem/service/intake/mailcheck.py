@@ -15,7 +15,7 @@ from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.service.context import Context
 from pbem.service.play import schedule
-from pbem.service.play.passwords import turn_token
+from pbem.service.play.passwords import reply_token
 from pbem.store import Game, Player
 
 TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
@@ -58,8 +58,7 @@ def no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
     match = TOKEN_RE.search(mail.subject)
     if match is None:
         return True
-    expected = turn_token(bytes.fromhex(game.secret), game.name, player.seat, game.turn)
-    return match.group(1) == expected
+    return match.group(1) == reply_token(game, player.seat)
 
 
 def missing_proof_answer(game: Game, resigning: bool) -> str:

@@ -18,8 +18,7 @@ from __future__ import annotations
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Help, History, ParsedMail, ShowMap, Status
 from pbem.report.subjects import TOKEN_RE
-from pbem.service.play.notify import reply_token
-from pbem.service.play.passwords import turn_token, verify_password
+from pbem.service.play.passwords import reply_token, turn_token, verify_password
 from pbem.store import Game, Player
 from pbem.vocab import Proof
 

@@ -26,7 +26,7 @@ from pbem.rules.state import GameState
 from pbem.service.context import Context
 from pbem.service.play.games import definition_of, to_entry
 from pbem.service.play.mailinfo import message_id
-from pbem.service.play.passwords import turn_token
+from pbem.service.play.passwords import reply_token
 from pbem.store import Game, Notice, OrderEntry, TurnResult
 from pbem.store.db import is_postgresql
 from pbem.vocab import NoticeKind
@@ -86,14 +86,14 @@ def alert(
 ) -> None:
     """One note of the service's own (report/render gm_alert) to one address;
     ``in_reply_to``: the mail it answers. To a seat (``seat``): with the
-    seat's current reply token (notify.reply_token). ``answer``: the answer to
+    seat's current reply token (passwords.reply_token). ``answer``: the answer to
     the GM's commands by mail (titled as an answer, the GM's help pointer at its foot)."""
     from pbem.service.play.mailinfo import game_info
 
     info = game_info(session, ctx, game) if game is not None else None
     token = ""
     if game is not None and seat is not None:
-        token = turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
+        token = reply_token(game, seat)
     extra: dict[str, Any] = {"answer": True} if answer else {}
     add(session, ctx, NoticeKind.ALERT, to, about=about, game=game, seat=seat, info=info,
         in_reply_to=in_reply_to, subject=subject, text=text, token=token, **extra)  # fmt: skip

@@ -37,7 +37,7 @@ from pbem.service.play.games import players_of
 from pbem.service.play.gamesettings import mail_mode, settings, settings_of
 from pbem.service.play.mailinfo import epoch, game_info, host_of
 from pbem.service.play.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
-from pbem.service.play.passwords import turn_token
+from pbem.service.play.passwords import reply_token
 from pbem.store import Game, Player, PressRecord, id_of
 from pbem.vocab import GamePhase, GameStatus, Refusal, SeatStatus
 from pbem.vocab import NoticeKind as K
@@ -67,13 +67,6 @@ class Reply:
 
 
 # --------------------------------------------------------------- replies
-def reply_token(game: Game, seat: int) -> str:
-    """The token every mail to ``seat`` carries in its subject: a reply with it
-    proves the sender reads that seat's mail (pbem/service/intake/proof.py),
-    until the game's turn moves on."""
-    return turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
-
-
 def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
     """Exactly one answer per mail: the errors, else the receipt, plus any
     command answers (STATUS, MAP, HISTORY, HELP) asked for."""

@@ -25,6 +25,10 @@ import itertools
 import math
 import re
 import secrets
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pbem.store import Game
 
 _N, _R, _P = 2**14, 8, 1
 ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford's base 32
@@ -170,3 +174,10 @@ def _as_issued(password: str) -> list[str]:
 def turn_token(secret: bytes, game: str, seat: int, turn: int) -> str:
     mac = hmac.new(secret, f"token:{game}:{seat}:{turn}".encode(), hashlib.sha256)
     return mac.hexdigest()[:10]
+
+
+def reply_token(game: Game, seat: int) -> str:
+    """The token every mail to ``seat`` carries in its subject: a reply with it
+    proves the sender reads that seat's mail (pbem/service/intake/proof.py),
+    until the game's turn moves on."""
+    return turn_token(bytes.fromhex(game.secret), game.name, seat, game.turn)
