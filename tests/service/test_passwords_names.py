@@ -392,6 +392,26 @@ def test_a_right_password_from_another_address_is_told_as_a_leak(tmp_path: Path)
     assert world.player("lk", "bob").wrong_passwords == 0
 
 
+def test_forged_wrong_passwords_do_not_silence_the_leak_warning(tmp_path: Path) -> None:
+    """The hostile trial: mails forged in bob's name with wrong passwords spent
+    bob's alert budget, and the warning that his real password had leaked was
+    then dropped without a word. The leak warning has a budget of its own."""
+    world, table = _quiet_table(tmp_path, "sl")
+    budget = world.config.mail.alert_budget_per_hour
+    for n in range(budget + 2):
+        world.send(table["bob"].address, f"PASSWORD zzzz-zzzz-zzz{n % 10}\nSTATUS\n", "[sl] x")
+    world.poll()
+    table.read_all()
+    body = f"PASSWORD {table['bob'].password}\nPRESS TO ALL\nhi\nENDPRESS"
+    world.send("eve@elsewhere.test", body, "[sl] orders")
+    world.poll()
+    table.read_all()
+    (warning,) = [
+        m for m in table.mails("bob") if m.subject.startswith("[sl] Your password has leaked")
+    ]
+    assert "eve@elsewhere.test" in warning.flat
+
+
 def test_a_mail_sent_again_under_a_new_message_id_is_already_applied(tmp_path: Path) -> None:
     world, table = _quiet_table(tmp_path, "ag")
     ann = table["ann"]

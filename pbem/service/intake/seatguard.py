@@ -103,7 +103,9 @@ def leaked_password(
     )
     if owner is None:
         return None
-    if allow(session, f"alert:{owner.address}", ctx.config.mail.alert_budget_per_hour, now):
+    # a budget of its own: wrong passwords forged in the seat's name (which spend
+    # "alert:") must not silence the warning that its real password is known
+    if allow(session, f"leak:{owner.address}", ctx.config.mail.alert_budget_per_hour, now):
         _tell_leak(session, ctx, game, owner, mail)
     return f"the password of {owner.name} came from {mail.sender}: leaked, nothing applied"
 
