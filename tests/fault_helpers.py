@@ -34,6 +34,7 @@ from pbem.service.play import notify
 from pbem.service.play.games import PlayerSpec, create_game
 from pbem.service.tell import telling
 from pbem.store import init_db, session_scope
+from pbem.store.pending import notices_pending
 from pbem.testing.mailservers import MailServers
 from pbem.vocab import InboundStatus, OutboxStatus
 from tests.mailloop_helpers import (
@@ -205,13 +206,19 @@ def sent_by_players(games: Games) -> list[str]:
 
 
 def all_answered(world: MailWorld, games: Games) -> bool:
-    """Every order mail has its outcome, and no outbox row waits."""
+    """Every order mail has its outcome, every notice decided is told, and no
+    outbox row waits (a worker that dies between its commit and its telling
+    leaves the next "your turn" as an untold notice for a later poll)."""
     done = {
         r.message_id
         for r in world.inbound()
         if r.status in (InboundStatus.PROCESSED, InboundStatus.REJECTED)
     }
-    return set(sent_by_players(games)) <= done and len(sent_rows(world)) == len(world.outbox())
+    return (
+        set(sent_by_players(games)) <= done
+        and not notices_pending(world.engine)
+        and len(sent_rows(world)) == len(world.outbox())
+    )
 
 
 # ------------------------------------------------------------------ the promise
