@@ -123,6 +123,6 @@ def rules(
 
     with open_session(config) as session:
         row = find_game(session, name)
-        options = Options.from_dict(_json.loads(row.options_json))
+        options = Options.from_stored(_json.loads(row.options_json))
         seats = len(players_of(session, row)) or None  # an open game: not yet known
         typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})", seats))

@@ -175,7 +175,7 @@ def _read_record(text: str, source: str) -> Record:
         known = ", ".join(map(str, HASH_VERSIONS))
         raise RecordError(f"{source}: HashVersion {hash_version!r}: this pbem knows {known}")
     try:
-        options = Options.from_dict(json.loads(headers["Options"]), source=f"{source}: Options")
+        options = Options.from_stored(json.loads(headers["Options"]), source=f"{source}: Options")
     except OptionsError as exc:
         raise RecordError(str(exc)) from None
     except (ValueError, TypeError) as exc:

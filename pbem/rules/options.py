@@ -131,8 +131,26 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         "then turn order wins."
     ),
     "min_players": "At least {} players.",
+    "rules_version": (
+        "The game plays pbem's rules version {}, kept from its start (docs/RECORDS.md "
+        "says what later versions changed)."
+    ),
     "max_players": "At most {} players.",
 }
+
+# The rules version new games play. A change of the engine's behaviour that
+# is not a new option raises it, keeps the old behaviour under the old number
+# and says what changed in docs/RECORDS.md; a game keeps the version it
+# started with (stored in its options, and so in its records).
+RULES_VERSION: Final = 2
+RULES_VERSIONS: Final = (1, 2)
+
+# What an option that a stored game or record does not name reads as: the
+# behaviour of pbem before the option existed (not today's default, which
+# would change a running game's rules under its players). Options added with
+# a default that is the old behaviour need no entry. rules_version itself is
+# read by stored_rules_version.
+BEFORE_OPTION: Final[dict[str, Any]] = {}
 
 # Rules every preset plays (no option changes them), said after the options.
 FIXED_RULES: Final[tuple[str, ...]] = (
@@ -167,6 +185,7 @@ class Options:
     max_turns: int = 0
     min_players: int = 2
     max_players: int = 6
+    rules_version: int = RULES_VERSION
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -185,6 +204,12 @@ class Options:
         self._check_combinations()
 
     def _check_combinations(self) -> None:
+        if self.rules_version not in RULES_VERSIONS:
+            known = ", ".join(str(v) for v in RULES_VERSIONS)
+            raise OptionsError(
+                f"option rules_version must be one of {known}, not {self.rules_version!r} "
+                "(a record or game from a newer pbem: upgrade pbem to read it)"
+            )
         if self.forced_trade_at < 3:
             raise OptionsError("option forced_trade_at must be 3 or more")
         if self.max_trades < 1:
@@ -210,6 +235,15 @@ class Options:
         if unknown:
             raise OptionsError(f"{source}: unknown option {unknown[0]!r}")
         return cls(**data)
+
+    @classmethod
+    def from_stored(cls, data: dict[str, Any], source: str = "options") -> Options:
+        """Options as a game or record stored them: a name it does not carry
+        reads as the behaviour before that option existed (BEFORE_OPTION), so
+        an upgrade of pbem never changes the rules of a stored game."""
+        missing = {k: v for k, v in BEFORE_OPTION.items() if k not in data}
+        version = {"rules_version": stored_rules_version(data)}
+        return cls.from_dict({**data, **missing, **version}, source=source)
 
     def with_overrides(self, overrides: dict[str, Any], source: str = "options") -> Options:
         names = {f.name for f in fields(self)}
@@ -257,6 +291,8 @@ class Options:
             return players == 2 if players is not None else self.min_players == 2
         if name in ("min_players", "max_players"):
             return players is None
+        if name == "rules_version":
+            return self.rules_version != RULES_VERSION
         return True
 
     def describe(self, players: int | None = None) -> list[str]:
@@ -274,6 +310,16 @@ class Options:
                 lines.append(words.format(value))
         fixed = FIXED_RULES if self.card_values != "none" else FIXED_RULES[:1]
         return lines + list(fixed)
+
+
+def stored_rules_version(data: dict[str, Any]) -> int:
+    """The rules version of stored options. Options stored before the version
+    was (pbem before 2026-11-28) carry none: those that name mission_win were
+    written by the rules of version 2 (issue 14 added both), the others by
+    version 1."""
+    if "rules_version" in data:
+        return int(data["rules_version"])
+    return 2 if "mission_win" in data else 1
 
 
 def parse_value(name: str, text: str) -> Any:

@@ -58,7 +58,7 @@ def board_of(map_text: str, map_name: str) -> Board:
 
 def definition_of(session: Session, game: Game) -> replay.GameDefinition:
     board = board_of(game.map_text, game.map_name)
-    options = Options.from_dict(json.loads(game.options_json), source=f"game {game.name}")
+    options = Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
     players = tuple((p.name, p.colour) for p in players_of(session, game))
     rerolls = tuple(
         (first, bytes.fromhex(secret)) for first, secret, _ in rerolls_of(session, game)
