@@ -298,12 +298,16 @@ def turns_played(
     """HISTORY without a turn: the turns there are reports of."""
     text = "Turns played: " + (", ".join(str(t) for t in turns) or "none yet")
     text += "\nSend HISTORY N for the report of turn N."
-    return render.render_help(rc.Help(address, text, info, token=token))
+    return render.render_help(
+        rc.Help(address, text, info, token=token, title="History: the turns played")
+    )
 
 
 def no_report(info: rc.GameInfo, address: str, turn: int, token: str = "") -> RenderedMail:
     text = f"There is no report of turn {turn}."
-    return render.render_help(rc.Help(address, text, info, token=token))
+    return render.render_help(
+        rc.Help(address, text, info, token=token, title=f"History: no report of turn {turn}")
+    )
 
 
 def press_copy(info: rc.GameInfo, sender: str, recipient: str, body: str) -> RenderedMail:
