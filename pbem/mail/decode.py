@@ -299,9 +299,11 @@ def _addresses(msg: EmailMessage, name: str) -> list[tuple[str, str]]:
 
 
 def _sender(msg: EmailMessage) -> tuple[str, str]:
-    """(display name, addr-spec) of the first From address; ("", "") when there is none."""
+    """(display name, addr-spec) of the From address; ("", "") when there is
+    none or more than one: a mail "from" two people speaks for neither, and
+    answering the first would let anyone put a player's address first."""
     found = _addresses(msg, "From")
-    return found[0] if found else ("", "")
+    return found[0] if len(found) == 1 else ("", "")
 
 
 def _recipients(msg: EmailMessage) -> list[str]:

@@ -54,7 +54,7 @@ def sender_reason(sender: str) -> str | None:
     """Why this From address must not be answered (empty, a mailer daemon), or None."""
     address = sender.strip().lower()
     if not address:
-        return "no sender address"
+        return "no sender address (or more than one)"
     if address.split("@")[0] in _NO_REPLY_LOCAL_PARTS:
         return f"sent by a mail system ({scrub_line(address, 320)})"
     return None

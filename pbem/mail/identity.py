@@ -172,12 +172,15 @@ def clean_message_id(value: str) -> str:
 
 
 def address_of(value: str) -> str:
-    """The (first) addr-spec of an address header value, lower case, or "".
+    """The addr-spec of an address header value, lower case, or "" (also
+    when it names more than one address: see pbem.mail.decode._sender).
 
     Never raises and never recurses deeply: the standard library's parser
     recurses once per nested comment "(((...)))", so it sees a cut value and
     a hostile one falls back to a plain scan."""
     value = value[: parse_chars("from")]
+    if len(plain_addresses(value)) > 1:
+        return ""
     try:
         address = parseaddr(value)[1]
     except Exception:  # noqa: BLE001 - RecursionError on nested comments, anything else

@@ -185,8 +185,39 @@ def test_bytes_that_are_no_mail_are_undecodable(raw: bytes) -> None:
 def test_mail_without_from_has_empty_sender_and_a_no_reply_reason() -> None:
     mail = decode_mail(b"Subject: hi\r\nMessage-ID: <a@b>\r\n\r\nPLACE 3 Alaska\r\n")
     assert (mail.sender, mail.sender_name) == ("", "")
-    assert mail.auto_submitted == "no sender address"
+    assert mail.auto_submitted == "no sender address (or more than one)"
     assert mail.text == "PLACE 3 Alaska"
+
+
+@pytest.mark.parametrize(
+    "sender",
+    [
+        b"alice@example.org, mallory@evil.example",
+        b"Alice <alice@example.org>, Mallory <mallory@evil.example>",
+    ],
+)
+def test_a_from_line_with_two_addresses_speaks_for_neither(sender: bytes) -> None:
+    raw = b"From: " + sender + b"\r\nSubject: hi\r\nMessage-ID: <a@b>\r\n\r\nHELP\r\n"
+    mail = decode_mail(raw)
+    assert mail.sender == ""
+    assert mail.auto_submitted == "no sender address (or more than one)"
+    assert identify(raw).sender == ""
+
+
+@pytest.mark.parametrize(
+    ("sender", "address"),
+    [
+        (b'"Doe, Alice" <alice@example.org>', "alice@example.org"),
+        (b"alice@example.org <alice@example.org>", "alice@example.org"),
+        (b"alice@example.org (at alice@home.example)", "alice@example.org"),
+    ],
+)
+def test_one_address_with_commas_or_addresses_in_its_name_is_that_address(
+    sender: bytes, address: str
+) -> None:
+    raw = b"From: " + sender + b"\r\nSubject: hi\r\nMessage-ID: <a@b>\r\n\r\nHELP\r\n"
+    assert decode_mail(raw).sender == address
+    assert identify(raw).sender == address
 
 
 @settings(max_examples=300, deadline=None)

@@ -105,9 +105,9 @@ def test_senders_that_are_never_answered(sender: str, reason: str) -> None:
 
 def test_mail_without_sender_is_never_answered() -> None:
     raw = b"To: game@pbem.example\nMessage-ID: <s@x>\n\nhello\n"
-    assert no_reply_reason(decode_mail(raw), OWN) == "no sender address"
+    assert no_reply_reason(decode_mail(raw), OWN) == "no sender address (or more than one)"
     assert no_reply_reason(message_from_bytes(raw, policy=policy.default), OWN) == (
-        "no sender address"
+        "no sender address (or more than one)"
     )
 
 
