@@ -25,7 +25,7 @@ from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.ops import demo, poll
 from pbem.service.ops.health import Health
-from pbem.service.ops.status import Level, read_status
+from pbem.service.ops.status import Level, describe, read_status
 from pbem.store import init_db
 
 START = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -171,3 +171,34 @@ def test_a_notice_that_cannot_be_told_stays_and_shows_in_status(tmp_path: Path) 
     assert found.problems == [
         "1 decided mail could not be rendered yet (kept; the poll's log says why)"
     ]
+
+
+def test_status_lists_the_last_days_refused_mail_with_the_reason(tmp_path: Path) -> None:
+    config = demo.demo_config(tmp_path)
+    engine = init_db(config.database_url)
+    clock = ManualClock(START)
+    inbox = spool_mailbox(config.mail.maildir_root, config.mail.game_address)
+    inbox.add(
+        b"From: mallory@evil.example\r\nTo: "
+        + config.mail.game_address.encode()
+        + b"\r\nSubject: orders\r\nMessage-ID: <stranger-1@evil.example>\r\n\r\nPLACE 3 Alaska\r\n"
+    )
+    inbox.add(
+        b"From: alice@example.org, mallory@evil.example\r\nSubject: hi\r\n"
+        b"Message-ID: <two-senders@evil.example>\r\n\r\nHELP\r\n"
+    )
+    assert poll.run_cycle(engine, config, clock).errors == []
+    found = read_status(engine, config, clock)
+    assert found.level is Level.OK  # refused mail is no problem of the service
+    refused = {m["message_id"]: m for m in found.refused}
+    assert set(refused) == {"<stranger-1@evil.example>", "<two-senders@evil.example>"}
+    assert refused["<stranger-1@evil.example>"]["sender"] == "mallory@evil.example"
+    assert all(m["why"] for m in refused.values())
+
+    text = describe(found)  # what `pbem status` prints
+    assert "refused in the last 24 hours: 2" in text
+    assert "<stranger-1@evil.example> from mallory@evil.example: " in text
+    assert "<two-senders@evil.example> from (no sender): " in text
+
+    clock.set(START + timedelta(hours=25))  # a day later the list is empty again
+    assert read_status(engine, config, clock).refused == []

@@ -36,6 +36,10 @@ from pbem.vocab import Component, InboundStatus
 # this long failed to render (a poll in progress is not a problem).
 UNTOLD_GRACE = timedelta(minutes=10)
 SHOWN_PAST = 3  # past outages in the text; --json has every one kept
+# Refused mail is normal (strangers, mistakes, hostile mail) and no problem,
+# but the GM asked what happened to a mail must find it: the last day's are listed.
+REFUSED_WINDOW = timedelta(hours=24)
+SHOWN_REFUSED = 5  # the newest refused mails in the text; --json has the day's (at most 100)
 
 
 class Level(IntEnum):
@@ -55,6 +59,7 @@ class Status:
     last_poll: str | None = None
     problems: list[str] = field(default_factory=list)  # one line each, worst first
     wrong_passwords: list[dict[str, Any]] = field(default_factory=list)  # seatguard.py
+    refused: list[dict[str, Any]] = field(default_factory=list)  # the last day's, newest first
 
     @property
     def ok(self) -> bool:
@@ -83,6 +88,11 @@ def _mail(row: InboundMessage) -> dict[str, Any]:
     }
 
 
+def _first_line(text: str) -> str:
+    line = text.strip().split("\n", 1)[0]
+    return line if len(line) <= 200 else line[:199] + "…"
+
+
 def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
     now = clock.now()
     status = Status()
@@ -103,6 +113,16 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
                     ),
                 )
             ).all()
+            refused = session.exec(
+                select(InboundMessage)
+                .where(
+                    InboundMessage.status == InboundStatus.REJECTED,
+                    col(InboundMessage.processed_at) >= now - REFUSED_WINDOW,
+                )
+                .order_by(col(InboundMessage.processed_at).desc(), col(InboundMessage.id).desc())
+                .limit(100)
+            ).all()
+            status.refused = [{**_mail(r), "why": _first_line(r.outcome)} for r in refused]
             status.held = [_mail(r) for r in held]
             status.failing = [_mail(r) for r in failing]
             counts = outbox.counts(session, now)
@@ -173,6 +193,16 @@ def describe(status: Status) -> str:
         lines.append(f"past outages (the last {KEEP} are kept; --json lists them):")
         for past in status.past_outages[:SHOWN_PAST]:
             lines.append("  " + PastOutage.from_json(past).line())
+    if status.refused:
+        more = len(status.refused) - SHOWN_REFUSED
+        lines.append(
+            f"refused in the last 24 hours: {len(status.refused)}"
+            + (f" (the newest {SHOWN_REFUSED}; --json lists up to 100)" if more > 0 else "")
+        )
+        for mail in status.refused[:SHOWN_REFUSED]:
+            lines.append(
+                f"  {mail['message_id']} from {mail['sender'] or '(no sender)'}: {mail['why']}"
+            )
     for title, mails in (("held", status.held), ("failing", status.failing)):
         for mail in mails:
             lines.append(
