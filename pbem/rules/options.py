@@ -150,7 +150,14 @@ RULES_VERSIONS: Final = (1, 2)
 # would change a running game's rules under its players). Options added with
 # a default that is the old behaviour need no entry. rules_version itself is
 # read by stored_rules_version.
-BEFORE_OPTION: Final[dict[str, Any]] = {}
+BEFORE_OPTION: Final[dict[str, Any]] = {
+    # fixed values of pbem 95b4065: one of each is a set, worth 10
+    "fixed_mixed_set": True,
+    # a mission was won the moment it was complete, whoever's turn it was
+    "mission_win": "at_once",
+    # every mission of the map was dealt (the classic map's 14 then)
+    "mission_deck": "extended",
+}
 
 # Rules every preset plays (no option changes them), said after the options.
 FIXED_RULES: Final[tuple[str, ...]] = (
