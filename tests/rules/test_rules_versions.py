@@ -154,6 +154,18 @@ def test_starting_armies_on_a_small_map(version: int, armies: int) -> None:
     assert state.phase == PLACE
 
 
+def test_version_1_starts_a_game_without_the_check_that_it_fits_the_map() -> None:
+    """Version 2 refuses a game the map cannot seat: 5 players on the tiny
+    map's 4 territories. Version 1 had no such check (95b4065 dealt the 4
+    cards, turn order reversed: seats 4, 3, 2, 1 one each, seat 0 none)."""
+    seats = [(f"p{i}", "") for i in range(5)]
+    with pytest.raises(RulesError, match="too few for 5 seats"):
+        opening.new_game(_tiny(), CLASSIC, "t", seats, ScriptedDice())
+    state, _ = opening.new_game(_tiny(), V1, "t", seats, ScriptedDice())
+    assert state.order == [4, 3, 2, 1, 0] and state.owner == [1, 2, 3, 4]
+    assert [p.to_place for p in state.players] == [25, 24, 24, 24, 24]
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_two_player_draft(version: int) -> None:
     """Version 1: the neutral drafts too, last in each round, taking the first
