@@ -17,9 +17,11 @@ import pytest
 
 from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
+from pbem.orders.forecast import forecast
 from pbem.orders.parser import parse_orders
 from pbem.orders.validate import turn_actions
 from pbem.rules import attacking, defence, opening, victory
+from pbem.rules.actions import Attack
 from pbem.rules.board import Board
 from pbem.rules.cards import fixed_value, is_set, mixed_sets, set_value
 from pbem.rules.errors import RulesError
@@ -219,6 +221,21 @@ def test_card_reroll_is_automatic_in_version_1(version: int) -> None:
     else:
         assert rng.requests == [5] and roll.rerolled is None
         assert (state.armies[KAMCHATKA], state.armies[ALASKA]) == (9, 2)
+
+
+@pytest.mark.parametrize(("version", "takes"), [(1, 125 / 216), (2, 15 / 36)])
+def test_the_odds_told_follow_the_versions_re_roll(version: int, takes: float) -> None:
+    """One die against one (Kamchatka 2, Alaska 1), the Kamchatka card held,
+    no REROLL written. Version 2: 15 of 36 rolls win. Version 1 re-rolls a
+    lost die: a defender's k is beaten at first by 6 - k faces, else (k of 6)
+    by the re-roll's 6 - k: the sum over k of (36 - k**2) / 216 = 125 / 216."""
+    state, _ = _facing(replace(CLASSIC, card_reroll=True, rules_version=version), alaska=1)
+    state.armies[KAMCHATKA] = 2
+    give_cards(state, SEAT, [KAMCHATKA])
+    start_turn(state, SEAT)
+    state.reinforcements = 0
+    (odds,) = forecast(state, [Attack(KAMCHATKA, ALASKA)]).attacks
+    assert odds.takes == pytest.approx(takes, abs=1e-12)
 
 
 def _eliminating(version: int) -> tuple[GameState, int]:
