@@ -278,7 +278,9 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
     until = action.until
     until_left = until.n if until.kind == UntilKind.LEFT else None
     hand = state.players[state.current].cards
-    reroll = action.reroll and state.options.card_reroll and (source in hand or target in hand)
+    # rules version 1 re-rolled without REROLL (attacking.attack)
+    asked = action.reroll or state.options.rules_version == 1
+    reroll = asked and state.options.card_reroll and (source in hand or target in hand)
     active: list[tuple[GameState, float]] = [(state, 1.0)]
     rolls = 0
     ended: list[tuple[GameState, float]] = []

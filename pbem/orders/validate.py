@@ -39,6 +39,7 @@ from pbem.rules.actions import (
 )
 from pbem.rules.board import WILD
 from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
+from pbem.rules.defence import NO_DEFEND_IN_V1
 from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 
 
@@ -93,6 +94,10 @@ class _TurnCheck:
         self.taken: set[int] = set()  # targets of earlier attacks
         self.fortifies = 0
         self.stage = 0  # index in TURN_KEYWORDS of the latest order kind seen
+        # PLACE after an ATTACK places an elimination's armies (rules version 2);
+        # under version 1 those armies went on the territory taken last, and a
+        # PLACE after an ATTACK is out of order, as pbem 95b4065 read it
+        self.elimination_places = state.options.rules_version >= 2
 
     def run(self, orders: Sequence[Order]) -> None:
         attack_rank, place_rank = _RANK[Attack], _RANK[Place]
@@ -106,7 +111,7 @@ class _TurnCheck:
             if order.line > first_unread and rank >= self.stage and self.after_unread(order, rank):
                 continue
             # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as in general(), by type
-            if rank == place_rank and self.stage == attack_rank:
+            if rank == place_rank and self.stage == attack_rank and self.elimination_places:
                 self.place_after_attack(order, action)  # type: ignore[arg-type]
                 continue
             if rank < self.stage:
@@ -129,7 +134,12 @@ class _TurnCheck:
             later = _RANK_OF_KEYWORD.get(keyword)
             if later is None or later <= rank:
                 continue
-            if isinstance(order.action, Place) and later == _RANK[Attack] and self.place_orders:
+            if (
+                isinstance(order.action, Place)
+                and later == _RANK[Attack]
+                and self.place_orders
+                and self.elimination_places
+            ):
                 self.unknown.update(t for _, t in order.action.placements)
                 self.actions.append(order.action)
                 return True
@@ -153,7 +163,11 @@ class _TurnCheck:
                 problem_at(order, f"{order.keyword} is a setup order; the game is under way")
             )
             return
-        if isinstance(action, Place) and self.stage == TURN_KEYWORDS.index("ATTACK"):
+        if (
+            isinstance(action, Place)
+            and self.stage == TURN_KEYWORDS.index("ATTACK")
+            and self.elimination_places
+        ):
             self.place_after_attack(order, action)  # armies of an elimination's trades
             return
         rank = TURN_KEYWORDS.index(order.keyword)
@@ -270,6 +284,10 @@ class _TurnCheck:
         self.actions.append(action)
 
     def defend(self, order: Order, action: Defend) -> None:
+        if self.state.options.rules_version == 1:  # no DEFEND in rules version 1
+            self.problems.append(problem_at(order, NO_DEFEND_IN_V1))
+            self.actions.append(action)
+            return
         if not self._mine(action.territory):
             name = self.state.board.territories[action.territory].name
             message = f"{not_yours(self.state, action.territory)}, and no earlier ATTACK takes it"

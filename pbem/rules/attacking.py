@@ -13,6 +13,7 @@ from pbem.rules import victory
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
 from pbem.rules.engine import (
+    add_armies,
     check_reinforcements_done,
     check_territory,
     check_victory,
@@ -23,6 +24,7 @@ from pbem.rules.engine import (
 )
 from pbem.rules.errors import RulesError
 from pbem.rules.events import (
+    ArmiesPlaced,
     AttackResolved,
     CardsTaken,
     Event,
@@ -60,6 +62,9 @@ def attack(
     me = state.current
     defender = state.owner[target]
     hand = state.players[me].cards
+    if state.options.rules_version == 1:
+        # rules version 1: the card re-roll is automatic, asked for or not
+        reroll = state.options.card_reroll
     reroll = reroll and (source in hand or target in hand)
     one_die = target in state.defend_one  # the defender's standing order
     rolls: list[Roll] = []
@@ -91,7 +96,7 @@ def attack(
     if conquered:
         eliminated = defender not in state.owner
         if eliminated:
-            events += _eliminate(state, defender, me)
+            events += _eliminate(state, defender, me, target)
         if eliminated or state.options.goal != "domination":
             events += check_victory(state)
         if state.phase == ENDED and state.pending_move is not None:
@@ -195,7 +200,7 @@ def _conquer(state: GameState, source: int, target: int, last: Roll, one_die: bo
     state.pending_move = (source, target, minimum)
 
 
-def _eliminate(state: GameState, loser: int, winner: int) -> list[Event]:
+def _eliminate(state: GameState, loser: int, winner: int, taken_last: int) -> list[Event]:
     victim = state.players[loser]
     victim.alive = False
     taken = list(victim.cards)
@@ -213,8 +218,14 @@ def _eliminate(state: GameState, loser: int, winner: int) -> list[Event]:
                 break
             value, traded = trade_set(state, winner, best, forced=True)
             events += traded
-            # placed by the player's PLACE orders after this ATTACK (place);
-            # what they leave is placed by place_leftover
+            if state.options.rules_version == 1:
+                # rules version 1: the set's armies go at once on the territory
+                # taken last, before the armies move in (PLACE after ATTACK is refused)
+                lost = add_armies(state, taken_last, value)
+                events.append(ArmiesPlaced(winner, taken_last, value - lost, lost))
+                continue
+            # version 2: placed by the player's PLACE orders after this ATTACK
+            # (place); what they leave is placed by place_leftover
             state.reinforcements += value
     return events
 

@@ -7,10 +7,16 @@ and ended when the territory changes hands (attacking.attack, engine.remove_play
 
 from __future__ import annotations
 
+from typing import Final
+
 from pbem.rules import engine
 from pbem.rules.errors import RulesError
 from pbem.rules.events import DefenceOrdered, Event
 from pbem.rules.state import GameState
+
+NO_DEFEND_IN_V1: Final = (
+    "DEFEND: this game plays rules version 1, where a defender always rolls the most dice"
+)
 
 
 def defender_dice(state: GameState, target: int) -> int:
@@ -25,6 +31,9 @@ def set_defence(
     """The standing order DEFEND WITH ``dice`` IN ``territory`` of the player to
     move: 1 die from now on, or 2 (the most, the default) to clear it."""
     engine.expect_turn(state, seat)
+    if state.options.rules_version == 1:
+        # rules version 1 had no DEFEND: a defender always rolled the most dice
+        raise RulesError("defence", NO_DEFEND_IN_V1)
     engine.check_territory(state, territory, "defence")
     me = state.current
     if state.owner[territory] != me:

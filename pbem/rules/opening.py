@@ -9,7 +9,7 @@ and raises RulesError naming the rule before it changes anything.
 from __future__ import annotations
 
 from pbem.rules import victory
-from pbem.rules.armies import check_setup, starting_armies
+from pbem.rules.armies import RULEBOOK, check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.engine import (
     NEUTRAL_NAME,
@@ -54,7 +54,8 @@ def new_game(
     the draw pile, and auto placement when no player input is needed first.
     """
     options.check_players(len(players))
-    check_setup(options, board, len(players))
+    if options.rules_version >= 2:  # rules version 1 started any game it was given
+        check_setup(options, board, len(players))
     names = [name for name, _ in players]
     if len(set(names)) != len(names):
         raise RulesError("setup", "two players have the same name")
@@ -85,7 +86,11 @@ def new_game(
     if options.goal == "mission":
         events += _deal_missions(state, rng)
 
-    start = starting_armies(len(players), n_terr)
+    if options.rules_version == 1:
+        # rules version 1: the rulebook's numbers on every map (armies.RULEBOOK)
+        start = RULEBOOK[len(players)]
+    else:  # version 2: scaled to the map's territories
+        start = starting_armies(len(players), n_terr)
     for seat in order:
         seats[seat].to_place = start
     if use_neutral:
@@ -98,7 +103,9 @@ def new_game(
     if options.claim == "deal":
         events += _deal(state, rng)
         events += _after_claims(state, rng)
-    elif use_neutral:
+    elif use_neutral and options.rules_version >= 2:
+        # version 2 deals the neutral's third before a draft; version 1 lets the
+        # neutral draft too (claim_draft), taking the first free territory each pick
         events += _deal_neutral(state, rng)
     return state, events
 
@@ -167,6 +174,8 @@ def claim_draft(state: GameState, claims: dict[int, list[int]]) -> list[Event]:
     free = [t for t in range(len(state.board.territories)) if state.owner[t] < 0]
     events: list[Event] = []
     takers = list(state.order)  # a two-player game's neutral was dealt its share
+    if state.neutral_seat is not None and state.options.rules_version == 1:
+        takers.append(state.neutral_seat)  # rules version 1: the neutral drafts, in last place
     i = 0
     while free:
         seat = takers[i % len(takers)]

@@ -150,7 +150,14 @@ RULES_VERSIONS: Final = (1, 2)
 # would change a running game's rules under its players). Options added with
 # a default that is the old behaviour need no entry. rules_version itself is
 # read by stored_rules_version.
-BEFORE_OPTION: Final[dict[str, Any]] = {}
+BEFORE_OPTION: Final[dict[str, Any]] = {
+    # fixed values of pbem 95b4065: one of each is a set, worth 10
+    "fixed_mixed_set": True,
+    # a mission was won the moment it was complete, whoever's turn it was
+    "mission_win": "at_once",
+    # every mission of the map was dealt (the classic map's 14 then)
+    "mission_deck": "extended",
+}
 
 # Rules every preset plays (no option changes them), said after the options.
 FIXED_RULES: Final[tuple[str, ...]] = (
@@ -159,6 +166,18 @@ FIXED_RULES: Final[tuple[str, ...]] = (
     "Cards taken by eliminating a player that make 6 or more are traded at once down to "
     "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
     "(the rest on the territory taken last).",
+)
+
+# What rules version 1 (pbem 95b4065) did instead, said to the players of its
+# games: no DEFEND, elimination armies on the territory taken last, and an
+# automatic card re-roll.
+FIXED_RULES_V1: Final[tuple[str, ...]] = (
+    "A defender rolls the most dice allowed (2, or 1 on one army).",
+    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
+    "4 or fewer; their armies are placed on the territory taken last.",
+)
+CARD_REROLL_V1: Final = (
+    "An attacker holding the card of either territory re-rolls one lost die per roll."
 )
 
 
@@ -304,12 +323,14 @@ class Options:
                 continue
             value = getattr(self, f.name)
             words = WORDS[f.name]
-            if isinstance(words, dict):
+            if f.name == "card_reroll" and value and self.rules_version == 1:
+                lines.append(CARD_REROLL_V1)
+            elif isinstance(words, dict):
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
-        fixed = FIXED_RULES if self.card_values != "none" else FIXED_RULES[:1]
-        return lines + list(fixed)
+        fixed = FIXED_RULES_V1 if self.rules_version == 1 else FIXED_RULES
+        return lines + list(fixed if self.card_values != "none" else fixed[:1])
 
 
 def stored_rules_version(data: dict[str, Any]) -> int:

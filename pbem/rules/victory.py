@@ -96,6 +96,9 @@ def mission_complete(state: GameState, seat: int) -> bool:
         # actually removes the final yellow armies from the board, that player
         # has helped you complete your Secret Mission." Whoever took them, then.
         target = _seat_of_colour(state, mission.colour)
+        if state.options.rules_version == 1:
+            # rules version 1: only the holder's own elimination of the target
+            return target is not None and state.players[target].eliminated_by == seat
         return target is not None and _destroyed_by_a_player(state, target)
     return False
 
@@ -136,12 +139,30 @@ def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
     from the game instead (resigned, or removed by the GM: its armies stay,
     neutral) is no longer in play: its holders need 24 territories."""
     state.players[loser].eliminated_by = by
+    if state.options.rules_version == 1:
+        return _on_elimination_v1(state, loser, by)
     if state.options.goal != "mission" or not state.players[by].neutral:
         return []
     colour = state.players[loser].colour
     for seat, player in enumerate(state.players):
         mission = mission_of(state, seat)
         if mission is not None and mission.kind == MissionKind.DESTROY and mission.colour == colour:
+            player.mission_fallback = True
+    return []
+
+
+def _on_elimination_v1(state: GameState, loser: int, by: int) -> list[Event]:
+    """Rules version 1: a destroy mission's target eliminated by anyone but
+    its holder (another player, or removed to the neutral) leaves the holder
+    needing 24 territories."""
+    if state.options.goal != "mission":
+        return []
+    colour = state.players[loser].colour
+    for seat, player in enumerate(state.players):
+        mission = mission_of(state, seat)
+        if mission is None or mission.kind != MissionKind.DESTROY or mission.colour != colour:
+            continue
+        if seat != by:
             player.mission_fallback = True
     return []
 
