@@ -31,6 +31,7 @@ from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
 from pbem.rules.mapformat import parse_map
+from pbem.rules.options import Options
 from pbem.rules.state import SETUP_PHASES
 from pbem.service.play.archive import export_record, import_record, replay_game
 from pbem.service.play.games import find_game
@@ -51,12 +52,13 @@ def play_record(
     resign_at: int | None = None,
     quiet_turn: int | None = None,
     revealed: bool = True,
+    options: Options | None = None,
 ) -> Record:
     """A whole game of greedy bots as a record; with ``resign_at``, the last seat
     (if it is not to move) resigns once that turn has been played; at ``quiet_turn``
     the player to move only trades and places (valid orders, another game)."""
     board = parse_map(map_text, map_name)
-    options = load_preset("classic")
+    options = options or load_preset("classic")
     definition = replay.GameDefinition(game, board, options, tuple(players), secret)
     played, _ = replay.start(definition)
     bots = [make_bot("greedy", seat) for seat in range(len(players))]

@@ -17,8 +17,8 @@ from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.orderlog.records import definition_of, read_record, verify_record, write_record
 from pbem.orderlog.replay import TURN, start
-from pbem.paths import maps_dir
 from pbem.orders import parse_orders
+from pbem.paths import maps_dir
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
 from pbem.rules.simulate import game_secret, play_game, setup_game
