@@ -183,6 +183,22 @@ def test_a_format_1_record_on_an_archived_old_map_verifies(
     assert verify_record(read_record(again), SECRET.hex()).ok
 
 
+def test_format_1_records_with_draws_or_an_embedded_map_verify(
+    old_game: Record, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    patched_archive(monkeypatch, OLD)
+    with_draws = read_record(as_format_1(write_record(old_game), draws=True), "draws.pgn")
+    assert with_draws.record_format == RECORD_FORMAT_1 and with_draws.draws == old_game.draws
+    assert verify_record(with_draws, SECRET.hex()).ok
+    # a format-1 record on a map of one's own embedded it (format 1 ended it with one
+    # newline): no archive needed
+    patched_archive(monkeypatch, None)
+    embedded = as_format_1(write_record(old_game)) + "=== map\n" + OLD
+    record = read_record(embedded, "embedded.pgn")
+    assert (record.record_format, record.map_text) == (RECORD_FORMAT_1, OLD)
+    assert verify_record(record, SECRET.hex()).ok
+
+
 def test_pbem_verify_reads_the_secret_of_a_format_1_record(
     old_text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
