@@ -8,7 +8,8 @@ A record holds everything needed to replay a game and check every roll
     [Map "classic"]
     [MapSHA256 "…"]
     [Options "{…json…}"]         (every option, rules_version included)
-    [RulesVersion "2"]           (the rules_version of [Options], for a reader)
+    [RulesVersion "2"]           (the rules_version of [Options], for a reader: the
+                                 version the game started with)
     [Player "0 alice red"]
     [DiceVersion "pbem-dice-v1"]
     [Commitment "…"]
