@@ -7,7 +7,18 @@ It does not know the rules of Risk: it checks that the secret matches the commit
 each stream is keyed as the spec says (v2: with the contributions of the right log entries)
 and that every draw written in the record's ``=== draws`` sections is the one the stream
 gives. Together with `pbem verify` (which replays the orders) it shows that no roll was
-chosen. Exit status 0: every draw matches; 1: the first difference is printed.
+chosen. It reads records of every format (docs/RECORDS.md) and checks what each carries:
+a record without draws sections (written before pbem wrote them, or exported without the
+secret) lets it check the secret against the commitment, and it says that the draws
+are left to `pbem verify`.
+
+Exit status:
+  0  every draw of the record checked, and every one matches
+  1  a difference: the first one is printed after "FAILED:"
+  2  the command line or the file is wrong (nothing was read)
+  3  nothing found wrong, but not everything could be checked: the record has no secret,
+     no draws sections, or a dice version this script does not know; it prints
+     "checked:" and "not checked:" lines saying which
 """
 
 import hashlib
@@ -55,6 +66,12 @@ def contribution(text):
     return hashlib.sha256(text.encode()).digest()
 
 
+DICE_VERSIONS = ("pbem-dice-v1", "pbem-dice-v2")
+RECORD_FORMATS = ("1", "2")  # [RecordFormat]; absent: 1
+OK, DIFFERENCE, USAGE, UNCHECKED = 0, 1, 2, 3
+USE_PBEM = "use `pbem verify FILE`, which replays the orders with the rules engine"
+
+
 def stream(version, secret, game, label, contributions, length):
     if version == "pbem-dice-v1":
         out, i = b"", 0
@@ -68,26 +85,62 @@ def stream(version, secret, game, label, contributions, length):
         msg += len(contributions).to_bytes(4, "big") + b"".join(contributions)
         key = hashlib.blake2b(msg, key=secret, digest_size=32).digest()
         return hashlib.shake_256(key).digest(length)
-    raise SystemExit(f"unknown dice version {version!r}")
+    raise ValueError(f"unknown dice version {version!r}")
+
+
+class Unchecked(Exception):
+    """Nothing found wrong, but something could not be checked: (checked, not checked)."""
+
+    def __init__(self, checked, unchecked):
+        super().__init__(unchecked)
+        self.checked, self.unchecked = checked, unchecked
 
 
 def check(text, secret_hex=None):
-    """'' when every draw matches, else the first problem."""
+    """'' when every draw matches, else the first problem; Unchecked when the record
+    does not carry what a check needs (the secret, the draws, a known dice version)."""
     headers, entries, draws = read(text)
     version = headers.get("DiceVersion", "pbem-dice-v1")
+    fmt = headers.get("RecordFormat", "1")
+    if fmt not in RECORD_FORMATS:
+        print(
+            f"note: record format {fmt} is newer than this script (formats "
+            f"{', '.join(RECORD_FORMATS)}); it checks the draws as docs/DICE.md describes them"
+        )
     try:
         secret = bytes.fromhex(secret_hex or headers.get("Secret", ""))
     except ValueError:
         return "the secret is not hexadecimal"
     if not secret:
-        return "the record has no [Secret]: give --secret HEX"
+        raise Unchecked(
+            [],
+            [
+                "the secret and every draw: the record has no [Secret] (the game's secret "
+                "is not revealed yet); give it with --secret HEX once it is"
+            ],
+        )
     if len(secret) != 32:
         size = f"the secret is {len(secret)} bytes"
         return f"{size}; a {version} secret is exactly 32 bytes (64 hex digits)"
     if hashlib.sha256(secret).hexdigest() != headers.get("Commitment"):
         return "the secret does not match the commitment"
+    checked = ["the secret matches the commitment published at the start"]
+    if version not in DICE_VERSIONS:
+        raise Unchecked(
+            checked,
+            [
+                f"the draws: dice version {version!r} is newer than this script "
+                f"({', '.join(DICE_VERSIONS)}); use a newer verify_dice.py, or {USE_PBEM}"
+            ],
+        )
     if not draws:
-        return "no draws sections: they come with the secret (pbem export after the reveal)"
+        raise Unchecked(
+            checked,
+            [
+                "the draws: the record has no '=== draws' sections (it was written before "
+                "pbem wrote them, or exported without the secret); " + USE_PBEM,
+            ],
+        )
     rerolls = []  # `pbem rollback --reroll`: a new secret from turn T on, "T:COMMITMENT:SECRET"
     for item in headers.get("Rerolls", "").split():
         first, made, new = (item.split(":") + [""])[:3]
@@ -139,15 +192,33 @@ def check(text, secret_hex=None):
 
 
 def main(argv):
-    if not argv or argv[0].startswith("-"):
-        raise SystemExit(__doc__)
-    secret = argv[argv.index("--secret") + 1] if "--secret" in argv else None
-    with open(argv[0], encoding="utf-8") as f:
-        problem = check(f.read(), secret)
+    """The exit status of the module's docstring; what was and was not checked printed."""
+    at = argv.index("--secret") if "--secret" in argv else None
+    if not argv or argv[0].startswith("-") or (at is not None and at + 1 >= len(argv)):
+        print(__doc__, file=sys.stderr)
+        return USAGE
+    secret = argv[at + 1] if at is not None else None
+    try:
+        with open(argv[0], encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"{argv[0]}: cannot be read: {exc}", file=sys.stderr)
+        return USAGE
+    try:
+        problem = check(text, secret)
+    except Unchecked as partial:
+        for line in partial.checked:
+            print(f"checked: {line}")
+        for line in partial.unchecked:
+            print(f"not checked: {line}")
+        return UNCHECKED
+    except (ValueError, IndexError, KeyError) as exc:
+        print(f"FAILED: the record cannot be read as docs/DICE.md describes it ({exc!r})")
+        return DIFFERENCE
     if problem:
         print(f"FAILED: {problem}")
-        return 1
-    return 0
+        return DIFFERENCE
+    return OK
 
 
 if __name__ == "__main__":

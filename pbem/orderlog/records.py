@@ -1,11 +1,15 @@
 """Game records: a plain-text file in the spirit of chess PGN.
 
-A record holds everything needed to replay a game and check every roll:
+A record holds everything needed to replay a game and check every roll
+(docs/RECORDS.md: the format's versions and what every pbem reads):
 
+    [RecordFormat "2"]           (absent: format 1)
     [Game "world-1"]
     [Map "classic"]
     [MapSHA256 "…"]
-    [Options "{…json…}"]
+    [Options "{…json…}"]         (every option, rules_version included)
+    [RulesVersion "2"]           (the rules_version of [Options], for a reader: the
+                                 version the game started with)
     [Player "0 alice red"]
     [DiceVersion "pbem-dice-v1"]
     [Commitment "…"]
@@ -25,8 +29,9 @@ A record that carries the secret also carries every draw of every stream
 (``=== draws LABEL entries=I,J``: the stream, the indices of the log entries
 whose contributions key it in dice version 2, then each ``uniform(n)`` drawn,
 ``r/n``, a die written as its face), so scripts/verify_dice.py can check every
-roll from docs/DICE.md alone. A map that is not shipped with pbem (or
-differs from the shipped one) is embedded after a line ``=== map``.
+roll from docs/DICE.md alone. The map's text ends the record, after a line
+``=== map`` (format 1 embedded it only when it was not the shipped map: such a
+record's map is found by its MapSHA256 in the map archive, pbem/maps/archive.py).
 ``hash=`` is the state hash after the step that entry completed, so
 `pbem verify` can name the first turn that differs.
 """
@@ -36,7 +41,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Final
 
+from pbem.maps import archive as map_archive
 from pbem.maps import map_names
 from pbem.maps.copies import parse_named
 from pbem.orderlog.replay import (
@@ -58,6 +65,17 @@ from pbem.rules.options import Options
 
 class RecordError(ValueError):
     """A record file that cannot be read; names the line."""
+
+
+class MapNotFoundError(RecordError):
+    """A record that does not embed its map, and this pbem has no map of its hash
+    (or, without a hash, of its name): the message says what to do."""
+
+
+RECORD_FORMAT_1: Final = 1  # no [RecordFormat]; the map embedded only if not the shipped one
+RECORD_FORMAT_2: Final = 2  # [RecordFormat "2"], [RulesVersion], the map always embedded
+RECORD_FORMATS: Final = (RECORD_FORMAT_1, RECORD_FORMAT_2)
+RECORD_FORMAT: Final = RECORD_FORMAT_2  # what write_record writes
 
 
 @dataclass
@@ -88,6 +106,7 @@ class Record:
     # `pbem rollback --reroll`: (first turn, commitment, secret hex once published)
     rerolls: list[tuple[int, str, str | None]] = field(default_factory=list)
     hash_version: int = HASH_PLAIN  # what the hash= values are (replay.HASH_VERSIONS)
+    record_format: int = RECORD_FORMAT  # the format it was read as; written: always the newest
 
 
 def map_sha256(text: str) -> str:
@@ -99,7 +118,10 @@ def _quote(value: str) -> str:
 
 
 def write_record(record: Record) -> str:
+    """The record in the newest format (RECORD_FORMAT), whatever format it was read
+    from: the map's text always at the end, so no later pbem needs its own copy."""
     lines = [
+        f"[RecordFormat {_quote(str(RECORD_FORMAT))}]",
         f"[Game {_quote(record.game)}]",
         f"[Map {_quote(record.map_name)}]",
         f"[MapSHA256 {_quote(map_sha256(record.map_text))}]",
@@ -107,6 +129,7 @@ def write_record(record: Record) -> str:
     if record.preset:
         lines.append(f"[Preset {_quote(record.preset)}]")
     lines.append(f"[Options {_quote(json.dumps(record.options.to_dict(), sort_keys=True))}]")
+    lines.append(f"[RulesVersion {_quote(str(record.options.rules_version))}]")
     for seat, (name, colour) in enumerate(record.players):
         lines.append(f"[Player {_quote(f'{seat} {name} {colour}'.strip())}]")
     lines.append(f"[DiceVersion {_quote(record.dice_version)}]")
@@ -135,17 +158,9 @@ def write_record(record: Record) -> str:
         )
         tokens = [str(r + 1) if n == 6 else f"{r}/{n}" for n, r in section.draws]
         lines.extend(" ".join(tokens[i : i + 30]) for i in range(0, len(tokens), 30))
-    if not _is_builtin(record.map_name, record.map_text):
-        lines.append("=== map")
-        lines.extend(record.map_text.rstrip("\n").split("\n"))
-    return "\n".join(lines) + "\n"
-
-
-def _is_builtin(name: str, text: str) -> bool:
-    from pbem.paths import maps_dir
-
-    path = maps_dir() / f"{name}.toml"
-    return name in map_names() and path.read_text(encoding="utf-8") == text
+    lines.append("=== map")
+    # the map's text exactly as it is (its SHA-256 is in the headers), to the end
+    return "\n".join(lines) + "\n" + record.map_text
 
 
 def read_record(text: str, source: str = "record") -> Record:
@@ -164,6 +179,7 @@ def _read_record(text: str, source: str) -> Record:
     for key in ("Game", "Map", "Options", "Commitment"):
         if key not in headers:
             raise RecordError(f"{source}: missing header [{key} ...]")
+    record_format = _record_format(headers, source)
     map_name = headers["Map"]
     map_text = _map_text(headers, map_name, map_text, source)
     try:
@@ -180,6 +196,12 @@ def _read_record(text: str, source: str) -> Record:
         raise RecordError(str(exc)) from None
     except (ValueError, TypeError) as exc:
         raise RecordError(f"{source}: Options: {exc}") from None
+    written = headers.get("RulesVersion")
+    if written is not None and written != str(options.rules_version):
+        raise RecordError(
+            f"{source}: [RulesVersion {written!r}] contradicts the rules_version "
+            f"{options.rules_version} of [Options]; the record was edited by hand"
+        )
     return Record(
         game=headers["Game"],
         map_name=map_name,
@@ -197,7 +219,21 @@ def _read_record(text: str, source: str) -> Record:
         draws=draws,
         rerolls=_rerolls(headers.get("Rerolls", ""), source),
         hash_version=int(hash_version),
+        record_format=record_format,
     )
+
+
+def _record_format(headers: dict[str, str], source: str) -> int:
+    """[RecordFormat] (absent: format 1); a newer format than this pbem knows is refused
+    by name rather than misread."""
+    written = headers.get("RecordFormat", str(RECORD_FORMAT_1))
+    if written not in {str(v) for v in RECORD_FORMATS}:
+        known = ", ".join(map(str, RECORD_FORMATS))
+        raise RecordError(
+            f"{source}: record format {written!r} is newer than this pbem, which reads "
+            f"formats {known}: upgrade pbem"
+        )
+    return int(written)
 
 
 def _read_headers(
@@ -257,7 +293,7 @@ def _read_sections(
         if line.startswith("=== map"):
             close()
             current = None
-            map_text = "\n".join(lines[i:]).rstrip("\n") + "\n"
+            map_text = "\n".join(lines[i:])  # verbatim: _map_text checks it
             break
         if line.startswith("=== "):
             close()
@@ -274,20 +310,60 @@ def _read_sections(
 
 
 def _map_text(headers: dict[str, str], map_name: str, embedded: str | None, source: str) -> str:
-    """The map the record was played on: embedded, else the shipped map of its name;
-    checked against its MapSHA256 header when it has one."""
-    map_text = embedded
-    if map_text is None:
-        if map_name not in map_names():
-            raise RecordError(f"{source}: map {map_name!r} is neither shipped nor embedded")
-        from pbem.paths import maps_dir
-
-        map_text = (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
-    if "MapSHA256" in headers and headers["MapSHA256"] != map_sha256(map_text):
+    """The map the record was played on: embedded (checked against its MapSHA256),
+    else the archived map of its MapSHA256, else (a record without the hash) the
+    shipped map of its name. Never today's map of that name in place of another."""
+    wanted = headers.get("MapSHA256")
+    if embedded is not None:
+        # verbatim (format 2), or with one newline at the end as format 1 wrote it (and
+        # as it reads after a mailer or an editor added blank lines)
+        ended = embedded.rstrip("\n") + "\n"
+        if wanted is None:
+            return ended
+        for text in (embedded, ended):
+            if map_sha256(text) == wanted:
+                return text
         raise RecordError(
             f"{source}: the map {map_name!r} differs from the one the game was played on"
         )
-    return map_text
+    if wanted is not None:
+        found = map_archive.archived_map_text(wanted)
+        if found is None:
+            found = _shipped_text(map_name)  # a map edited since the archive was made
+        if found is None or map_sha256(found) != wanted:
+            raise MapNotFoundError(_not_archived(map_name, wanted, source))
+        return found
+    shipped = _shipped_text(map_name)
+    if shipped is None:
+        raise MapNotFoundError(
+            f"{source}: map {map_name!r} is neither embedded in the record nor shipped "
+            "with this pbem: add a line '=== map' and the map's text at the end of the record"
+        )
+    return shipped
+
+
+def _not_archived(map_name: str, wanted: str, source: str) -> str:
+    """What to do about a map this pbem has no text of: a shipped map's older text
+    comes with a newer pbem; a map of one's own only with the record."""
+    embed = "add a line '=== map' and the map's text at the end of the record"
+    if map_name in map_names():
+        return (
+            f"{source}: this record was made by a pbem whose map {map_name!r} "
+            f"(SHA-256 {wanted}) is not in this pbem's archive: upgrade pbem, or {embed}"
+        )
+    return (
+        f"{source}: the map {map_name!r} (SHA-256 {wanted}) is not embedded in the record, "
+        f"and this pbem has no map of that name or hash: {embed}"
+    )
+
+
+def _shipped_text(map_name: str) -> str | None:
+    """The text of the built-in map ``map_name`` as this pbem ships it, or None."""
+    if map_name not in map_names():
+        return None
+    from pbem.paths import maps_dir
+
+    return (maps_dir() / f"{map_name}.toml").read_text(encoding="utf-8")
 
 
 def _rerolls(value: str, source: str) -> list[tuple[int, str, str | None]]:

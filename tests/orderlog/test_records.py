@@ -31,6 +31,7 @@ from pbem.rules.actions import Place, Trade
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
 from pbem.rules.mapformat import parse_map
+from pbem.rules.options import Options
 from pbem.rules.state import SETUP_PHASES
 from pbem.service.play.archive import export_record, import_record, replay_game
 from pbem.service.play.games import find_game
@@ -51,12 +52,13 @@ def play_record(
     resign_at: int | None = None,
     quiet_turn: int | None = None,
     revealed: bool = True,
+    options: Options | None = None,
 ) -> Record:
     """A whole game of greedy bots as a record; with ``resign_at``, the last seat
     (if it is not to move) resigns once that turn has been played; at ``quiet_turn``
     the player to move only trades and places (valid orders, another game)."""
     board = parse_map(map_text, map_name)
-    options = load_preset("classic")
+    options = options or load_preset("classic")
     definition = replay.GameDefinition(game, board, options, tuple(players), secret)
     played, _ = replay.start(definition)
     bots = [make_bot("greedy", seat) for seat in range(len(players))]
@@ -152,13 +154,16 @@ def test_write_read_write_is_byte_identical(
 def test_record_layout(classic: Record) -> None:
     text = write_record(classic)
     lines = text.split("\n")
-    assert lines[:4] == [
+    assert lines[:5] == [
+        '[RecordFormat "2"]',
         '[Game "world-1"]',
         '[Map "classic"]',
         f'[MapSHA256 "{hashlib.sha256(CLASSIC.encode()).hexdigest()}"]',
         '[Preset "classic"]',
     ]
-    assert lines[5:13] == [
+    assert lines[5].startswith('[Options "{') and '\\"rules_version\\": 2' in lines[5]
+    assert lines[6:15] == [
+        '[RulesVersion "2"]',
         '[Player "0 alice red"]',
         '[Player "1 bob blue"]',
         '[Player "2 carol yellow"]',
@@ -168,15 +173,16 @@ def test_record_layout(classic: Record) -> None:
         f'[Result "{classic.result}"]',
         "",
     ]
-    heads = [line for line in lines if line.startswith("=== ")]
+    heads = [line for line in lines if line.startswith("=== ") and line != "=== map"]
     assert len(heads) == len(classic.entries)
     # a hash on the entry that completes each step, none on setup orders still waiting
     assert [("hash=" in h) for h in heads[:3]] == [False, False, True]
     assert all("hash=" in h for h in heads[3:])
     resign = next(h for h in heads if h.startswith("=== command "))
     assert resign.split()[1:5] == ["command", resign.split()[2], "carol", "mail"]
-    assert "=== map" not in text
-    assert text.endswith("\n") and not text.endswith("\n\n")
+    # the map's text always ends the record, the shipped map's too (format 2)
+    assert text.endswith("\n=== map\n" + CLASSIC)
+    assert text.count("\n=== map\n") == 1
 
 
 def test_record_with_a_resign_replays_and_verifies(classic: Record) -> None:
@@ -235,7 +241,19 @@ def test_a_custom_map_that_is_not_embedded_is_refused(tiny: Record) -> None:
     text = write_record(tiny).split("\n=== map\n")[0] + "\n"
     with pytest.raises(RecordError) as refused:
         read_record(text, "tiny.pgn")
-    assert str(refused.value) == "tiny.pgn: map 'tiny' is neither shipped nor embedded"
+    assert str(refused.value) == (
+        f"tiny.pgn: the map 'tiny' (SHA-256 {hashlib.sha256(TINY.encode()).hexdigest()}) "
+        "is not embedded in the record, and this pbem has no map of that name or hash: add "
+        "a line '=== map' and the map's text at the end of the record"
+    )
+    # a record without the hash (hand-made) is read only on a shipped map of its name
+    bare = "\n".join(x for x in text.split("\n") if not x.startswith("[MapSHA256 "))
+    with pytest.raises(RecordError) as refused:
+        read_record(bare, "tiny.pgn")
+    assert str(refused.value) == (
+        "tiny.pgn: map 'tiny' is neither embedded in the record nor shipped with this pbem: "
+        "add a line '=== map' and the map's text at the end of the record"
+    )
 
 
 # ------------------------------------------------------- malformed records

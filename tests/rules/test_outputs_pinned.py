@@ -18,6 +18,7 @@ from pbem.maps.presets import load_preset
 from pbem.orderlog.records import definition_of, read_record, verify_record, write_record
 from pbem.orderlog.replay import TURN, start
 from pbem.orders import parse_orders
+from pbem.paths import maps_dir
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
 from pbem.rules.simulate import game_secret, play_game, setup_game
@@ -26,6 +27,7 @@ from pbem.rules.turnplan import play_turn
 from pbem.service.ops.simulation import simulate_many
 
 RECORDS = Path(__file__).parents[1] / "data" / "records"
+MAPS = maps_dir()
 
 # (preset, players, bot) -> per seed 1, 2, 3: winner, turns, reason, final hash and the
 # SHA-256 of the chain of every turn's state hash (16 hex digits of each)
@@ -100,9 +102,15 @@ RECORDED = {
 def test_recorded_games_verify_and_parse_as_before(name: str) -> None:
     text = (RECORDS / name).read_text(encoding="utf-8")
     record = read_record(text, name)
-    # Written again, the record names the rules version its options were read as.
+    # Written again, the record is format 2 (docs/RECORDS.md): it says so, names the
+    # rules version its options were read as (in [Options] and [RulesVersion]) and
+    # ends with the text of the map it was played on.
     placed = '\\"placement\\": \\"blind\\", '
-    assert write_record(record) == text.replace(placed, placed + '\\"rules_version\\": 2, ', 1)
+    again = text.replace(placed, placed + '\\"rules_version\\": 2, ', 1)
+    head, _, rest = again.partition("\n[Player ")
+    again = f'[RecordFormat "2"]\n{head}\n[RulesVersion "2"]\n[Player {rest}'
+    assert "=== map" not in text
+    assert write_record(record) == again + "=== map\n" + (MAPS / "classic.toml").read_text()
     assert record.options.rules_version == 2
     assert record.secret_hex is not None
     steps, parsed = RECORDED[name]
