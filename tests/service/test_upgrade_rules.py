@@ -278,3 +278,28 @@ def test_cli_prints_what_would_change_then_moves_with_yes(tmp_path: Path) -> Non
     assert json.loads(shown)["rules_version"] == 2
     code, rules = _pbem(world, "rules", "up")
     assert code == 0 and "rules version" not in rules
+
+
+def test_a_rollback_past_the_move_undoes_it_and_says_so(tmp_path: Path) -> None:
+    from pbem.service.play import gm
+
+    world, table = _old_game(tmp_path)
+    world.gm(rulesupgrade.upgrade_rules, "up", None, "")
+    table.run(lambda: world.game("up").turn >= 4)
+    with world.session(write=False) as session:
+        question = gm.rollback_question(session, find_game(session, "up"), 3)
+    undone = (
+        "The GM's move to rules version 2 is undone too: the game plays the rules version "
+        "it played before it again (`pbem upgrade-rules` moves it again)."
+    )
+    assert question.endswith(f"and tell every player? {undone}")
+    table.clear()
+    line = world.gm(gm.rollback, "up", 3)
+    assert line.endswith("; rules version 1 again")
+    assert world.state("up").options.rules_version == 1
+    table.read_all()
+    news = [m for m in table.mails("ann") if "Rolled back to turn 3" in m.subject]
+    assert len(news) == 1 and undone in news[0].flat
+    # and the GM may move it again
+    world.gm(rulesupgrade.upgrade_rules, "up", None, "")
+    assert world.state("up").options.rules_version == 2

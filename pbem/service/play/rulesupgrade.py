@@ -24,7 +24,7 @@ from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play import notices
-from pbem.service.play.games import append_entry, load, players_of, store_result
+from pbem.service.play.games import append_entry, load, log_of, players_of, store_result
 from pbem.service.play.mailinfo import epoch, game_info
 from pbem.service.play.passwords import reply_token
 from pbem.store import Game
@@ -70,6 +70,20 @@ def _checked(session: Session, game: Game, to: int | None) -> tuple[replay.Game,
             f"rules, never back to version {new}"
         )
     return loaded, old, new
+
+
+def undone_move(session: Session, game: Game, kept: int) -> str:
+    """What a rollback that keeps the first ``kept`` log entries says of the
+    GM's moves to newer rules it undoes ("" when none): the game plays the
+    version it had before them again."""
+    cut = [r for r in log_of(session, game)[kept:] if r.kind == replay.COMMAND]
+    moved = [r.text.split()[-1] for r in cut if r.text.split()[0] == replay.RULES]
+    if not moved:
+        return ""
+    return (
+        f"The GM's move to rules version {moved[-1]} is undone too: the game plays the rules "
+        "version it played before it again (`pbem upgrade-rules` moves it again)."
+    )
 
 
 def _when(state: GameState) -> str:
