@@ -19,7 +19,7 @@ from pbem.rules.options import RULES_CHANGES, RULES_VERSION, Options
 from pbem.rules.state import GameState
 from pbem.service.errors import ServiceError
 from pbem.service.play import rulesupgrade
-from pbem.service.play.archive import export_record, replay_game
+from pbem.service.play.archive import export_record, import_record, replay_game
 from pbem.service.play.games import definition_of, find_game, to_entry
 from pbem.store import TurnResult
 from pbem.vocab import GamePhase, GameStatus
@@ -129,6 +129,29 @@ def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Pat
     assert [e.text for e in record.entries if e.kind == "command"] == ["RULES 2"]
     report = verify_record(record, SECRET.hex())
     assert report.ok, report.message
+    # imported elsewhere (`pbem import`), the game plays on by the rules it was moved to
+    elsewhere = World(tmp_path / "elsewhere")
+    with elsewhere.session() as session:
+        import_record(session, text, SECRET.hex())
+    assert elsewhere.state("up").options.rules_version == 2
+    assert json.loads(elsewhere.game("up").options_json)["rules_version"] == 1
+
+
+def test_the_welcome_of_a_new_player_tells_the_rules_in_force_now(tmp_path: Path) -> None:
+    """The game-start mail's "Rules in force" (here of `pbem replace`) reads the
+    rules after the move, not the options the game started with."""
+    from pbem.service.play import gm
+
+    world, _ = _old_game(tmp_path)
+    world.gm(gm.replace, "up", "cat", "erin@players.test", "erin")
+    world.gm(rulesupgrade.upgrade_rules, "up", None, "")
+    world.gm(gm.replace, "up", "bob", "dave@players.test", "dave")
+    before = [m for m in world.take("erin@players.test") if m.kind == "game_start"]
+    after = [m for m in world.take("dave@players.test") if m.kind == "game_start"]
+    assert len(before) == len(after) == 1
+    old_rules = "The game plays pbem's rules version 1, kept from its start"
+    assert "Rules in force" in before[0].flat and old_rules in before[0].flat
+    assert "Rules in force" in after[0].flat and "rules version" not in after[0].flat
 
 
 def test_a_move_in_the_setup_plays_the_setup_by_the_new_rules(tmp_path: Path) -> None:
