@@ -330,9 +330,13 @@ def _rules(game: Game, entry: Entry) -> list[Event]:
         raise ReplayError(
             state.turn, None, f"{entry.text}: this pbem knows rules versions {known} only"
         )
-    if new <= old:
+    if new == old:
         raise ReplayError(
             state.turn, None, f"{entry.text}: the game plays rules version {old} already"
+        )
+    if new < old:
+        raise ReplayError(
+            state.turn, None, f"{entry.text}: rules never move back (the game plays version {old})"
         )
     if state.phase == ENDED:
         raise ReplayError(state.turn, None, f"{entry.text}: the game is over")

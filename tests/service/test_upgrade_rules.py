@@ -236,8 +236,12 @@ def test_the_log_refuses_a_rules_command_backwards_or_unknown(tmp_path: Path) ->
     game_now = replay.rebuild(definition, entries)
     step = replay.apply(game_now, replay.rules_entry(2, 3))
     assert step is not None and step.events == [RulesChanged(1, 2)]
-    with pytest.raises(replay.ReplayError):
+    with pytest.raises(replay.ReplayError) as again:
         replay.apply(game_now, replay.rules_entry(2, 3))  # no second move to the same version
+    assert str(again.value) == "turn 3: RULES 2: the game plays rules version 2 already"
+    with pytest.raises(replay.ReplayError) as back:
+        replay.apply(game_now, replay.rules_entry(1, 3))
+    assert str(back.value) == "turn 3: RULES 1: rules never move back (the game plays version 2)"
 
 
 def test_the_state_carries_the_move_only_when_made() -> None:

@@ -77,7 +77,7 @@ def undone_move(session: Session, game: Game, kept: int) -> str:
     GM's moves to newer rules it undoes ("" when none): the game plays the
     version it had before them again."""
     cut = [r for r in log_of(session, game)[kept:] if r.kind == replay.COMMAND]
-    moved = [r.text.split()[-1] for r in cut if r.text.split()[0] == replay.RULES]
+    moved = [r.text.split()[-1] for r in cut if r.text.split()[:1] == [replay.RULES]]
     if not moved:
         return ""
     return (
