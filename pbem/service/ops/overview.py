@@ -175,7 +175,8 @@ def game_overview(
     if row.deadline is not None:  # readable, in the game's zone and UTC
         info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
     text = describe_game(state, info)
-    text = text.rstrip("\n") + "\n\n" + rules_version_line(row.name, state.options.rules_version)
+    head, _, rest = text.partition("\n\n")  # the line under the game's heading lines
+    text = f"{head}\n{rules_version_line(row.name, state.options.rules_version)}\n\n{rest}"
     text = text.rstrip("\n") + "\n\n" + "\n".join(_holder_lines(state, seated))
     seats = [
         (p.seat, p.name, p.wrong_passwords, p.last_wrong_password_at)
