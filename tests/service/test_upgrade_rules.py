@@ -218,6 +218,18 @@ def test_refusals_say_why_and_change_nothing(tmp_path: Path) -> None:
     assert len(world.log("up")) == entries
 
 
+def test_pbem_set_points_to_upgrade_rules(tmp_path: Path) -> None:
+    from pbem.service.play import gm
+
+    world, _ = _old_game(tmp_path)
+    with world.session() as session, pytest.raises(ServiceError) as refused:
+        gm.change_settings(session, world.ctx, find_game(session, "up"), {"rules_version": 2})
+    assert str(refused.value) == (
+        "rules_version moves by `pbem upgrade-rules up` (it says what would change, and "
+        "tells the players), not by `pbem set`"
+    )
+
+
 def test_the_log_refuses_a_rules_command_backwards_or_unknown(tmp_path: Path) -> None:
     world, _ = _old_game(tmp_path)
     with world.session(write=False) as session:

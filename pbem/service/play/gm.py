@@ -78,6 +78,11 @@ def change_settings(session: Session, ctx: Context, game: Game, changes: dict[st
     if unknown:
         from pbem.rules.options import Options
 
+        if unknown[0] == "rules_version":
+            raise ServiceError(
+                f"rules_version moves by `pbem upgrade-rules {game.name}` (it says what would "
+                "change, and tells the players), not by `pbem set`"
+            )
         if unknown[0] in Options.__dataclass_fields__:
             raise ServiceError(
                 f"{unknown[0]} is a rule option: the rules of a game cannot change once it "
