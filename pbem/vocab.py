@@ -109,6 +109,7 @@ class NoticeKind(StrEnum):
     REMINDER = "reminder"  # a deadline comes
     ALERT = "alert"  # a note to every player or the GM (report/render gm_alert)
     LETTER = "letter"  # one of report/letters.py's prose letters
+    RULES_CHANGED = "rules"  # `pbem upgrade-rules`: the game moves to newer rules, to every player
 
 
 class LetterKind(StrEnum):

@@ -63,6 +63,7 @@ PANELS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
             ("replace", "gm", "replace_"),
             ("new-password", "gm", "new_password"),
             ("rollback", "gm", "rollback"),
+            ("upgrade-rules", "gm", "upgrade_rules"),
         ),
     ),
     (

@@ -111,6 +111,49 @@ def rollback(
     _gm(config, game, gm.rollback, turn, reroll, message)
 
 
+def upgrade_rules(
+    game: str,
+    to: Annotated[
+        int | None,
+        typer.Option("--to", help="The rules version to move to (default: the newest)."),
+    ] = None,
+    message: Annotated[
+        str | None, typer.Option("--message", help="Why: told to the players in the notice.")
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Do it (without: print what would change).")
+    ] = False,
+    send: Annotated[
+        bool, typer.Option("--send", help="Send the mails it queued now, not at the next poll.")
+    ] = False,
+    config: ConfigOption = None,
+) -> None:
+    """Move a running game to newer rules from now on, announced to every
+    player; without --yes, print what would change. A game keeps the rules it
+    started with through every upgrade of pbem until its GM moves it."""
+    from pbem.cli.games import mail_out
+    from pbem.service.clock import clock_from
+    from pbem.service.context import Context
+    from pbem.service.ops import gmsummary
+    from pbem.service.play import rulesupgrade
+    from pbem.service.play.games import find_game
+    from pbem.store import init_db, session_scope
+
+    with user_errors():
+        cfg = config_of(config)
+        engine = init_db(cfg.database_url)
+        if not yes:  # read only: the poll goes on meanwhile
+            with session_scope(engine, write=False) as session:
+                typer.echo(rulesupgrade.upgrade_question(session, find_game(session, game), to))
+            return
+        clock = clock_from(None)
+        before = gmsummary.mails_waiting(engine, clock.now())
+    with open_session(config) as session:
+        row = find_game(session, game)
+        typer.echo(rulesupgrade.upgrade_rules(session, Context(cfg, clock), row, to, message))
+    mail_out(cfg, clock, before, send)
+
+
 def process(game: str, config: ConfigOption = None) -> None:
     """Play the current turn (or setup phase) now, defaults for the missing;
     then who the game waits for, and the mails it queued."""

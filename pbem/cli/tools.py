@@ -102,7 +102,6 @@ def rules(
     from pbem.maps.presets import load_preset, preset_description, preset_names
     from pbem.paths import presets_dir
     from pbem.rules.errors import OptionsError
-    from pbem.rules.options import Options
     from pbem.service.ops.describe import describe_options
 
     presets = preset_names(presets_dir())
@@ -117,12 +116,11 @@ def rules(
             fail(str(exc))
         typer.echo(describe_options(options, f"{name}: {preset_description(name)}"))
         return
-    import json as _json
-
     from pbem.service.play.games import find_game, players_of
+    from pbem.service.play.rulesupgrade import current_options
 
     with open_session(config) as session:
         row = find_game(session, name)
-        options = Options.from_stored(_json.loads(row.options_json))
+        options = current_options(session, row)  # after any `pbem upgrade-rules`
         seats = len(players_of(session, row)) or None  # an open game: not yet known
         typer.echo(describe_options(options, f"game {row.name} (preset {row.preset})", seats))

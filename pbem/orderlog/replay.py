@@ -12,7 +12,7 @@ import gc
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Final
 
@@ -23,8 +23,8 @@ from pbem.rules.actions import SetupAction, TurnAction
 from pbem.rules.board import Board
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, contribution, make_stream
 from pbem.rules.errors import RulesError
-from pbem.rules.events import Event
-from pbem.rules.options import Options
+from pbem.rules.events import Event, RulesChanged
+from pbem.rules.options import RULES_VERSIONS, Options
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
@@ -32,6 +32,7 @@ from pbem.rules.turnplan import play_turn
 SETUP = "setup"
 TURN = "turn"
 COMMAND = "command"
+RULES = "RULES"  # the command word of `pbem upgrade-rules`
 
 
 @dataclass(frozen=True)
@@ -289,8 +290,11 @@ def _guard(turn: int, seat: int | None, run: Callable[[], list[Event]]) -> list[
 
 
 def _command(game: Game, entry: Entry) -> list[Event]:
-    """Commands that change the game: RESIGN (a player), REMOVE (the GM)."""
+    """Commands that change the game: RESIGN (a player), REMOVE (the GM), and
+    RULES n (the GM, no seat: `pbem upgrade-rules`)."""
     word = entry.text.strip().split()[0].upper() if entry.text.strip() else ""
+    if word == RULES and entry.seat is None:
+        return _rules(game, entry)
     if word not in ("RESIGN", "REMOVE") or entry.seat is None:
         raise ReplayError(game.state.turn, entry.seat, f"not a game-changing command: {entry.text}")
     reason = "resigned" if word == "RESIGN" else "removed"
@@ -304,6 +308,41 @@ def _command(game: Game, entry: Entry) -> list[Event]:
             reason,
         ),
     )
+
+
+def rules_entry(version: int, turn: int) -> Entry:
+    """The log entry of `pbem upgrade-rules`: the GM moves the game to ``version``."""
+    return Entry(COMMAND, None, f"{RULES} {version}", turn, "gm")
+
+
+def _rules(game: Game, entry: Entry) -> list[Event]:
+    """RULES n: the game plays rules version n from this step on (the state's
+    options; the game's stored options keep the version it started with).
+    Only forward, to a version this pbem knows."""
+    state = game.state
+    words = entry.text.split()
+    old = state.options.rules_version
+    if len(words) != 2 or not words[1].isdigit():
+        raise ReplayError(state.turn, None, f"not a rules command: {entry.text}")
+    new = int(words[1])
+    if new not in RULES_VERSIONS:
+        known = ", ".join(str(v) for v in RULES_VERSIONS)
+        raise ReplayError(
+            state.turn, None, f"{entry.text}: this pbem knows rules versions {known} only"
+        )
+    if new == old:
+        raise ReplayError(
+            state.turn, None, f"{entry.text}: the game plays rules version {old} already"
+        )
+    if new < old:
+        raise ReplayError(
+            state.turn, None, f"{entry.text}: rules never move back (the game plays version {old})"
+        )
+    if state.phase == ENDED:
+        raise ReplayError(state.turn, None, f"{entry.text}: the game is over")
+    state.options = replace(state.options, rules_version=new)
+    state.rules_upgraded_to = new
+    return [RulesChanged(old, new)]
 
 
 @contextmanager

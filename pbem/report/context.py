@@ -224,6 +224,22 @@ class GmAlert:
 
 
 @dataclass(frozen=True)
+class RulesChange:
+    """`pbem upgrade-rules`: the game plays rules version ``new`` (not ``old``)
+    from turn ``turn`` on; what changes, one line each, and the GM's words."""
+
+    game: GameInfo
+    address: str
+    old: int
+    new: int
+    turn: int
+    changes: tuple[str, ...]
+    message: str = ""
+    token: str = ""  # to a player: the seat's current token, for the subject
+    seat: int | None = None  # None: the GM's copy
+
+
+@dataclass(frozen=True)
 class Help:
     address: str
     text: str  # the order language, as the project documents it

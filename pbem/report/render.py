@@ -25,6 +25,7 @@ from pbem.report.context import (
     Press,
     Receipt,
     Reminder,
+    RulesChange,
     SetupPrompt,
     SetupReport,
     Status,
@@ -199,7 +200,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
         "order_note": views.order_note(game.options.placement),
-        "rules": game.options.describe(len(game.players)),
+        "rules": state.options.describe(len(game.players)),  # after any `pbem upgrade-rules`
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
         "first": views.who(game, state, state.current) if state.current >= 0 else None,
@@ -451,6 +452,24 @@ def render_gm_alert(alert: GmAlert) -> RenderedMail:
         return rendered
     kind = LetterKind.ANSWER if alert.replies else LetterKind.NOTICE
     return replace(rendered, kind=str(kind))
+
+
+def render_rules_changed(change: RulesChange) -> RenderedMail:
+    """The announcement of `pbem upgrade-rules`, to a player or the GM."""
+    game = change.game
+    subject = subjects.fit(
+        [
+            subjects.with_token(
+                f"{subjects.tag(game.name)}Rules version {change.new} "
+                + (f"from turn {change.turn} on" if change.turn else "from the setup on"),
+                change.token,
+            ),
+            subjects.with_token(f"{subjects.tag(game.name)}New rules version", change.token),
+        ]
+    )
+    heading = f"The game moves to rules version {change.new}"
+    context: dict[str, object] = {"change": change, "heading": heading}
+    return template_mail("rules_changed", subject, change.address, context, game)
 
 
 GM_COMMANDS_HELP = (

@@ -456,6 +456,22 @@ class GameWon(Event):
 GameWon.kind = "won"
 
 
+@dataclass(init=False, slots=True, unsafe_hash=True)
+class RulesChanged(Event):
+    """The GM moved the game to newer rules (`pbem upgrade-rules`, the log's
+    ``RULES n`` command): from ``old`` to ``new`` from this step on."""
+
+    old: int
+    new: int
+
+    def __init__(self, old: int, new: int) -> None:
+        self.old = old
+        self.new = new
+
+
+RulesChanged.kind = "rules_changed"
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -480,6 +496,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         CardDrawn,
         TurnEnded,
         GameWon,
+        RulesChanged,
     )
 }
 

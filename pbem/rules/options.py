@@ -145,6 +145,31 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
 RULES_VERSION: Final = 2
 RULES_VERSIONS: Final = (1, 2)
 
+# What each rules version changed compared with the one before, one line per
+# change, in words a GM and the players understand: `pbem upgrade-rules` prints
+# the lines between a game's version and the new one, and the notice to the
+# players quotes them. A new version adds its entry here (and its paragraph
+# under "## Rules versions" in docs/RECORDS.md).
+RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
+    2: (
+        "Version 2 (pbem 2026-11-22, issue 14): rules checked against the rulebooks.",
+        "Cards taken by eliminating a player that make 6 or more are traded at once down "
+        "to 4 or fewer; their armies are placed by the PLACE orders written after that "
+        "ATTACK (the rest on the territory taken last), and max_armies no longer destroys "
+        "them.",
+        "A defender may roll one die: the standing order DEFEND WITH 1 IN territory "
+        "(DEFEND WITH 2 IN territory clears it).",
+        "With two players and a draft, the neutral's third of the territories is dealt "
+        "first; the players then draft the rest.",
+    ),
+}
+
+
+def rules_changes(old: int, new: int) -> list[str]:
+    """The lines of RULES_CHANGES from version ``old`` (excluded) to ``new``."""
+    return [line for v in range(old + 1, new + 1) for line in RULES_CHANGES.get(v, ())]
+
+
 # What an option that a stored game or record does not name reads as: the
 # behaviour of pbem before the option existed (not today's default, which
 # would change a running game's rules under its players). Options added with

@@ -12,7 +12,7 @@ import copy
 import hashlib
 import hmac
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Final
 
@@ -123,6 +123,10 @@ class GameState:
     # Standing orders DEFEND WITH 1 IN t: territories whose owner rolls one die
     # in defence. Kept sorted; cleared when the territory changes hands.
     defend_one: list[int] = field(default_factory=list)
+    # The rules version a GM moved the game to (`pbem upgrade-rules`, the log's
+    # RULES command), 0 while it plays the version it started with. A snapshot
+    # carries it, so a state read back plays by ``options`` of that version.
+    rules_upgraded_to: int = 0
 
     # -- helpers -------------------------------------------------------------
     @property
@@ -203,6 +207,8 @@ class GameState:
         }
         if self.defend_one:  # only when used: the hashes of games without it stay as they were
             data["defend_one"] = list(self.defend_one)
+        if self.rules_upgraded_to:  # only when upgraded: other games' hashes stay as they were
+            data["rules_upgraded_to"] = self.rules_upgraded_to
         return data
 
     @classmethod
@@ -212,6 +218,8 @@ class GameState:
         fields_ = {k: v for k, v in data.items() if k not in ("players", "map", "pending_move")}
         if "phase" in fields_:
             fields_["phase"] = EnginePhase(fields_["phase"])
+        if fields_.get("rules_upgraded_to"):  # the GM moved the game to newer rules
+            options = replace(options, rules_version=int(fields_["rules_upgraded_to"]))
         return cls(
             board=board,
             options=options,
@@ -226,6 +234,8 @@ class GameState:
         players = ",".join([_player_json(p) for p in self.players])
         pending = self.pending_move
         defend = f'"defend_one":{_ints(self.defend_one)},' if self.defend_one else ""
+        upgraded = self.rules_upgraded_to
+        rules = f'"rules_upgraded_to":{_int(upgraded)},' if upgraded else ""
         return (
             f'{{"armies":{_ints(self.armies)},"bonus_taken":{_bool(self.bonus_taken)},'
             f'"commander_used":{_bool(self.commander_used)},'
@@ -240,7 +250,7 @@ class GameState:
             f'"phase":{_str(self.phase)},"players":[{players}],'
             f'"reinforcements":{_int(self.reinforcements)},'
             f'"removed_cards":{_ints(self.removed_cards)},"round":{_int(self.round)},'
-            f'"sets_traded":{_int(self.sets_traded)},'
+            f'{rules}"sets_traded":{_int(self.sets_traded)},'
             f'"trades_this_turn":{_int(self.trades_this_turn)},"turn":{_int(self.turn)},'
             f'"win_reason":{_str(self.win_reason)},"winner":{_opt(self.winner)}}}'
         )

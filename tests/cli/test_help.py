@@ -28,7 +28,7 @@ ORDER = [
         "Intervene in a game",
         [
             "process", "adjudicate", "pause", "resume", "extend", "set", "kick", "replace",
-            "new-password", "rollback",
+            "new-password", "rollback", "upgrade-rules",
         ],
     ),
     ("Records and the site", ["export", "import", "replay", "reveal", "verify", "site"]),

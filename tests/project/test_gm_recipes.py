@@ -71,6 +71,13 @@ EXPECTED: dict[str, list[str]] = {
         r"secret of g1: [0-9a-f]{64}",
         r".*every roll matches the secret",
     ],
+    "Move a game to newer rules": [
+        r"Rules version 1, kept from its start; this pbem's newest is 2: .*",
+        r"Game g2 plays rules version 1\. Moving it to version 2 \(the newest\) from .* changes:",
+        r"Nothing changed yet: run `pbem upgrade-rules g2 --to 2 --yes` to do it\.",
+        r"g2: rules version 1 -> 2 from .*; 2 players( and the GM)? told",
+        r"Rules version 2 \(the newest this pbem knows\)\.",
+    ],
 }
 NOT_RUN = {
     "Mail providers": 1,  # `pbem mail test`: needs the GM's real mail servers

@@ -122,6 +122,19 @@ def _setup_orders(session: Session, row: Game, state: GameState) -> tuple[list[s
     )
 
 
+def rules_version_line(name: str, version: int) -> str:
+    """What `pbem show` says of a game's rules version (issue 31): the newest,
+    or older, and how to move it."""
+    from pbem.rules.options import RULES_VERSION
+
+    if version >= RULES_VERSION:
+        return f"Rules version {version} (the newest this pbem knows)."
+    return (
+        f"Rules version {version}, kept from its start; this pbem's newest is "
+        f"{RULES_VERSION}: `pbem upgrade-rules {name}` shows what would change and moves it."
+    )
+
+
 def game_overview(
     session: Session, name: str, now: datetime | None = None
 ) -> tuple[dict[str, Any], str]:
@@ -142,6 +155,7 @@ def game_overview(
         "deadline": row.deadline.isoformat() if row.deadline else None,
     }
     data = game_to_json(state, info)
+    data["rules_version"] = state.options.rules_version  # after any `pbem upgrade-rules`
     seated = _holders(session, row)
     for seat, entry in enumerate(data["players"]):
         mark = standings.get(seat, SeatStanding.PLAYING)
@@ -161,6 +175,8 @@ def game_overview(
     if row.deadline is not None:  # readable, in the game's zone and UTC
         info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
     text = describe_game(state, info)
+    head, _, rest = text.partition("\n\n")  # the line under the game's heading lines
+    text = f"{head}\n{rules_version_line(row.name, state.options.rules_version)}\n\n{rest}"
     text = text.rstrip("\n") + "\n\n" + "\n".join(_holder_lines(state, seated))
     seats = [
         (p.seat, p.name, p.wrong_passwords, p.last_wrong_password_at)

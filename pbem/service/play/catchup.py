@@ -18,6 +18,7 @@ from pbem.rules.events import (
     CardsTraded,
     Event,
     PlayerEliminated,
+    RulesChanged,
     event_from_dict,
 )
 from pbem.rules.state import GameState
@@ -40,15 +41,23 @@ def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int
     lost: dict[int, list[str]] = {}  # by whom -> territories, in the order taken
     out: list[str] = []
     trades: dict[int, list[int]] = {}
+    rules: list[str] = []
     for event in events:
-        if isinstance(event, AttackResolved) and event.conquered and event.defender == seat:
+        if isinstance(event, RulesChanged):
+            rules.append(
+                f"The GM moved the game from rules version {event.old} to {event.new} "
+                "(their notice says what changes)."
+            )
+        elif isinstance(event, AttackResolved) and event.conquered and event.defender == seat:
             lost.setdefault(event.seat, []).append(board.territories[event.target].name)
         elif isinstance(event, PlayerEliminated):
             taken = f" (and {event.cards_taken} cards)" if event.cards_taken else ""
             out.append(f"{name[event.by]} eliminated {name[event.seat]}{taken}.")
         elif isinstance(event, CardsTraded) and event.seat != seat:
             trades.setdefault(event.seat, []).append(event.value)
-    lines = [f"{name[by]} took {_names(places)} from you." for by, places in sorted(lost.items())]
+    lines = rules + [
+        f"{name[by]} took {_names(places)} from you." for by, places in sorted(lost.items())
+    ]
     lines += out
     for by, values in sorted(trades.items()):
         sets = "a set" if len(values) == 1 else f"{len(values)} sets"
@@ -75,9 +84,12 @@ def since_last_turn(session: Session, game: Game, player: Player, state: GameSta
     start = own[-1] + 1 if own else 0
     events: list[Event] = []
     for row in rows[start:]:
-        if row.seat is None or row.seat == player.seat:
+        if row.seat == player.seat:
             continue
-        events += [event_from_dict(e) for e in json.loads(row.events_json)]
+        told = [event_from_dict(e) for e in json.loads(row.events_json)]
+        if row.seat is None:  # the deal, a rollback, or the GM's `pbem upgrade-rules`
+            told = [e for e in told if isinstance(e, RulesChanged)]
+        events += told
     return since_lines(state, player.seat, events, _press_since(session, game, player))
 
 

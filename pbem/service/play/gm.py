@@ -32,6 +32,7 @@ from pbem.service.play.games import (
 from pbem.service.play.gamesettings import DEFAULTS, bot_seats, check_settings, settings
 from pbem.service.play.names import check_address, check_player_name, name_from_address
 from pbem.service.play.passwords import hash_password, new_password
+from pbem.service.play.rulesupgrade import undone_move
 from pbem.service.play.schedule import (
     aware_utc,
     clear_absences,
@@ -77,6 +78,11 @@ def change_settings(session: Session, ctx: Context, game: Game, changes: dict[st
     if unknown:
         from pbem.rules.options import Options
 
+        if unknown[0] == "rules_version":
+            raise ServiceError(
+                f"rules_version moves by `pbem upgrade-rules {game.name}` (it says what would "
+                "change, and tells the players), not by `pbem set`"
+            )
         if unknown[0] in Options.__dataclass_fields__:
             raise ServiceError(
                 f"{unknown[0]} is a rule option: the rules of a game cannot change once it "
@@ -356,11 +362,13 @@ def _undone(session: Session, game: Game, turn: int) -> str:
 
 def rollback_question(session: Session, game: Game, turn: int) -> str:
     """What `pbem rollback` asks before it acts (refused as rollback would be)."""
-    _, cut = _rollback_cut(session, game, turn)
+    keep, cut = _rollback_cut(session, game, turn)
+    rules = undone_move(session, game, len(keep))
     return (
         f"Roll {game.name} back to the start of turn {turn} (it is at turn {game.turn}), "
         f"undoing {_undone(session, game, turn)} ({cut} log "
         f"{'entry' if cut == 1 else 'entries'}), and tell every player?"
+        + (f" {rules}" if rules else "")
     )
 
 
@@ -384,6 +392,7 @@ def rollback(
     were = "were" if undone.startswith(("turns", "the GM's")) else "was"
     entries = f"{cut} log {'entry' if cut == 1 else 'entries'}"
     last_seq = keep[-1].seq if keep else 0
+    rules = undone_move(session, game, len(keep))
     definition = definition_of(session, game)
     rebuilt = replay.rebuild(definition, [to_entry(r) for r in keep])
     state = rebuilt.state
@@ -422,13 +431,17 @@ def rollback(
         f"The GM rolled {game.name} back to the start of turn "
         f"{state.turn}: {undone} {were} undone. The board is as it was then; "
         f"the deadline is {_when(game.deadline)}. {dice}"
+        + (f"\n\n{rules}" if rules else "")
         + (f"\n\nThe GM says why: {message.strip()}" if message and message.strip() else ""),
         subject=f"Rolled back to turn {state.turn}" + (": new dice from here on" if reroll else ""),
     )
     if state.phase != ENDED:
         notify.prompt_next(session, ctx, game, state)
     play_bot_turns(session, ctx, game)
-    return f"{game.name} rolled back to turn {state.turn} ({undone} undone, {entries}); {told}"
+    moved = f"; rules version {state.options.rules_version} again" if rules else ""
+    return (
+        f"{game.name} rolled back to turn {state.turn} ({undone} undone, {entries}); {told}{moved}"
+    )
 
 
 def _cut_log(

@@ -388,6 +388,22 @@ def _alert(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     return Told(notice, shared.game, render.render_gm_alert(alert))
 
 
+def _rules_changed(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
+    """`pbem upgrade-rules`: what the decision kept, as it kept it."""
+    change = rc.RulesChange(
+        shared.info(params),
+        notice.recipient,
+        int(params["old"]),
+        int(params["new"]),
+        int(params["turn"]),
+        tuple(params["changes"]),
+        params.get("message", ""),
+        params.get("token", ""),
+        notice.seat,
+    )
+    return Told(notice, shared.game, render.render_rules_changed(change))
+
+
 def _letter(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     """One of report/letters.py's letters: its name and arguments, the game's roster first."""
     args = [tuple(a) if isinstance(a, list) else a for a in params["args"]]
@@ -413,4 +429,5 @@ RENDERERS: dict[NoticeKind, Renderer] = {
     NoticeKind.REMINDER: _reminder,
     NoticeKind.ALERT: _alert,
     NoticeKind.LETTER: _letter,
+    NoticeKind.RULES_CHANGED: _rules_changed,
 }
