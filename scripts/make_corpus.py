@@ -61,7 +61,7 @@ def announce(session, row, passwords):
     try:
         from pbem.service.notify import game_start
     except ImportError:
-        from pbem.service.tell.notify import game_start
+        from pbem.service.play.notify import game_start
     game_start(session, Context(load_config(None), SystemClock()), row, passwords)
 
 def count(summary, step):
