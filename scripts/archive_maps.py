@@ -26,9 +26,7 @@ MAPS = "config/maps"
 
 
 def _git(*args: str) -> bytes:
-    return subprocess.run(
-        ["git", "-C", str(REPO), *args], check=True, capture_output=True
-    ).stdout
+    return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True).stdout
 
 
 def history_blobs() -> set[str]:

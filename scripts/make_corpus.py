@@ -14,6 +14,8 @@ current venv's python with PYTHONPATH at the old checkout and PBEM_NATIVE=0:
   queues); its schema is made by that version's ``python -m pbem init``;
 - ``pbem.pg.sql``: the same on a throwaway PostgreSQL (127.0.0.1), dumped by
   ``pg_dump --no-owner --no-privileges``;
+- ``continuations/*.pgn``: the running games of the databases played 6 turns on
+  by the same version, exported: what today's pbem must reproduce;
 - ``corpus.json`` (what the test reads) and ``README.md`` (what a person reads).
 
 Playing a game of a few hundred turns through the CLI would cost a process per
@@ -34,7 +36,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -164,6 +166,16 @@ def database_games() -> list[GameSpec]:
     ]
 
 
+def continuations() -> list[GameSpec]:
+    """The running games of the databases played further by the same version (same
+    secrets, same bots): what the test must get when it plays them on after an upgrade."""
+    return [
+        replace(g, max_turn=(g.max_turn or 0) + 6, setup_seats=None, announce=False)
+        for g in database_games()
+        if g.max_turn is not None or g.setup_seats is not None
+    ]
+
+
 def _git(*args: str, cwd: Path = REPO) -> str:
     return subprocess.run(
         ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
@@ -206,10 +218,13 @@ def export_records(checkout: Path, url: str, games: list[dict], folder: Path) ->
     folder.mkdir(parents=True, exist_ok=True)
     for game in games:
         path = folder / f"{game['name']}.pgn"
-        run_old(checkout, url, "-m", "pbem", "export", game["name"], "--with-secret",
-                "-o", str(path))  # fmt: skip
-        game["file"] = f"records/{path.name}"
-        game["entries"] = sum(1 for line in path.read_text().splitlines() if line.startswith("=== "))
+        args = ["-m", "pbem", "export", game["name"], "--with-secret", "-o", str(path)]
+        if game["phase"] != "over" and export_needs_force(checkout):
+            args.append("--force")  # later versions guard a running game's secret
+        run_old(checkout, url, *args)
+        game["file"] = f"{folder.name}/{path.name}"
+        lines = path.read_text(encoding="utf-8").splitlines()
+        game["entries"] = sum(1 for line in lines if line.startswith("=== "))
 
 
 def compress(path: Path) -> Path:
@@ -218,6 +233,15 @@ def compress(path: Path) -> Path:
     target.write_bytes(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0))
     path.unlink()
     return target
+
+
+def export_needs_force(checkout: Path) -> bool:
+    """Does this version's `pbem export --with-secret` want --force on a running game?"""
+    done = subprocess.run(
+        [sys.executable, "-m", "pbem", "export", "--help"], cwd=checkout,
+        env=_old_env(checkout, "sqlite://"), capture_output=True, text=True,
+    )  # fmt: skip
+    return "--force" in done.stdout
 
 
 def trim_sqlite(path: Path) -> None:
@@ -322,7 +346,7 @@ def readme(made: dict) -> str:
         f"    {made['command']}",
         "",
         "Everything is made by that version's own code. Dice: each game's secret is",
-        "`sha256(\"pbem-corpus NAME SEED\")` (the [Secret] of its record); the bots are",
+        '`sha256("pbem-corpus NAME SEED")` (the [Secret] of its record); the bots are',
         "that version's greedy bots, seat i seeded with SEED*10+i (listed as bot seeds).",
         "Players are p1..pN at pN@corpus.invalid, in seat order.",
         "",
@@ -349,9 +373,19 @@ def readme(made: dict) -> str:
         ]
     else:
         lines += [f"No PostgreSQL dump: {made.get('postgresql_note', 'not made')}.", ""]
+    if "continuations" in made:
+        lines += [
+            "`continuations/*.pgn`: each running game of the databases played on by the same",
+            "version (same secret, same bots) to 6 turns past where the database stops, then",
+            "exported: the orders and hashes the test must reproduce when it plays the upgraded",
+            "games on.",
+            "",
+            *_table(made["continuations"], True),
+            "",
+        ]
     lines += ["## What this version lacks", ""]
     lines += [f"- {item}" for item in made["lacks"]] or ["- nothing the test knows of"]
-    lines += ["", "`corpus.json` holds all of the above for the test (tests/corpus/test_corpus.py).", ""]
+    lines += ["", "`corpus.json`: all of the above, for tests/corpus/test_corpus.py.", ""]
     return "\n".join(lines)
 
 
@@ -380,6 +414,9 @@ def main() -> int:
         scratch = f"sqlite:///{work / 'records.db'}"
         made["records"] = play(checkout, scratch, specs, work)
         export_records(checkout, scratch, made["records"], out / "records")
+        if not args.only_records:  # each running game of the databases, 6 turns further
+            made["continuations"] = play(checkout, scratch, continuations(), work)
+            export_records(checkout, scratch, made["continuations"], out / "continuations")
         if not args.only_records:
             db = out / "pbem.sqlite"
             db.unlink(missing_ok=True)
