@@ -124,6 +124,34 @@ for g in spec["games"]:
     print(json.dumps(summary), flush=True)
 '''
 
+# Runs inside the old checkout: python DEMO_DRIVER FOLDER -> `pbem demo`'s game by
+# mail (bots answering through a local Maildir, inbox and outbox rows), stopped
+# after a few turns; its database is FOLDER/pbem.db. One JSON line.
+DEMO_DRIVER = r"""
+import json, sys
+from pathlib import Path
+try:
+    from pbem.service.demo import run_demo
+except ImportError:
+    from pbem.service.ops.demo import run_demo
+try:
+    from pbem.service.games import find_game, load
+except ImportError:
+    from pbem.service.play.games import find_game, load
+from pbem.store import init_db, session_scope
+folder = Path(sys.argv[1])
+result = run_demo(folder, seed=DEMO_SEED, max_turns=DEMO_TURNS, say=lambda line: None)
+engine = init_db(f"sqlite:///{folder / 'pbem.db'}")
+with session_scope(engine) as session:
+    game = find_game(session, result.game)
+    state = load(session, game).state
+    print(json.dumps({
+        "name": game.name, "phase": game.phase, "turn": game.turn, "winner": game.winner_seat,
+        "secret": game.secret, "hands": [len(p.cards) for p in state.players],
+        "events": {}, "forced_trades": [], "rerolls": 0, "commander": 0}))
+"""
+DEMO_SEED, DEMO_TURNS = 7, 3
+
 
 @dataclass
 class GameSpec:
@@ -212,6 +240,21 @@ def play(checkout: Path, url: str, games: list[GameSpec], work: Path) -> list[di
     for g, s in zip(games, summaries, strict=True):
         s["spec"] = asdict(g)
     return summaries
+
+
+def demo_game(checkout: Path, work: Path) -> dict:
+    """`pbem demo`'s game by mail, stopped after DEMO_TURNS turns: the mail rows."""
+    driver = work / "demo_driver.py"
+    driver.write_text(
+        DEMO_DRIVER.replace("DEMO_SEED", str(DEMO_SEED)).replace("DEMO_TURNS", str(DEMO_TURNS))
+    )
+    out = run_old(checkout, f"sqlite:///{work / 'demo/pbem.db'}", str(driver), str(work / "demo"))
+    summary: dict = json.loads(out.strip().splitlines()[-1])
+    summary["spec"] = asdict(
+        GameSpec(summary["name"], "classic", "classic", 4, DEMO_SEED, DEMO_TURNS, announce=True)
+    )
+    summary["demo"] = True
+    return summary
 
 
 def export_records(checkout: Path, url: str, games: list[dict], folder: Path) -> None:
@@ -319,11 +362,14 @@ def _table(games: list[dict], with_file: bool) -> list[str]:
     ]
     for g in games:
         spec = g["spec"]
-        seeds = f"{spec['seed'] * 10}..{spec['seed'] * 10 + spec['players'] - 1}"
+        first = spec["seed"] if g.get("demo") else spec["seed"] * 10
+        seeds = f"{first}..{first + spec['players'] - 1}"
         winner = f"p{g['winner'] + 1}" if g["winner"] is not None else "-"
         stop = ""
         if spec["max_turn"]:
             stop = f" (stopped as turn {spec['max_turn']} began: its orders not sent)"
+        if g.get("demo"):
+            stop = f" (`pbem demo` by mail, stopped as turn {g['turn']} began)"
         if spec["setup_seats"] is not None:
             stop = f" ({spec['setup_seats']} seats sent setup orders, the rest wait)"
         rows.append(
@@ -360,7 +406,10 @@ def readme(made: dict) -> str:
         "",
         "`pbem.sqlite.gz`: a SQLite database (gzip) whose schema was made by that version's",
         "`pbem init`; the games were played into it by that version. Mails: the games",
-        "announced as `pbem new` does have their game-start mails queued in the outbox.",
+        "announced as `pbem new` does have their game-start mails queued in the outbox;",
+        f"the game of `pbem demo` (greedy bots seeded {DEMO_SEED}+seat answering by mail",
+        "through a local Maildir, a random dice secret) has its inbox and outbox rows,",
+        f"stopped after {DEMO_TURNS} turns (a whole demo game stores 20 MB of mail).",
         "",
         *_table(made["sqlite"], False),
         "",
@@ -368,7 +417,8 @@ def readme(made: dict) -> str:
     if "postgresql" in made:
         lines += [
             "`pbem.pg.sql.gz`: the same games played by that version on a throwaway",
-            "PostgreSQL, dumped with `pg_dump --no-owner --no-privileges` (plain SQL, gzip).",
+            "PostgreSQL, dumped with `pg_dump --no-owner --no-privileges` (plain SQL, gzip);",
+            "all but the demo game (`pbem demo` makes its own SQLite database).",
             "",
         ]
     else:
@@ -419,8 +469,10 @@ def main() -> int:
             export_records(checkout, scratch, made["continuations"], out / "continuations")
         if not args.only_records:
             db = out / "pbem.sqlite"
-            db.unlink(missing_ok=True)
-            made["sqlite"] = play(checkout, f"sqlite:///{db}", database_games(), work)
+            made["sqlite"] = [demo_game(checkout, work)]  # its database, then the games
+            made["sqlite"] += play(checkout, f"sqlite:///{work / 'demo/pbem.db'}",
+                                   database_games(), work)  # fmt: skip
+            shutil.copyfile(work / "demo/pbem.db", db)
             trim_sqlite(db)
             if not args.no_postgresql:
                 made["postgresql"] = postgresql_dump(
