@@ -172,14 +172,15 @@ def test_record_imports_and_replays_to_its_hashes(
 @pytest.mark.parametrize("path", RECORDS)
 def test_verify_dice_checks_what_the_format_allows(path: Path) -> None:
     """scripts/verify_dice.py (standard library only) checks every draw written in
-    the record; a record without draws sections (95b4065 and a4bcc7c write none)
-    is refused plainly, naming what is missing."""
+    the record (a4bcc7c writes them); a record without draws sections (95b4065
+    writes none) is refused plainly, naming what is missing."""
     done = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "verify_dice.py"), str(path)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     if "=== draws" in path.read_text(encoding="utf-8"):
         assert done.returncode == 0, done.stdout + done.stderr
+        assert done.stdout.startswith("ok: ") and "every one as pbem-dice-v" in done.stdout
     else:
         assert done.returncode == 1
         assert done.stdout.strip() == (
