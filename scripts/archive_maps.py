@@ -29,10 +29,11 @@ def _git(*args: str) -> bytes:
     return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True).stdout
 
 
-def history_blobs() -> set[str]:
-    """The ids of every blob ever committed under config/maps, on any branch."""
+def history_blobs(ref: str = "--all") -> set[str]:
+    """The ids of every blob ever committed under config/maps, on any branch
+    (or in the history of ``ref``)."""
     out = _git(
-        "log", "--all", "--full-history", "--no-renames", "--format=", "--raw",
+        "log", ref, "--full-history", "--no-renames", "--format=", "--raw",
         "--no-abbrev", "--", MAPS,
     ).decode()  # fmt: skip
     blobs = set()

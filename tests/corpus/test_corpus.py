@@ -318,6 +318,8 @@ def test_database_game_keeps_its_stored_options(
         assert game.options_json == old
         options = definition_of(session, game).options
     assert options == Options.from_stored(json.loads(old))
+    read_back = options.to_dict()
+    assert {name: read_back[name] for name in json.loads(old)} == json.loads(old)
     if version in BEFORE_RULES_VERSIONS:
         assert "rules_version" not in json.loads(old)
         assert options.rules_version == 1

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +50,26 @@ def test_every_archived_file_is_named_by_its_text(tmp_path, monkeypatch) -> None
     (tmp_path / f"{bad}.gz").write_bytes(gzip.compress(b"not the text of that hash"))
     with pytest.raises(MapArchiveError, match="does not hash to its name"):
         archived_map_text(bad)
+
+
+def test_every_map_text_in_the_git_history_is_archived() -> None:
+    """A map file edited in some commit and edited again later: both texts are kept."""
+    script = Path(__file__).resolve().parents[2] / "scripts" / "archive_maps.py"
+    spec = importlib.util.spec_from_file_location("archive_maps", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        blobs = module.history_blobs("HEAD")  # not other people's unfinished branches
+    except (OSError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"no git history here: {err}")
+    missing = []
+    for blob in sorted(blobs):
+        text = archive.normalise(module._git("cat-file", "blob", blob).decode("utf-8"))
+        if archived_map_text(map_sha256(text)) != text:
+            missing.append(blob)
+    assert not missing, (
+        f"map texts of the git history not archived (blobs {missing}): run "
+        "`python scripts/archive_maps.py` and commit pbem/maps/archive/"
+    )
+    assert CLASSIC_95B4065 in archived_hashes()
