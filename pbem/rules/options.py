@@ -152,15 +152,20 @@ RULES_VERSIONS: Final = (1, 2)
 # under "## Rules versions" in docs/RECORDS.md).
 RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
     2: (
-        "Version 2 (pbem 2026-11-22, issue 14): rules checked against the rulebooks.",
+        "Version 2 (pbem of 2026-11-22, issue 14): the rulebooks read to the letter.",
+        "A destroy mission is completed by whoever takes the target's last armies; only "
+        "a target removed from the game (resigned, or removed by the GM) turns it into "
+        "'occupy 24 territories'.",
+        "Card re-rolls happen only on ATTACK ... REROLL (they were automatic).",
         "Cards taken by eliminating a player that make 6 or more are traded at once down "
         "to 4 or fewer; their armies are placed by the PLACE orders written after that "
-        "ATTACK (the rest on the territory taken last), and max_armies no longer destroys "
-        "them.",
+        "ATTACK (the rest on the territory taken last), no longer all at once on the "
+        "territory taken last.",
         "A defender may roll one die: the standing order DEFEND WITH 1 IN territory "
         "(DEFEND WITH 2 IN territory clears it).",
         "With two players and a draft, the neutral's third of the territories is dealt "
-        "first; the players then draft the rest.",
+        "first; the players then draft the rest (the neutral drafted too).",
+        "Starting armies scale with the map's size (the same numbers on the classic map).",
     ),
 }
 
