@@ -142,8 +142,8 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
 # is not a new option raises it, keeps the old behaviour under the old number
 # and says what changed in docs/RECORDS.md; a game keeps the version it
 # started with (stored in its options, and so in its records).
-RULES_VERSION: Final = 2
-RULES_VERSIONS: Final = (1, 2)
+RULES_VERSION: Final = 3
+RULES_VERSIONS: Final = (1, 2, 3)
 
 # What each rules version changed compared with the one before, one line per
 # change, in words a GM and the players understand: `pbem upgrade-rules` prints
@@ -166,6 +166,9 @@ RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
         "With two players and a draft, the neutral's third of the territories is dealt "
         "first; the players then draft the rest (the neutral drafted too).",
         "Starting armies scale with the map's size (the same numbers on the classic map).",
+    ),
+    3: (
+        "Version 3 (pbem of 2026-11-28, issue 33): what an audit against the rulebooks found.",
     ),
 }
 

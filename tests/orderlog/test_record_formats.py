@@ -122,7 +122,7 @@ def test_a_record_written_today_carries_everything_needed_to_verify_it() -> None
     text = write_record(record)
     head = text.split("\n\n")[0].split("\n")
     assert head[0] == '[RecordFormat "2"]'
-    assert '[RulesVersion "2"]' in head and f'[DiceVersion "{DICE_V2}"]' in head
+    assert '[RulesVersion "3"]' in head and f'[DiceVersion "{DICE_V2}"]' in head
     options = next(line for line in head if line.startswith("[Options "))
     assert '\\"rules_version\\": 2' in options and '\\"mission_win\\": ' in options
     written = json.loads(_unquoted(options))
@@ -158,9 +158,9 @@ def test_a_newer_format_and_a_contradicting_rules_version_are_refused() -> None:
         "new.pgn: record format '3' is newer than this pbem, which reads formats 1, 2: upgrade pbem"
     )
     with pytest.raises(RecordError) as refused:
-        read_record(text.replace('[RulesVersion "2"]', '[RulesVersion "1"]'), "edited.pgn")
+        read_record(text.replace('[RulesVersion "3"]', '[RulesVersion "1"]'), "edited.pgn")
     assert str(refused.value) == (
-        "edited.pgn: [RulesVersion '1'] contradicts the rules_version 2 of [Options]; "
+        "edited.pgn: [RulesVersion '1'] contradicts the rules_version 3 of [Options]; "
         "the record was edited by hand"
     )
 

@@ -161,9 +161,9 @@ def test_record_layout(classic: Record) -> None:
         f'[MapSHA256 "{hashlib.sha256(CLASSIC.encode()).hexdigest()}"]',
         '[Preset "classic"]',
     ]
-    assert lines[5].startswith('[Options "{') and '\\"rules_version\\": 2' in lines[5]
+    assert lines[5].startswith('[Options "{') and '\\"rules_version\\": 3' in lines[5]
     assert lines[6:15] == [
-        '[RulesVersion "2"]',
+        '[RulesVersion "3"]',
         '[Player "0 alice red"]',
         '[Player "1 bob blue"]',
         '[Player "2 carol yellow"]',

@@ -92,9 +92,9 @@ def test_options_stored_after_issue_14_keep_their_values_and_read_as_version_2()
 
 
 def test_new_games_play_the_current_rules_version() -> None:
-    assert RULES_VERSION == 2
-    assert Options().rules_version == 2
-    assert CLASSIC.rules_version == 2 and load_preset("european").rules_version == 2
+    assert RULES_VERSION == 3
+    assert Options().rules_version == 3
+    assert CLASSIC.rules_version == 3 and load_preset("european").rules_version == 3
     assert Options.from_stored(CLASSIC.to_dict()) == CLASSIC
 
 

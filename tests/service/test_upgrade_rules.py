@@ -15,7 +15,7 @@ from pbem.cli import app
 from pbem.orderlog import replay
 from pbem.orderlog.records import read_record, verify_record
 from pbem.rules.events import RulesChanged
-from pbem.rules.options import RULES_CHANGES, RULES_VERSION, Options
+from pbem.rules.options import RULES_VERSION, Options, rules_changes
 from pbem.rules.state import GameState
 from pbem.service.errors import ServiceError
 from pbem.service.play import rulesupgrade
@@ -28,8 +28,9 @@ from tests.rules.support import classic
 
 PLAYERS = ["ann", "bob", "cat"]
 WHY = "pbem was upgraded; from now on we play the rulebook's rules."
-# the lines of version 2 (RULES_CHANGES), as the notice wraps them ("- " first)
-CHANGED = [f"- {line}" for line in RULES_CHANGES[2]]
+NEW = RULES_VERSION  # the newest rules: where `pbem upgrade-rules` moves a game by default
+# the lines of every version after 1 (RULES_CHANGES), as the notice wraps them ("- " first)
+CHANGED = [f"- {line}" for line in rules_changes(1, NEW)]
 
 
 def _old_game(tmp_path: Path, **overrides: str) -> tuple[World, Table]:
@@ -62,7 +63,7 @@ def _replayed_hashes(world: World) -> list[tuple[int, str]]:
     return [(s.turn, s.state_hash) for s in replay.replay(definition, entries)]
 
 
-def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Path) -> None:
+def test_a_version_1_game_moves_to_the_newest_logged_announced_and_replayed(tmp_path: Path) -> None:
     world, table = _old_game(tmp_path)
     assert world.state("up").options.rules_version == 1
     before = world.chain("up")
@@ -72,30 +73,30 @@ def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Pat
 
     seq = len(world.log("up"))
     assert line == (
-        f"up: rules version 1 -> 2 from turn {turn} on (order log entry {seq}); "
+        f"up: rules version 1 -> {NEW} from turn {turn} on (order log entry {seq}); "
         "3 players and the GM told"
     )
     last = world.log("up")[-1]
     assert (last.kind, last.seat, last.text, last.source, last.turn) == (
-        "command", None, "RULES 2", "gm", turn
+        "command", None, f"RULES {NEW}", "gm", turn
     )  # fmt: skip
     # the stored options keep the version the game started with; the state has the new one
     assert json.loads(world.game("up").options_json)["rules_version"] == 1
     state = world.state("up")  # read back from the step's snapshot
-    assert state.options.rules_version == 2 and state.rules_upgraded_to == 2
+    assert state.options.rules_version == NEW and state.rules_upgraded_to == NEW
     # a step of its own, no seat, its event; the past unchanged, the hash moved on
     chain = world.chain("up")
     assert chain[:-1] == before
     assert chain[-1][:3] == (seq, turn, None) and chain[-1][3] != before[-1][3]
-    assert _events(world, seq) == [{"kind": "rules_changed", "old": 1, "new": 2}]
+    assert _events(world, seq) == [{"kind": "rules_changed", "old": 1, "new": NEW}]
 
     table.read_all()
     for name in PLAYERS:
         news = [m for m in table.mails(name) if m.kind == "rules_changed"]
-        assert [m.untokened for m in news] == [f"[up] Rules version 2 from turn {turn} on"]
+        assert [m.untokened for m in news] == [f"[up] Rules version {NEW} from turn {turn} on"]
         text = news[0].flat
         assert (
-            f"The GM moves up from rules version 1 to rules version 2, from turn {turn} on. "
+            f"The GM moves up from rules version 1 to rules version {NEW}, from turn {turn} on. "
             "Every turn from now on is played by the new rules; the turns already played "
             "keep the rules they were played by." in text
         )
@@ -103,10 +104,10 @@ def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Pat
             assert changed in text
         assert f"The GM says ----------- {WHY}" in text
     assert [m.untokened for m in table.gm if m.kind == "rules_changed"] == [
-        f"[up] Rules version 2 from turn {turn} on"
+        f"[up] Rules version {NEW} from turn {turn} on"
     ]
 
-    # the game plays on by version 2; the next players' catch-up says so once
+    # the game plays on by the new version; the next players' catch-up says so once
     table.clear()
     table.run(lambda: world.game("up").turn >= turn + 3)
     table.read_all()
@@ -114,10 +115,10 @@ def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Pat
         m.subject
         for name in PLAYERS
         for m in table.mails(name, "your_turn")
-        if "The GM moved the game from rules version 1 to 2" in m.flat
+        if f"The GM moved the game from rules version 1 to {NEW}" in m.flat
     ]
     assert len(said) == 2, said  # the two others, before their first turn after it
-    assert world.state("up").options.rules_version == 2
+    assert world.state("up").options.rules_version == NEW
     # a replay from the log alone gives every stored hash, before and after the move
     assert _replayed_hashes(world) == [(t, h) for q, t, _, h in world.chain("up") if q > 0]
     with world.session() as session:
@@ -126,14 +127,14 @@ def test_a_version_1_game_moves_to_2_logged_announced_and_replayed(tmp_path: Pat
         text = export_record(session, game, with_secret=True, force=True)
     record = read_record(text)
     assert record.options.rules_version == 1  # the record's [Options]: as the game started
-    assert [e.text for e in record.entries if e.kind == "command"] == ["RULES 2"]
+    assert [e.text for e in record.entries if e.kind == "command"] == [f"RULES {NEW}"]
     report = verify_record(record, SECRET.hex())
     assert report.ok, report.message
     # imported elsewhere (`pbem import`), the game plays on by the rules it was moved to
     elsewhere = World(tmp_path / "elsewhere")
     with elsewhere.session() as session:
         import_record(session, text, SECRET.hex())
-    assert elsewhere.state("up").options.rules_version == 2
+    assert elsewhere.state("up").options.rules_version == NEW
     assert json.loads(elsewhere.game("up").options_json)["rules_version"] == 1
 
 
@@ -186,15 +187,15 @@ def test_refusals_say_why_and_change_nothing(tmp_path: Path) -> None:
         with pytest.raises(ServiceError) as unknown:
             rulesupgrade.upgrade_rules(session, world.ctx, game, 7)
     assert str(unknown.value) == (
-        f"rules version 7 is unknown to this pbem (it knows versions 1, 2; the newest is "
+        f"rules version 7 is unknown to this pbem (it knows versions 1, 2, 3; the newest is "
         f"{RULES_VERSION})"
     )
     world.gm(rulesupgrade.upgrade_rules, "up", None, None)
     entries = len(world.log("up"))
     refusals = {
-        None: "game up plays rules version 2 already (the newest this pbem knows)",
-        2: "game up plays rules version 2 already (the newest this pbem knows)",
-        1: "game up plays rules version 2: a game moves only to newer rules, never back "
+        None: f"game up plays rules version {NEW} already (the newest this pbem knows)",
+        NEW: f"game up plays rules version {NEW} already (the newest this pbem knows)",
+        1: f"game up plays rules version {NEW}: a game moves only to newer rules, never back "
         "to version 1",
     }
     for to, message in refusals.items():
@@ -238,7 +239,7 @@ def test_the_log_refuses_a_rules_command_backwards_or_unknown(tmp_path: Path) ->
     entries = [to_entry(r) for r in world.log("up")]
     for text, why in (
         ("RULES 1", "RULES 1: the game plays rules version 1 already"),
-        ("RULES 3", "RULES 3: this pbem knows rules versions 1, 2 only"),
+        ("RULES 4", "RULES 4: this pbem knows rules versions 1, 2, 3 only"),
         ("RULES two", "not a rules command: RULES two"),
     ):
         game_now = replay.rebuild(definition, entries)
@@ -281,8 +282,8 @@ def test_cli_prints_what_would_change_then_moves_with_yes(tmp_path: Path) -> Non
     code, shown = _pbem(world, "show", "up")
     assert code == 0, shown
     assert (
-        "Rules version 1, kept from its start; this pbem's newest is 2: `pbem upgrade-rules up` "
-        "shows what would change and moves it." in shown
+        f"Rules version 1, kept from its start; this pbem's newest is {NEW}: `pbem upgrade-rules "
+        "up` shows what would change and moves it." in shown
     )
     code, rules = _pbem(world, "rules", "up")
     assert "The game plays pbem's rules version 1, kept from its start" in rules
@@ -290,31 +291,31 @@ def test_cli_prints_what_would_change_then_moves_with_yes(tmp_path: Path) -> Non
     code, out = _pbem(world, "upgrade-rules", "up")
     assert code == 0, out
     assert out.splitlines() == [
-        f"Game up plays rules version 1. Moving it to version 2 (the newest) from turn {turn} "
-        "on changes:",
-        *(f"  - {line}" for line in RULES_CHANGES[2]),
+        f"Game up plays rules version 1. Moving it to version {NEW} (the newest) from turn "
+        f"{turn} on changes:",
+        *(f"  - {line}" for line in rules_changes(1, NEW)),
         "The turns already played keep the rules they were played by; the move is kept in "
         "the game's order log (and so in its record). Every player gets a notice saying so, "
         "with your --message if you give one.",
-        "Nothing changed yet: run `pbem upgrade-rules up --to 2 --yes` to do it.",
+        f"Nothing changed yet: run `pbem upgrade-rules up --to {NEW} --yes` to do it.",
     ]
     assert world.log("up")[-1].kind != "command"
 
-    code, out = _pbem(world, "upgrade-rules", "up", "--to", "2", "--yes", "--message", WHY)
+    code, out = _pbem(world, "upgrade-rules", "up", "--to", str(NEW), "--yes", "--message", WHY)
     assert code == 0, out
     seq = len(world.log("up"))
     assert out.splitlines() == [
-        f"up: rules version 1 -> 2 from turn {turn} on (order log entry {seq}); "
+        f"up: rules version 1 -> {NEW} from turn {turn} on (order log entry {seq}); "
         "3 players and the GM told",
         "4 mails queued: they go out at the next `pbem poll` (or now: `pbem outbox --retry`)",
     ]
     code, out = _pbem(world, "upgrade-rules", "up", "--yes")
     assert code == 1
-    assert "game up plays rules version 2 already (the newest this pbem knows)" in out
+    assert f"game up plays rules version {NEW} already (the newest this pbem knows)" in out
     code, shown = _pbem(world, "show", "up")
-    assert "Rules version 2 (the newest this pbem knows)." in shown
+    assert f"Rules version {NEW} (the newest this pbem knows)." in shown
     code, shown = _pbem(world, "show", "up", "--json")
-    assert json.loads(shown)["rules_version"] == 2
+    assert json.loads(shown)["rules_version"] == NEW
     code, rules = _pbem(world, "rules", "up")
     assert code == 0 and "rules version" not in rules
 
@@ -328,7 +329,7 @@ def test_a_rollback_past_the_move_undoes_it_and_says_so(tmp_path: Path) -> None:
     with world.session(write=False) as session:
         question = gm.rollback_question(session, find_game(session, "up"), 3)
     undone = (
-        "The GM's move to rules version 2 is undone too: the game plays the rules version "
+        f"The GM's move to rules version {NEW} is undone too: the game plays the rules version "
         "it played before it again (`pbem upgrade-rules` moves it again)."
     )
     assert question.endswith(f"and tell every player? {undone}")
@@ -341,4 +342,4 @@ def test_a_rollback_past_the_move_undoes_it_and_says_so(tmp_path: Path) -> None:
     assert len(news) == 1 and undone in news[0].flat
     # and the GM may move it again
     world.gm(rulesupgrade.upgrade_rules, "up", None, "")
-    assert world.state("up").options.rules_version == 2
+    assert world.state("up").options.rules_version == NEW
