@@ -124,7 +124,7 @@ def test_a_record_written_today_carries_everything_needed_to_verify_it() -> None
     assert head[0] == '[RecordFormat "2"]'
     assert '[RulesVersion "3"]' in head and f'[DiceVersion "{DICE_V2}"]' in head
     options = next(line for line in head if line.startswith("[Options "))
-    assert '\\"rules_version\\": 2' in options and '\\"mission_win\\": ' in options
+    assert '\\"rules_version\\": 3' in options and '\\"mission_win\\": ' in options
     written = json.loads(_unquoted(options))
     assert sorted(written) == sorted(f.name for f in dataclasses.fields(Options))
     assert text.endswith("\n=== map\n" + CLASSIC)  # the shipped map too
