@@ -13,7 +13,9 @@ writes pbem/store/migrations/versions/NNNN_what_changed.py by autogenerate
 
 from __future__ import annotations
 
+import logging
 import re
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +32,11 @@ if TYPE_CHECKING:  # alembic costs ~0.35 s to import; an up-to-date database nev
     from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+# An upgrade of an existing database is said (a warning: the CLI prints it on
+# stderr, the daemon logs it), so a GM learns that the older pbem can no longer
+# open it and where the copy taken before it is.
+log = logging.getLogger("pbem.store")
 
 # PostgreSQL advisory lock key taken while migrating, so two daemons starting
 # at once do not both try to create the tables ("pbem" in ASCII).
@@ -199,7 +206,46 @@ def _bring_to_head(engine: Engine, current: str | None, head: str) -> None:
                 f"database {safe_url(engine)} is at schema revision {current!r}, which this "
                 f"version of pbem does not know (its newest is {head!r}); upgrade pbem"
             ) from err
+    kept = _keep_a_copy(engine, current) if current is not None else None
     upgrade(engine)
+    if current is not None:
+        where = (
+            f"; the database as it was is kept in {kept}"
+            if kept
+            else " (back up a PostgreSQL database before upgrading pbem: docs/STORE.md)"
+        )
+        log.warning(
+            "database %s upgraded from schema revision %s to %s: an older pbem cannot "
+            "open it any more%s",
+            safe_url(engine),
+            current,
+            head,
+            where,
+        )
+
+
+def _keep_a_copy(engine: Engine, current: str) -> Path | None:
+    """A SQLite database file is copied (SQLite's online backup, consistent even
+    while another process reads it) beside itself before its schema moves on:
+    ``pbem.db`` -> ``pbem.db.rev0001.bak``, never over an earlier copy."""
+    name = engine.url.database
+    if engine.dialect.name != "sqlite" or not name or name == ":memory:":
+        return None
+    source = Path(name)
+    if not source.is_file():
+        return None
+    target = source.with_name(f"{source.name}.rev{current}.bak")
+    number = 1
+    while target.exists():
+        number += 1
+        target = source.with_name(f"{source.name}.rev{current}.{number}.bak")
+    old, copy = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        old.backup(copy)
+    finally:
+        copy.close()
+        old.close()
+    return target
 
 
 def new_revision(message: str) -> Path:

@@ -19,9 +19,13 @@ from pathlib import Path
 
 import pytest
 
+from pbem.rules.options import RULES_VERSION
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "GAME-MASTERS.md"
 FENCE = re.compile(r"^```(sh[^\n]*)\n(.*?)^```$", flags=re.MULTILINE | re.DOTALL)
+
+NEW = RULES_VERSION  # the newest rules version, where `pbem upgrade-rules` moves a game
 
 # recipe (its heading) -> patterns, each matching a whole line of its output
 EXPECTED: dict[str, list[str]] = {
@@ -72,11 +76,12 @@ EXPECTED: dict[str, list[str]] = {
         r".*every roll matches the secret",
     ],
     "Move a game to newer rules": [
-        r"Rules version 1, kept from its start; this pbem's newest is 2: .*",
-        r"Game g2 plays rules version 1\. Moving it to version 2 \(the newest\) from .* changes:",
-        r"Nothing changed yet: run `pbem upgrade-rules g2 --to 2 --yes` to do it\.",
-        r"g2: rules version 1 -> 2 from .*; 2 players( and the GM)? told",
-        r"Rules version 2 \(the newest this pbem knows\)\.",
+        rf"Rules version 1, kept from its start; this pbem's newest is {NEW}: .*",
+        rf"Game g2 plays rules version 1\. Moving it to version {NEW} \(the newest\) from .* "
+        "changes:",
+        rf"Nothing changed yet: run `pbem upgrade-rules g2 --to {NEW} --yes` to do it\.",
+        rf"g2: rules version 1 -> {NEW} from .*; 2 players( and the GM)? told",
+        rf"Rules version {NEW}, moved from version 1 by the GM \(the newest this pbem knows\)\.",
     ],
 }
 NOT_RUN = {

@@ -180,6 +180,17 @@ def test_a_move_in_the_setup_plays_the_setup_by_the_new_rules(tmp_path: Path) ->
     assert report.ok, report.message
 
 
+def test_show_offers_no_move_for_a_finished_game(tmp_path: Path) -> None:
+    from pbem.service.ops.overview import rules_version_line
+
+    assert rules_version_line("g", 1, 1, finished=True) == (
+        "Rules version 1, as the game was played."
+    )
+    assert rules_version_line("g", 1, 1, finished=False).startswith(
+        "Rules version 1, kept from its start; this pbem's newest is"
+    )
+
+
 def test_refusals_say_why_and_change_nothing(tmp_path: Path) -> None:
     world, _ = _old_game(tmp_path)
     with world.session() as session:
@@ -313,9 +324,13 @@ def test_cli_prints_what_would_change_then_moves_with_yes(tmp_path: Path) -> Non
     assert code == 1
     assert f"game up plays rules version {NEW} already (the newest this pbem knows)" in out
     code, shown = _pbem(world, "show", "up")
-    assert f"Rules version {NEW} (the newest this pbem knows)." in shown
+    assert (
+        f"Rules version {NEW}, moved from version 1 by the GM (the newest this pbem knows)."
+        in shown
+    )
     code, shown = _pbem(world, "show", "up", "--json")
     assert json.loads(shown)["rules_version"] == NEW
+    assert json.loads(shown)["rules_version_at_start"] == 1
     code, rules = _pbem(world, "rules", "up")
     assert code == 0 and "rules version" not in rules
 
@@ -329,8 +344,7 @@ def test_a_rollback_past_the_move_undoes_it_and_says_so(tmp_path: Path) -> None:
     with world.session(write=False) as session:
         question = gm.rollback_question(session, find_game(session, "up"), 3)
     undone = (
-        f"The GM's move to rules version {NEW} is undone too: the game plays the rules version "
-        "it played before it again (`pbem upgrade-rules` moves it again)."
+        f"The GM's move to rules version {NEW} is undone too: the game plays rules version 1 again."
     )
     assert question.endswith(f"and tell every player? {undone}")
     table.clear()

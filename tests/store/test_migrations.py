@@ -255,3 +255,33 @@ def test_init_db_on_an_unreachable_server() -> None:
     assert str(caught.value).startswith(
         "cannot connect to database postgresql+psycopg://pbem:***@127.0.0.1:1/pbem: "
     )
+
+
+def test_an_upgrade_keeps_a_copy_of_a_sqlite_database_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A GM who upgrades pbem learns that the database moved on (an older pbem
+    refuses it from now on) and finds the database as it was beside it."""
+    path = tmp_path / "pbem.db"
+    url = f"sqlite:///{path}"
+    upgrade(url, "0001")  # as an older pbem left it
+    with caplog.at_level("WARNING", logger="pbem.store"):
+        engine = init_db(url)
+    assert current_revision(engine) == head_revision()
+    kept = tmp_path / "pbem.db.rev0001.bak"
+    assert current_revision(make_engine(f"sqlite:///{kept}")) == "0001"
+    assert caplog.messages == [
+        f"database sqlite:///{path} upgraded from schema revision 0001 to {head_revision()}: "
+        f"an older pbem cannot open it any more; the database as it was is kept in {kept}"
+    ]
+    caplog.clear()
+    init_db(url)  # at head: nothing to say, no copy
+    assert caplog.messages == []
+    files = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(("-wal", "-shm")))
+    assert files == ["pbem.db", "pbem.db.rev0001.bak"]
+
+
+def test_a_new_database_is_no_upgrade(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="pbem.store"):
+        init_db(f"sqlite:///{tmp_path / 'new.db'}")
+    assert caplog.messages == [] and not list(tmp_path.glob("*.bak"))

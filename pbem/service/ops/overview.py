@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, select
 
 from pbem.report.textfmt import when
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.options import Options
+from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.ops.describe import describe_game, game_to_json, seat_security
 from pbem.service.ops.stats import response_stats, stats_lines
 from pbem.service.play.games import find_game, list_games, load, players_of
@@ -122,15 +124,20 @@ def _setup_orders(session: Session, row: Game, state: GameState) -> tuple[list[s
     )
 
 
-def rules_version_line(name: str, version: int) -> str:
-    """What `pbem show` says of a game's rules version (issue 31): the newest,
-    or older, and how to move it."""
+def rules_version_line(name: str, version: int, started: int, finished: bool) -> str:
+    """What `pbem show` says of a game's rules version (issue 31): the newest
+    or older, the version it started with when the GM moved it, and (for a
+    game still played) how to move it."""
     from pbem.rules.options import RULES_VERSION
 
+    moved = f", moved from version {started} by the GM" if started != version else ""
     if version >= RULES_VERSION:
-        return f"Rules version {version} (the newest this pbem knows)."
+        return f"Rules version {version}{moved} (the newest this pbem knows)."
+    if finished:
+        return f"Rules version {version}{moved or ', as the game was played'}."
+    kept = moved or ", kept from its start"
     return (
-        f"Rules version {version}, kept from its start; this pbem's newest is "
+        f"Rules version {version}{kept}; this pbem's newest is "
         f"{RULES_VERSION}: `pbem upgrade-rules {name}` shows what would change and moves it."
     )
 
@@ -156,6 +163,8 @@ def game_overview(
     }
     data = game_to_json(state, info)
     data["rules_version"] = state.options.rules_version  # after any `pbem upgrade-rules`
+    started = Options.from_stored(json.loads(row.options_json)).rules_version
+    data["rules_version_at_start"] = started
     seated = _holders(session, row)
     for seat, entry in enumerate(data["players"]):
         mark = standings.get(seat, SeatStanding.PLAYING)
@@ -176,7 +185,10 @@ def game_overview(
         info["deadline_text"] = when(row.deadline, str(settings(row)["timezone"]))
     text = describe_game(state, info)
     head, _, rest = text.partition("\n\n")  # the line under the game's heading lines
-    text = f"{head}\n{rules_version_line(row.name, state.options.rules_version)}\n\n{rest}"
+    version = rules_version_line(
+        row.name, state.options.rules_version, started, state.phase == ENDED
+    )
+    text = f"{head}\n{version}\n\n{rest}"
     text = text.rstrip("\n") + "\n\n" + "\n".join(_holder_lines(state, seated))
     seats = [
         (p.seat, p.name, p.wrong_passwords, p.last_wrong_password_at)

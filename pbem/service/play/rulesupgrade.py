@@ -76,13 +76,24 @@ def undone_move(session: Session, game: Game, kept: int) -> str:
     """What a rollback that keeps the first ``kept`` log entries says of the
     GM's moves to newer rules it undoes ("" when none): the game plays the
     version it had before them again."""
-    cut = [r for r in log_of(session, game)[kept:] if r.kind == replay.COMMAND]
-    moved = [r.text.split()[-1] for r in cut if r.text.split()[:1] == [replay.RULES]]
+    log = log_of(session, game)
+
+    def moves(rows: list[Any]) -> list[str]:
+        return [
+            r.text.split()[-1]
+            for r in rows
+            if r.kind == replay.COMMAND and r.text.split()[:1] == [replay.RULES]
+        ]
+
+    moved = moves(log[kept:])
     if not moved:
         return ""
+    before = moves(log[:kept])
+    started = Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
+    again = before[-1] if before else str(started.rules_version)
     return (
-        f"The GM's move to rules version {moved[-1]} is undone too: the game plays the rules "
-        "version it played before it again (`pbem upgrade-rules` moves it again)."
+        f"The GM's move to rules version {moved[-1]} is undone too: the game plays rules "
+        f"version {again} again."
     )
 
 
