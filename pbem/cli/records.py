@@ -82,7 +82,10 @@ def import_(
     text = read_text(file)
     with open_session(config) as session:
         game, _ = import_record(session, text, secret, str(file))
-        typer.echo(f"imported {game.name}: turn {game.turn}, {game.phase}")
+        typer.echo(
+            f"imported {game.name}: turn {game.turn}, {game.phase} "
+            "(every turn replayed, every state hash matches the record)"
+        )
 
 
 def verify(

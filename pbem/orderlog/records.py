@@ -62,6 +62,14 @@ from pbem.rules.dice import DICE_V1, check_version, commitment, secret_size_prob
 from pbem.rules.errors import MapError, OptionsError
 from pbem.rules.options import Options
 
+# Why a state hash differs once the secret matched the commitment: the dice are
+# the ones promised, so something else in the record is not what was played.
+CHANGED_AFTER = (
+    "The secret matches the commitment, so the dice are the ones promised: an order, "
+    "a hash, the options or the map of the record are not those of the game played "
+    "(changed after it was written, or written by another program)."
+)
+
 
 class RecordError(ValueError):
     """A record file that cannot be read; names the line."""
@@ -547,8 +555,8 @@ def _verify_record(record: Record, secret_hex: str) -> VerifyReport:
                 return VerifyReport(
                     False,
                     steps,
-                    f"{where} differs: the record says {wanted[:12]}…, "
-                    f"the dice give {step.state_hash[:12]}…",
+                    f"{where} differs: the record says {wanted[:12]}…, its orders replayed "
+                    f"give {step.state_hash[:12]}…. {CHANGED_AFTER}",
                     step.turn,
                 )
     except ReplayError as exc:

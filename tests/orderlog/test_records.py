@@ -382,6 +382,12 @@ def test_verify_names_a_changed_command(classic: Record) -> None:
     assert report.ok is False
     assert report.turn == resign.turn
     assert report.message.startswith(f"turn {resign.turn} differs: the record says ")
+    # a player reading it learns the dice were fair and something else was changed
+    assert report.message.endswith(
+        "The secret matches the commitment, so the dice are the ones promised: an order, "
+        "a hash, the options or the map of the record are not those of the game played "
+        "(changed after it was written, or written by another program)."
+    )
 
 
 def test_verify_needs_a_hash_for_every_step(classic: Record) -> None:
