@@ -268,3 +268,13 @@ def test_rules_words_and_changes_of_version_3() -> None:
     assert "Once per turn one attacking die of a roll counts as a 6." in V2.describe()
     changes = " ".join(RULES_CHANGES[3])
     assert "REROLL re-rolls" in changes and "COMMANDER" in changes
+
+
+def test_the_reference_states_the_policy_table() -> None:
+    """docs/ORDERS-REFERENCE.md (written from pbem.orders.reference) quotes the table."""
+    from pbem.orders.reference import EXPERT_CLAUSES
+
+    for (att, dfn), values in POLICY_TABLE.items():
+        cells = [f"{v.numerator}/{v.denominator} = {float(v):+.3f}" for v in values]
+        cells = [c.replace("+", "") if c.startswith("-") else c for c in cells]
+        assert f"| {att} v {dfn} | " + " | ".join(cells) + " |" in EXPERT_CLAUSES
