@@ -125,6 +125,15 @@ class Attack:
         self.reroll = reroll
         self.commander = commander
 
+    def __repr__(self) -> str:
+        """The dataclass's repr, naming ``commander`` only when set: the reprs of the
+        orders before COMMANDER existed (and digests of them) stay the same."""
+        text = (
+            f"Attack(source={self.source!r}, target={self.target!r}, dice={self.dice!r}, "
+            f"until={self.until!r}, move={self.move!r}, reroll={self.reroll!r}"
+        )
+        return text + (", commander=True)" if self.commander else ")")
+
 
 class CommanderUse(StrEnum):
     """Where the expert commander may be used, under rules version 3 (versions 1

@@ -278,3 +278,12 @@ def test_the_reference_states_the_policy_table() -> None:
         cells = [f"{v.numerator}/{v.denominator} = {float(v):+.3f}" for v in values]
         cells = [c.replace("+", "") if c.startswith("-") else c for c in cells]
         assert f"| {att} v {dfn} | " + " | ".join(cells) + " |" in EXPERT_CLAUSES
+
+
+def test_an_attacks_repr_names_commander_only_when_set() -> None:
+    """Digests of parsed orders (tests/rules/test_outputs_pinned.py) stay as before."""
+    assert repr(Attack(1, 2)) == (
+        "Attack(source=1, target=2, dice=3, until=Until(kind='conquered', n=0), "
+        "move=Amount(kind='min', n=0), reroll=False)"
+    )
+    assert repr(Attack(1, 2, commander=True)).endswith("reroll=False, commander=True)")
