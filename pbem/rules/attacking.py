@@ -77,8 +77,10 @@ def attack(
     one_die = target in state.defend_one  # the defender's standing order
     rolls: list[Roll] = []
     # roll and compare, each side losing an army per comparison lost
-    possible = _has_commander(state) and (
-        state.options.rules_version < 3 or commander != CommanderUse.ELSEWHERE
+    possible = _has_commander(state) and (  # commander_on_roll, for any roll of this battle
+        state.options.rules_version < 3
+        or commander == CommanderUse.HERE
+        or (commander == CommanderUse.DEFAULT and dice == 3)
     )
     if until_left is None and max_rolls is None and not reroll and not possible:
         have, left = battle(rng, dice, one_die, state.armies[source], state.armies[target], rolls)

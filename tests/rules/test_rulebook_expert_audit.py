@@ -287,3 +287,24 @@ def test_an_attacks_repr_names_commander_only_when_set() -> None:
         "move=Amount(kind='min', n=0), reroll=False)"
     )
     assert repr(Attack(1, 2, commander=True)).endswith("reroll=False, commander=True)")
+
+
+def test_forecast_follows_where_the_commander_is_used() -> None:
+    """Two single rolls of 3 dice: with COMMANDER on the second, the first rolls as
+    without a commander; with none written, the first may use it."""
+    one = Until(UntilKind.ROLLS, 1)
+
+    def first_source_left(options: Options, named: bool) -> float:
+        state = _position(options, card=False)
+        plan = [
+            Place(((state.reinforcements, AU[0]),)),
+            Attack(KAMCHATKA, ALASKA, until=one),
+            Attack(KAMCHATKA, ALASKA, until=one, commander=named),
+        ]
+        return forecast(state, plan).attacks[0].source_left
+
+    without = first_source_left(RR3, False)
+    # 3 v 2 plain: the attacker loses 2 in 2275, 1 in 2611 of 7776 rolls
+    assert abs(without - (10 - (2 * 2275 + 2611) / 7776)) < 1e-12
+    assert abs(first_source_left(EXPERT, True) - without) < 1e-12
+    assert first_source_left(EXPERT, False) > without + 0.1
