@@ -44,7 +44,7 @@ _N = r"([0-9]{1,6})"  # a number as lines.py reads it (ASCII digits, at most 6)
 _AMOUNT = rf"(?:{_N}|ALL BUT {_N}|(ALL))"
 _ATTACK = re.compile(
     rf"ATTACK (.+?) -> (.+?)(?: WITH ([1-3]) DICE)?(?: UNTIL {_N} (LEFT|ROLLS))?"
-    rf"(?: MOVE {_AMOUNT})?( REROLL)?"
+    rf"(?: MOVE {_AMOUNT})?( REROLL)?( COMMANDER)?"
 )
 _FORTIFY = re.compile(rf"FORTIFY {_AMOUNT} (.+?) -> (.+)")
 _PLACE_ITEM = re.compile(rf"{_N} ([^,]+)")
@@ -54,7 +54,19 @@ _TRADE = re.compile(r"TRADE ([^,]+), ([^,]+), ([^,]+)")
 # case) is read by the full parser, which knows where such a name stops.
 _GRAMMAR_WORDS = frozenset(
     {g.WITH, *g.DICE, g.UNTIL, g.CONQUERED, g.LEFT, *g.ROLLS, g.MOVE, g.ALL, g.BUT, g.MIN}
-    | {g.WILD, g.TO, g.AS, g.FROM, g.ENDPRESS, g.REROLL, g.IN, g.ORDERS, g.END, *g.KEYWORDS}
+    | {
+        g.WILD,
+        g.TO,
+        g.AS,
+        g.FROM,
+        g.ENDPRESS,
+        g.REROLL,
+        g.COMMANDER,
+        g.IN,
+        g.ORDERS,
+        g.END,
+        *g.KEYWORDS,
+    }
 )
 
 
@@ -115,7 +127,7 @@ class CanonicalReader:
                 return None
             move = amount
         dice = int(m[3]) if m[3] is not None else 3
-        attack = Attack(source, target, dice, until, move, m[9] is not None)
+        attack = Attack(source, target, dice, until, move, m[9] is not None, m[10] is not None)
         return attack, 1, (m.start(1) + 1, m.start(2) + 1)
 
     def _fortify(self, content: str) -> Known | None:

@@ -34,7 +34,17 @@ from typing import Any
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
 from pbem.rules import attacking, combat, defence, engine
-from pbem.rules.actions import Attack, Fortify, Place, Trade, TurnAction, UntilKind
+from pbem.rules.actions import (
+    Attack,
+    CommanderUse,
+    Fortify,
+    Place,
+    Trade,
+    TurnAction,
+    UntilKind,
+    commander_named,
+    commander_use,
+)
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import AttackSkipped
@@ -186,12 +196,14 @@ class _Fixed:
 
 @cache
 def roll_classes(
-    att_dice: int, def_dice: int, reroll: bool, commander: bool
+    att_dice: int, def_dice: int, reroll: bool, commander: bool, only_if_helps: bool = False
 ) -> tuple[tuple[tuple[int, ...], float], ...]:
     """One representative dice sequence per outcome (losses, commander used) and its chance.
 
     Every roll is enumerated through `combat.roll` itself, with the extra die of a card
-    re-roll where the rules draw one, so the chances are those of the game's dice.
+    re-roll where the rules may draw one (``only_if_helps``: the policy of rules version 3,
+    which draws it only where it helps; where it does not, the six extras give the same
+    outcome), so the chances are those of the game's dice.
     """
     weights: dict[tuple[int, int, bool], list[Any]] = {}  # [dice, count]
     total = 6 ** (att_dice + def_dice) * (6 if reroll else 1)
@@ -203,7 +215,7 @@ def roll_classes(
             extras, each = tuple((e,) for e in range(1, 7)), 1
         for extra in extras:
             dice = drawn + extra
-            result = combat.roll(_Fixed(dice), att_dice, def_dice, reroll, commander)
+            result = combat.roll(_Fixed(dice), att_dice, def_dice, reroll, commander, only_if_helps)
             key = (result.attacker_losses, result.defender_losses, result.commander is not None)
             entry = weights.setdefault(key, [dice, 0])
             entry[1] += each
@@ -245,6 +257,7 @@ def _merge(
 
 def _exact(state: GameState, actions: Sequence[TurnAction]) -> tuple[list[AttackForecast], float]:
     me = state.current
+    named = commander_named(actions)
     dist: list[tuple[GameState, float]] = [(state.copy(), 1.0)]
     tallies: list[_Tally] = []
     for action in actions:
@@ -263,7 +276,7 @@ def _exact(state: GameState, actions: Sequence[TurnAction]) -> tuple[list[Attack
                 after.append((s, p))
                 continue
             tally.ran += p  # once per board, not per outcome: no rounding above 1
-            for done, q in _exact_attack(s, action):
+            for done, q in _exact_attack(s, action, commander_use(action, named)):
                 tally.add(done, me, p * q, count_run=False)
                 after.append((done, p * q))
         dist = _merge(after, _board_key)
@@ -272,8 +285,11 @@ def _exact(state: GameState, actions: Sequence[TurnAction]) -> tuple[list[Attack
     return [t.result(1.0) for t in tallies], plan
 
 
-def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, float]]:
-    """Every way one attack order can end, from one board, with its chance."""
+def _exact_attack(
+    state: GameState, action: Attack, use: CommanderUse = CommanderUse.DEFAULT
+) -> list[tuple[GameState, float]]:
+    """Every way one attack order can end, from one board, with its chance; ``use``:
+    where the commander may be used (rules version 3)."""
     source, target = action.source, action.target
     until = action.until
     until_left = until.n if until.kind == UntilKind.LEFT else None
@@ -281,6 +297,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
     # rules version 1 re-rolled without REROLL (attacking.attack)
     asked = action.reroll or state.options.rules_version == 1
     reroll = asked and state.options.card_reroll and (source in hand or target in hand)
+    only_if_helps = state.options.rules_version >= 3  # the re-roll policy of version 3
     active: list[tuple[GameState, float]] = [(state, 1.0)]
     rolls = 0
     ended: list[tuple[GameState, float]] = []
@@ -291,8 +308,8 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
             have = s.armies[source]
             att = action.dice if action.dice < have else have - 1
             dfn = defence.defender_dice(s, target)
-            commander = s.options.commander and not s.commander_used
-            for dice, q in roll_classes(att, dfn, reroll, commander):
+            commander = attacking.commander_on_roll(s, use, att)
+            for dice, q in roll_classes(att, dfn, reroll, commander, only_if_helps):
                 branch = s.copy()
                 attacking.attack(
                     branch,
@@ -303,6 +320,7 @@ def _exact_attack(state: GameState, action: Attack) -> list[tuple[GameState, flo
                     until_left=until_left,
                     max_rolls=1,
                     reroll=action.reroll,
+                    commander=use,
                 )
                 rolled.append((branch, p * q))
         active = []
@@ -345,6 +363,7 @@ def _monte_carlo(
     state: GameState, actions: Sequence[TurnAction], runs: int
 ) -> tuple[list[AttackForecast], float]:
     me = state.current
+    named = commander_named(actions)
     rng = forecast_stream(state.game)
     attacks = [a for a in actions if isinstance(a, Attack)]
     tallies = [_Tally(i + 1, a) for i, a in enumerate(attacks)]
@@ -359,7 +378,7 @@ def _monte_carlo(
             if isinstance(action, Attack):
                 tally = tallies[n]
                 n += 1
-                events = play_attack(s, action, rng)
+                events = play_attack(s, action, rng, commander_use(action, named))
                 if not (events and isinstance(events[0], AttackSkipped)):
                     tally.add(s, me, 1.0)
             else:

@@ -28,11 +28,12 @@ AS = "AS"
 FROM = "FROM"
 ENDPRESS = "ENDPRESS"
 REROLL = "REROLL"
+COMMANDER = "COMMANDER"
 IN = "IN"
 ORDERS = "ORDERS"
 END = "END"
 
-ATTACK_CLAUSES = (WITH, UNTIL, MOVE, REROLL)
+ATTACK_CLAUSES = (WITH, UNTIL, MOVE, REROLL, COMMANDER)
 
 HEADER = "header"
 TURN = "turn"
@@ -113,7 +114,7 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "ATTACK",
         TURN,
         "ATTACK from -> to [WITH n DICE] [UNTIL CONQUERED | UNTIL n LEFT | UNTIL n ROLLS] "
-        "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN] [REROLL]",
+        "[MOVE n | MOVE ALL | MOVE ALL BUT n | MOVE MIN] [REROLL] [COMMANDER]",
         "Attack an adjacent territory, rolling until it falls or the attack cannot go on. "
         "WITH n DICE: at most n dice per roll (default 3; WITH 1 DIE is fine too). "
         "UNTIL n LEFT: stop before a roll when 'from' has n or fewer armies; UNTIL n "
@@ -121,8 +122,12 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "default. MOVE: armies moved in after a conquest (ALL: all but one; MIN, the "
         "default: the fewest the rules allow); clamped to what the rules allow. REROLL "
         "(expert rules): when you hold the card of 'from' or 'to', re-roll your lowest "
-        "losing die on every roll that loses one (without REROLL there is none). Attacks "
-        "run in the order written; one that has become impossible is "
+        "losing die on a roll that loses one, when re-rolling it gains armies on average "
+        "(rules version 2: on every such roll; without REROLL there is none). COMMANDER "
+        "(expert rules, rules version 3): your commander, once a turn, turns one die into "
+        "a 6 on the first roll of this attack where that wins a comparison; with no "
+        "COMMANDER in your orders, on the turn's first roll of 3 dice where it wins one. "
+        "Attacks run in the order written; one that has become impossible is "
         "skipped and reported.",
         (
             "ATTACK {a} -> {b}",

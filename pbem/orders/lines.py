@@ -55,7 +55,7 @@ from pbem.rules.actions import (
     UntilKind,
 )
 
-_ATTACK_AFTER = "WITH, UNTIL, MOVE, REROLL or the end of the line"
+_ATTACK_AFTER = "WITH, UNTIL, MOVE, REROLL, COMMANDER or the end of the line"
 
 
 # ------------------------------------------------------------------ turn orders
@@ -89,7 +89,7 @@ def _attack(p: LineParser) -> LineResult:
     source, source_column = p.territory(after="->")
     p.expect_arrow()
     target, target_column = p.territory(after=_ATTACK_AFTER, stop=g.ATTACK_CLAUSES)
-    dice, until, move, reroll = 3, UNTIL_CONQUERED, MOVE_MIN, False
+    dice, until, move, reroll, commander = 3, UNTIL_CONQUERED, MOVE_MIN, False, False
     seen: set[str] = set()
     while (token := p.peek()) is not None:
         clause = token.upper if token.kind == WORD else ""
@@ -105,6 +105,8 @@ def _attack(p: LineParser) -> LineResult:
             p.expect_word(*g.DICE, expected="DICE")
         elif clause == g.REROLL:
             reroll = True
+        elif clause == g.COMMANDER:
+            commander = True
         elif clause == g.UNTIL:
             if p.accept_word(g.CONQUERED) is not None:
                 until = UNTIL_CONQUERED
@@ -126,7 +128,7 @@ def _attack(p: LineParser) -> LineResult:
             )
     if p.problems or source is None or target is None:
         return None
-    attack = Attack(source, target, dice, until, move, reroll)
+    attack = Attack(source, target, dice, until, move, reroll, commander)
     return p.order(attack, [source_column, target_column])
 
 

@@ -75,6 +75,8 @@ def render_action(action: TurnAction | SetupAction, board: Board) -> str:
             text += f" {g.MOVE} {_amount(action.move)}"
         if action.reroll:
             text += f" {g.REROLL}"
+        if action.commander:
+            text += f" {g.COMMANDER}"
         return text
     if isinstance(action, Defend):
         return f"DEFEND {g.WITH} {action.dice} {g.IN} {name[action.territory].name}"

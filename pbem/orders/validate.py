@@ -40,6 +40,7 @@ from pbem.rules.actions import (
 from pbem.rules.board import WILD
 from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1
+from pbem.rules.options import Options
 from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 
 
@@ -68,6 +69,21 @@ def _turn_gate(state: GameState, seat: int) -> str | None:
         return f"it is not your turn: {state.players[state.current].name} is to move"
     if state.phase != REINFORCE or state.pending_move is not None:
         return "this turn is already under way"
+    return None
+
+
+def commander_problem(options: Options) -> str | None:
+    """Why ATTACK ... COMMANDER is refused in a game of ``options``, or None. The
+    order is of rules version 3; under versions 1 and 2 it is refused, as those
+    versions' reader refused the word."""
+    if not options.commander:
+        return "COMMANDER: these rules have no commander"
+    if options.rules_version < 3:
+        return (
+            f"COMMANDER: this game plays rules version {options.rules_version}, where the "
+            "commander is used on the turn's first roll where it wins a comparison; the "
+            "order came with version 3"
+        )
     return None
 
 
@@ -313,6 +329,7 @@ class _TurnCheck:
             and owner[target] != seat
             and 1 <= action.dice <= 3
             and (not action.reroll or state.options.card_reroll)
+            and not action.commander
             and (until.kind == UntilKind.CONQUERED or until.n >= 1)
             and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
         ):
@@ -348,6 +365,10 @@ class _TurnCheck:
             self.problems.append(problem_at(order, "an attacker rolls 1 to 3 dice"))
         if action.reroll and not state.options.card_reroll:
             self.problems.append(problem_at(order, "REROLL: these rules have no card re-roll"))
+        if action.commander:
+            problem = commander_problem(state.options)
+            if problem is not None:
+                self.problems.append(problem_at(order, problem))
         if action.until.kind != UntilKind.CONQUERED and action.until.n < 1:
             self.problems.append(problem_at(order, "UNTIL needs at least 1"))
         if action.move.kind in (AmountKind.N, AmountKind.ALL_BUT) and action.move.n < 1:

@@ -12,6 +12,7 @@ one would run as Python code.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -104,6 +105,7 @@ class Attack:
     until: Until = UNTIL_CONQUERED
     move: Amount = MOVE_MIN
     reroll: bool = False  # REROLL: use the expert card re-roll where it applies
+    commander: bool = False  # COMMANDER (rules version 3): use the expert commander here
 
     def __init__(
         self,
@@ -113,6 +115,7 @@ class Attack:
         until: Until = UNTIL_CONQUERED,
         move: Amount = MOVE_MIN,
         reroll: bool = False,
+        commander: bool = False,
     ) -> None:
         self.source = source
         self.target = target
@@ -120,6 +123,41 @@ class Attack:
         self.until = until
         self.move = move
         self.reroll = reroll
+        self.commander = commander
+
+    def __repr__(self) -> str:
+        """The dataclass's repr, naming ``commander`` only when set: the reprs of the
+        orders before COMMANDER existed (and digests of them) stay the same."""
+        text = (
+            f"Attack(source={self.source!r}, target={self.target!r}, dice={self.dice!r}, "
+            f"until={self.until!r}, move={self.move!r}, reroll={self.reroll!r}"
+        )
+        return text + (", commander=True)" if self.commander else ")")
+
+
+class CommanderUse(StrEnum):
+    """Where the expert commander may be used, under rules version 3 (versions 1
+    and 2 use it on the turn's first roll where it wins a comparison)."""
+
+    DEFAULT = "default"  # no ATTACK of the turn says COMMANDER: a roll of 3 attacking dice
+    HERE = "here"  # this ATTACK says COMMANDER: any roll of it
+    ELSEWHERE = "elsewhere"  # another ATTACK of the turn says COMMANDER: not this one
+
+    def __repr__(self) -> str:  # as the other kinds: the plain text's repr
+        return repr(self.value)
+
+
+def commander_named(actions: Sequence[TurnAction]) -> bool:
+    """Does an ATTACK of the turn's ``actions`` say COMMANDER?"""
+    return any(isinstance(a, Attack) and a.commander for a in actions)
+
+
+def commander_use(action: Attack, named: bool) -> CommanderUse:
+    """Where the commander may be used in ``action``; ``named``: commander_named
+    of the turn's actions."""
+    if action.commander:
+        return CommanderUse.HERE
+    return CommanderUse.ELSEWHERE if named else CommanderUse.DEFAULT
 
 
 @dataclass(init=False, slots=True, unsafe_hash=True)

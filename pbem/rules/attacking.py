@@ -10,6 +10,7 @@ before it changes anything.
 from __future__ import annotations
 
 from pbem.rules import victory
+from pbem.rules.actions import CommanderUse
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
 from pbem.rules.engine import (
@@ -50,13 +51,20 @@ def attack(
     max_rolls: int | None = None,
     seat: int | None = None,
     reroll: bool = False,
+    commander: CommanderUse = CommanderUse.DEFAULT,
 ) -> list[Event]:
     """Roll until TO falls or FROM has one army (or the stop conditions).
 
     ``reroll``: the attacker asks for the expert card re-roll (the rules let
-    the player choose; it is used on every roll where it applies).
+    the player choose; under rules version 2 it is used on every roll where it
+    applies, under version 3 only where it helps: combat.reroll_helps).
+    ``commander``: where the expert commander may be used (commander_on_roll).
     """
     _check_attack(state, source, target, dice, seat, reroll)
+    if commander == CommanderUse.HERE and not (
+        state.options.commander and state.options.rules_version >= 3
+    ):
+        raise RulesError("commander", "these rules have no COMMANDER order")
     leftover = place_leftover(state) if state.reinforcements else []
     state.phase = ATTACK
     me = state.current
@@ -69,13 +77,28 @@ def attack(
     one_die = target in state.defend_one  # the defender's standing order
     rolls: list[Roll] = []
     # roll and compare, each side losing an army per comparison lost
-    if until_left is None and max_rolls is None and not reroll and not _has_commander(state):
+    possible = _has_commander(state) and (  # commander_on_roll, for any roll of this battle
+        state.options.rules_version < 3
+        or commander == CommanderUse.HERE
+        or (commander == CommanderUse.DEFAULT and dice == 3)
+    )
+    if until_left is None and max_rolls is None and not reroll and not possible:
         have, left = battle(rng, dice, one_die, state.armies[source], state.armies[target], rolls)
         state.armies[source], state.armies[target] = have, left
         stop = "conquered" if left == 0 else "exhausted"
     else:
         stop = _battle_with_limits(
-            state, source, target, rng, dice, until_left, max_rolls, reroll, one_die, rolls
+            state,
+            source,
+            target,
+            rng,
+            dice,
+            until_left,
+            max_rolls,
+            reroll,
+            one_die,
+            rolls,
+            commander,
         )
     conquered = stop == "conquered"
     if conquered:
@@ -145,6 +168,22 @@ def _has_commander(state: GameState) -> bool:
     return state.options.commander and not state.commander_used
 
 
+def commander_on_roll(state: GameState, use: CommanderUse, att_dice: int) -> bool:
+    """May the expert commander change a die of the next roll, of ``att_dice``
+    attacking dice? (combat.roll then uses it only where it wins a comparison.)
+    Versions 1 and 2: on any roll while unused this turn. Version 3 (000: "Once
+    per turn while attacking you may change one of the dice"): on a roll of the
+    attack whose order says COMMANDER; without one in the turn's orders, on a
+    roll of 3 attacking dice (never a probe of 1 or 2 dice)."""
+    if not _has_commander(state):
+        return False
+    if state.options.rules_version < 3:
+        return True
+    if use == CommanderUse.HERE:
+        return True
+    return use == CommanderUse.DEFAULT and att_dice == 3
+
+
 def _battle_with_limits(
     state: GameState,
     source: int,
@@ -156,11 +195,12 @@ def _battle_with_limits(
     reroll: bool,
     one_die: bool,
     rolls: list[Roll],
+    use: CommanderUse,
 ) -> str:
     """A battle with UNTIL, the card re-roll or the commander, one roll at a time;
     why it stopped."""
     armies = state.armies
-    commander = _has_commander(state)
+    only_if_helps = state.options.rules_version >= 3  # the re-roll policy of version 3
     while True:
         have = armies[source]
         if have < 2:
@@ -171,10 +211,10 @@ def _battle_with_limits(
             return "max_rolls"
         a = dice if dice < have else have - 1
         d = 1 if one_die or armies[target] < 2 else 2
-        result = roll(rng, a, d, reroll, commander)
+        commander = commander_on_roll(state, use, a)
+        result = roll(rng, a, d, reroll, commander, only_if_helps)
         if commander and result.commander is not None:
             state.commander_used = True
-            commander = False
         rolls.append(result)
         armies[source] = have - result.attacker_losses
         armies[target] -= result.defender_losses

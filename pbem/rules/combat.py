@@ -75,12 +75,19 @@ def _coded_losses(att_dice: int, def_dice: int, code: int, drawn: tuple[int, ...
 
 
 def roll(
-    rng: Stream, att_dice: int, def_dice: int, reroll: bool = False, commander: bool = False
+    rng: Stream,
+    att_dice: int,
+    def_dice: int,
+    reroll: bool = False,
+    commander: bool = False,
+    only_if_helps: bool = False,
 ) -> Roll:
     """Roll once. The attacker's dice are drawn first, then the defender's (DICE.md).
 
     ``reroll``: the lowest attacking die that lost a comparison is rolled again
-    (one extra die drawn after both sides). ``commander``: one attacking die
+    (one extra die drawn after both sides); with ``only_if_helps`` (rules
+    version 3) only when ``reroll_helps`` says so, and no die is drawn
+    otherwise. ``commander``: one attacking die
     becomes a 6 if that turns a lost comparison into a win (the caller allows
     it once per turn and sees from ``Roll.commander`` whether it was used).
     """
@@ -98,10 +105,11 @@ def roll(
     if reroll:
         lost = [i for i in range(min(att_dice, def_dice)) if attacker[i] <= defender[i]]
         i = lost[-1]  # the lowest attacking die that lost
-        old, new = attacker[i], rng.die()
-        attacker[i] = new
-        attacker.sort(reverse=True)
-        rerolled = (old, new)
+        if not only_if_helps or reroll_helps(plain.attacker, defender):
+            old, new = attacker[i], rng.die()
+            attacker[i] = new
+            attacker.sort(reverse=True)
+            rerolled = (old, new)
     used = None
     if commander:
         used = _commander(attacker, defender)
@@ -111,6 +119,36 @@ def roll(
             attacker.sort(reverse=True)
     a_loss, d_loss = losses(attacker, defender)
     return Roll(tuple(attacker), defender, a_loss, d_loss, rerolled, used)
+
+
+# reroll_helps, once per sorted roll that lost a comparison (at most 1,029 of them)
+HELPS: Final[dict[tuple[tuple[int, ...], tuple[int, ...]], bool]] = {}
+
+
+def reroll_helps(attacker: tuple[int, ...], defender: tuple[int, ...]) -> bool:
+    """The re-roll policy of rules version 3 (``ATTACK ... REROLL``): re-roll the
+    lowest attacking die that lost a comparison only when it gains armies on
+    average, that is when the mean over its six new values of (defender's losses
+    - attacker's losses) is greater than that difference for the roll as it
+    stands. A tie keeps the roll (no die drawn). Both sides sorted high to low,
+    at least one comparison lost."""
+    key = (attacker, defender)
+    found = HELPS.get(key)
+    if found is not None:
+        return found
+    lost = [i for i in range(min(len(attacker), len(defender))) if attacker[i] <= defender[i]]
+    i = lost[-1]
+    a_loss, d_loss = losses(attacker, defender)
+    kept = 6 * (d_loss - a_loss)
+    after = 0
+    for value in range(1, 7):
+        trial = list(attacker)
+        trial[i] = value
+        trial.sort(reverse=True)
+        a_new, d_new = losses(trial, defender)
+        after += d_new - a_new
+    found = HELPS[key] = after > kept
+    return found
 
 
 def _commander(attacker: list[int], defender: tuple[int, ...]) -> tuple[int, int] | None:

@@ -169,6 +169,11 @@ RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
     ),
     3: (
         "Version 3 (pbem of 2026-11-28, issue 33): what an audit against the rulebooks found.",
+        "ATTACK ... REROLL re-rolls the lowest losing die only when re-rolling it gains "
+        "armies on average (it was re-rolled on every roll that lost one).",
+        "The commander is used on the attack whose order says COMMANDER; without one, on "
+        "the turn's first roll of 3 dice where it wins a comparison (it was the turn's "
+        "first roll where it won one, even a one-die probe).",
     ),
 }
 
@@ -211,6 +216,19 @@ FIXED_RULES_V1: Final[tuple[str, ...]] = (
 )
 CARD_REROLL_V1: Final = (
     "An attacker holding the card of either territory re-rolls one lost die per roll."
+)
+
+# What rules version 3 (issue 33) says of the expert options instead of WORDS
+# (the sentences of WORDS are those of versions 2, and 1 for the commander).
+CARD_REROLL_V3: Final = (
+    "An attacker holding the card of either territory may ask (ATTACK ... REROLL) to "
+    "re-roll the lowest die that lost a comparison, which is done only when re-rolling "
+    "it gains armies on average."
+)
+COMMANDER_V3: Final = (
+    "Once per turn one attacking die of a roll counts as a 6: on the first roll of the "
+    "attack written ATTACK ... COMMANDER where that wins a comparison; with no such "
+    "order, on the turn's first roll of 3 attacking dice where it wins one."
 )
 
 
@@ -358,6 +376,10 @@ class Options:
             words = WORDS[f.name]
             if f.name == "card_reroll" and value and self.rules_version == 1:
                 lines.append(CARD_REROLL_V1)
+            elif f.name == "card_reroll" and value and self.rules_version >= 3:
+                lines.append(CARD_REROLL_V3)
+            elif f.name == "commander" and value and self.rules_version >= 3:
+                lines.append(COMMANDER_V3)
             elif isinstance(words, dict):
                 lines.append(words[value])
             else:

@@ -9,7 +9,18 @@ validates before this runs, so that means a bug or a stale validation.
 from __future__ import annotations
 
 from pbem.rules import attacking, defence, engine
-from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction, UntilKind
+from pbem.rules.actions import (
+    Attack,
+    CommanderUse,
+    Defend,
+    Fortify,
+    Place,
+    Trade,
+    TurnAction,
+    UntilKind,
+    commander_named,
+    commander_use,
+)
 from pbem.rules.engine import ShuffleStream
 from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
 from pbem.rules.state import ENDED, GameState
@@ -19,12 +30,13 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     """Apply one player's turn in the order written, then end it."""
     events: list[Event] = []
     attacked = False  # a PLACE after an ATTACK places the armies of an elimination
+    named = commander_named(actions)  # an ATTACK says COMMANDER (rules version 3)
     for action in actions:
         if state.phase == ENDED:
             break
         if isinstance(action, Attack):  # the most frequent first
             attacked = True
-            events += _attack(state, action, rng)
+            events += _attack(state, action, rng, commander_use(action, named))
         elif isinstance(action, Place):
             if attacked:
                 events += place_after_attack(state, action)
@@ -82,7 +94,12 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
     return events
 
 
-def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]:
+def _attack(
+    state: GameState,
+    action: Attack,
+    rng: ShuffleStream,
+    commander: CommanderUse = CommanderUse.DEFAULT,
+) -> list[Event]:
     source, target = action.source, action.target
     armies = state.armies
     # attack_problem, inlined: this runs for every attack of every simulated turn
@@ -102,7 +119,16 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
     else:
         until_left, max_rolls = None, until.n
     events = attacking.attack(
-        state, source, target, rng, action.dice, until_left, max_rolls, None, action.reroll
+        state,
+        source,
+        target,
+        rng,
+        action.dice,
+        until_left,
+        max_rolls,
+        None,
+        action.reroll,
+        commander,
     )
     if state.pending_move is not None:
         source, _, minimum = state.pending_move

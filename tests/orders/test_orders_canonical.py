@@ -71,6 +71,10 @@ def variations(line: str) -> list[str]:
         line + ",",
         line + " REROLL",
         line + " REROLL REROLL",
+        line + " COMMANDER",
+        line + " REROLL COMMANDER",
+        line + " COMMANDER REROLL",
+        line + " COMMANDER COMMANDER",
         line + " WITH 2 DICE",
         line + " WITH 2 DIE",
         line + " WITH 4 DICE",
@@ -145,6 +149,7 @@ def test_every_pair_of_territories_and_every_card_set() -> None:
         for line in (
             f"ATTACK {a} -> {b}",
             f"ATTACK {a} -> {b} WITH 1 DICE UNTIL 4 ROLLS MOVE 5 REROLL",
+            f"ATTACK {a} -> {b} WITH 1 DICE UNTIL 4 ROLLS MOVE 5 REROLL COMMANDER",
             f"FORTIFY 3 {a} -> {b}",
             f"FORTIFY ALL BUT 2 {a} -> {b}",
             f"PLACE 2 {a}, 1 {b}",
@@ -239,6 +244,7 @@ def _read(text: str, board: Board) -> object:
 CANONICAL = [
     "ATTACK Alaska -> Kamchatka UNTIL 2 LEFT MOVE ALL BUT 1",
     "ATTACK Ontario -> Quebec WITH 2 DICE UNTIL 3 ROLLS MOVE 4 REROLL",
+    "ATTACK Ontario -> Quebec WITH 2 DICE UNTIL 3 ROLLS MOVE 4 REROLL COMMANDER",
     "FORTIFY ALL BUT 2 Ontario -> Quebec",
     "PLACE 2 Ontario, 1 Quebec",
     "TRADE Alaska, Ontario, Wild",

@@ -299,8 +299,8 @@ BAD_SYNTAX = [
     (
         "ATTACK Alaska -> Kamchatka UNTILL 4 LEFT",
         [
-            "UNTILL: expected WITH, UNTIL, MOVE, REROLL or the end of the line after Kamchatka; "
-            "did you mean UNTIL?"
+            "UNTILL: expected WITH, UNTIL, MOVE, REROLL, COMMANDER or the end of the line "
+            "after Kamchatka; did you mean UNTIL?"
         ],
     ),
     ("ATTACK Alaska Kamchatka", ["Kamchatka: expected -> after Alaska"]),
@@ -320,7 +320,7 @@ BAD_SYNTAX = [
     ),
     (
         "ATTACK Alaska -> Kamchatka, Japan",
-        [",: expected WITH, UNTIL, MOVE, REROLL or the end of the line"],
+        [",: expected WITH, UNTIL, MOVE, REROLL, COMMANDER or the end of the line"],
     ),
     ("FORTIFY Ontario -> Quebec", ["Ontario: expected a number, ALL or ALL BUT n"]),
     ("FORTIFY MIN Ontario -> Quebec", ["MIN: expected a number, ALL or ALL BUT n"]),

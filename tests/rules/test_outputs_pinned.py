@@ -9,6 +9,7 @@ every draw checked) are pinned here as they were before the change.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from pbem.orders import parse_orders
 from pbem.paths import maps_dir
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream
+from pbem.rules.options import Options
 from pbem.rules.simulate import game_secret, play_game, setup_game
 from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
@@ -67,17 +69,49 @@ GAMES = {
 }
 
 
+# GAMES were recorded under rules version 2: they are played by it (its games
+# must never change); what version 3 changed is pinned in GAMES_V3
+PINNED_VERSION = 2
+
+# (preset, players, bot) -> as GAMES, under rules version 3 (issue 33: the
+# expert re-roll policy and commander)
+GAMES_V3 = {
+    ("expert", 3, "random"): [
+        ("p2", 34, "domination", "a4db115e0892c3d4", "5ea3c34000010685"),
+        ("p2", 33, "domination", "e1107ff6cf8f0fda", "c6c7c671c86f6fbe"),
+        ("p2", 48, "domination", "ede80b6a81523ce2", "56d63b1442f79acd"),
+    ],
+}
+
+
 @pytest.mark.parametrize("key", list(GAMES), ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}")
 def test_bot_games_give_the_recorded_hashes(key: tuple[str, int, str]) -> None:
     preset, players, bot = key
-    board, options = builtin_map("classic"), load_preset(preset)
+    options = replace(load_preset(preset), rules_version=PINNED_VERSION)
+    assert _played(preset, players, bot, options, len(GAMES[key])) == GAMES[key]
+
+
+@pytest.mark.parametrize("key", list(GAMES_V3), ids=lambda k: f"{k[0]}-{k[1]}-{k[2]}-v3")
+def test_bot_games_of_rules_version_3_give_the_recorded_hashes(
+    key: tuple[str, int, str],
+) -> None:
+    preset, players, bot = key
+    options = replace(load_preset(preset), rules_version=3)
+    assert _played(preset, players, bot, options, 3) == GAMES_V3[key]
+
+
+def _played(
+    preset: str, players: int, bot: str, options: Options, seeds: int
+) -> list[tuple[str | None, int, str, str, str]]:
+    """Winner, turns, reason, final hash and chain hash of seeds 1 .. ``seeds``."""
+    board = builtin_map("classic")
     got = []
-    for seed in range(1, len(GAMES[key]) + 1):
+    for seed in range(1, seeds + 1):
         r = play_game(board, options, players, seed, bot, keep_hashes=True, dice=DICE_V1)
         chain = hashlib.sha256("".join(r.hashes).encode()).hexdigest()
         assert len(r.hashes) == r.turns and r.final_hash == r.hashes[-1]
         got.append((r.winner, r.turns, r.reason, r.final_hash[:16], chain[:16]))
-    assert got == GAMES[key]
+    return got
 
 
 def test_a_games_events_are_the_recorded_ones() -> None:

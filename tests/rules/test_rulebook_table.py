@@ -67,3 +67,14 @@ def test_the_issue_14_table_names_real_options_values_and_defaults() -> None:
         assert said == {p: _text(getattr(load_preset(p), name)) for p in PRESETS}, name
         checked += 1
     assert checked == 5  # mission_deck, card_reroll, traded_cards, neutral, claim
+
+
+def test_the_issue_33_table_names_test_files_and_how_each_rule_is_versioned() -> None:
+    rows = _table("## The audit of issue 33")
+    assert rows[0] == ["rule", "rulebook", "versioned by", "tests"]
+    assert len(rows) > 1
+    for rule, _, how, tests in rows[1:]:
+        assert Path(PAGE.parent.parent / tests.split("`")[1]).is_file(), tests
+        found = re.match(r"rules_version 3|`(\w+)` = ", how)
+        assert found is not None, rule
+        assert found[1] is None or found[1] in OPTION_NAMES, how
