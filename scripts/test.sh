@@ -12,7 +12,9 @@ mypy
 # Three test processes on the two cores: most integration tests wait on servers
 # and subprocesses, so the suite runs in about half the time (pytest-xdist;
 # every server a test starts takes a free port, every test its own folder).
-python -m pytest -q -n "${PBEM_TEST_WORKERS:-3}" "$@"
+# Test files are handed out one at a time, the files of known-slow tests first
+# (tests/scheduling.py), so no long test runs alone at the end.
+python -m pytest -q -n "${PBEM_TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder "$@"
 # The rules engine must not depend on hashing: its tests again under two
 # more hash seeds (the suite itself also compares hash chains across seeds).
 # The second pass also runs them on the pure-Python engine (PBEM_NATIVE=0): the

@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.fixtures_pg",
     "tests.fixtures_mail",
     "tests.fixtures_oauth",
+    "tests.scheduling",
 ]

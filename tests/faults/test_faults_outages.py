@@ -134,6 +134,7 @@ def test_poll_with_the_database_down_exits_2_and_two_workers_alert_the_gm_once(
     daemon = start_daemon(world, workers[0], interval=0.5)
     try:
         wait_until(lambda: list((tmp_path / "outages").glob("database-*.json")), 30, "the file")
+        recorded_by = datetime.now(UTC)  # the first failure is no later than this
     finally:
         assert stop(daemon) == 0
     for minutes in (0, 20, 31, 45):  # the alert is due after 30 minutes
@@ -146,7 +147,9 @@ def test_poll_with_the_database_down_exits_2_and_two_workers_alert_the_gm_once(
     code, found = status_json(world, workers[1])
     assert code == 2
     since = datetime.fromisoformat(found["outages"]["database"]["since"])
-    assert timedelta(0) <= since - start < timedelta(seconds=5)  # the first failure
+    # the first failure, the daemon's (not a later poll's, 20 minutes on): no
+    # fixed bound, a loaded machine may take seconds to start the daemon
+    assert start <= since <= recorded_by
     assert found["outages"]["database"]["alerted"] is True
     assert gm_alerts(world) == ["[pbem] GM alert: Outage: the database"]
 

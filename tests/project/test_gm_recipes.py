@@ -128,8 +128,11 @@ def test_every_recipe_runs_as_written(tmp_path: Path) -> None:
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         PYTHONPATH=str(ROOT),  # this checkout's pbem, whatever the venv points at
         HOME=str(tmp_path),  # no ~/.config/pbem/pbem.toml
-        PBEM_NATIVE=os.environ.get("PBEM_NATIVE", "0"),
     )
+    # The engine a GM runs: compiled when built and fresh (pbem/native.py falls
+    # back to the source when stale), unless this run chose one.
+    if "PBEM_NATIVE" in os.environ:
+        env["PBEM_NATIVE"] = os.environ["PBEM_NATIVE"]
     outputs: dict[str, list[str]] = {}
     for block in page_blocks():
         if not block.runs:
