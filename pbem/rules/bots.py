@@ -33,6 +33,7 @@ from pbem.rules.actions import (
     UntilKind,
 )
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
+from pbem.rules.defaults import fit_to_cap, trade_bonus
 from pbem.rules.odds import battle
 from pbem.rules.state import CLAIM, HQ, PLACE, GameState, neighbours_of
 
@@ -172,6 +173,12 @@ class Bot(ABC):
                 must = False
         view = View.of(state, seat)
         placements = self.place(state, view, due, rng)
+        if options.max_armies and options.rules_version >= 3:
+            # rules version 3 refuses a PLACE over max_armies: what falls over
+            # goes where there is room (defaults.fit_to_cap)
+            traded = [a.cards for a in actions if isinstance(a, Trade)]
+            bonus = trade_bonus(state, seat, traded)
+            placements = list(fit_to_cap(state, seat, tuple(placements), view.borders, bonus))
         if placements:
             actions.append(Place(tuple(placements)))
             for n, territory in placements:

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 from pbem.rules import attacking, defence, engine
 from pbem.rules.actions import Attack, Defend, Fortify, Place, Trade, TurnAction, UntilKind
-from pbem.rules.engine import ShuffleStream
-from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
+from pbem.rules.engine import ShuffleStream, territory_name
+from pbem.rules.events import (
+    AttackSkipped,
+    CardsTraded,
+    Event,
+    FortifySkipped,
+    PlaceSkipped,
+    TradeSkipped,
+)
 from pbem.rules.state import ENDED, GameState
 
 
@@ -19,12 +26,18 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     """Apply one player's turn in the order written, then end it."""
     events: list[Event] = []
     attacked = False  # a PLACE after an ATTACK places the armies of an elimination
-    for action in actions:
+    # rules version 3: a TRADE after an ATTACK chooses the sets of a forced trade
+    late = _late_trades(state, actions)
+    used: set[int] = set()  # indices of those TRADEs a forced trade used
+    for index, action in enumerate(actions):
         if state.phase == ENDED:
             break
         if isinstance(action, Attack):  # the most frequent first
             attacked = True
-            events += _attack(state, action, rng)
+            if late and late[-1] > index:
+                events += _attack_choosing(state, action, rng, actions, index, late, used)
+            else:
+                events += _attack(state, action, rng)
         elif isinstance(action, Place):
             if attacked:
                 events += place_after_attack(state, action)
@@ -34,6 +47,11 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
                     break
                 events += engine.place(state, territory, armies)
         elif isinstance(action, Trade):
+            if attacked and late:
+                if index not in used:
+                    reason = "no forced trade after an elimination used it"
+                    events.append(TradeSkipped(state.current, action.cards, reason))
+                continue
             events += engine.trade(state, action.cards)
         elif isinstance(action, Fortify):
             events += _fortify(state, action)
@@ -44,6 +62,38 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             raise TypeError(f"not a turn action: {action!r}")
     if state.phase != ENDED:
         events += engine.end_turn(state, rng)
+    return events
+
+
+def _late_trades(state: GameState, actions: list[TurnAction]) -> list[int]:
+    """Rules version 3: the indices of the TRADEs written after the first ATTACK
+    (under 1 and 2 the order reader refuses them)."""
+    if state.options.rules_version < 3:
+        return []
+    first = next((i for i, a in enumerate(actions) if isinstance(a, Attack)), len(actions))
+    return [i for i in range(first + 1, len(actions)) if isinstance(actions[i], Trade)]
+
+
+def _attack_choosing(
+    state: GameState,
+    action: Attack,
+    rng: ShuffleStream,
+    actions: list[TurnAction],
+    index: int,
+    late: list[int],
+    used: set[int],
+) -> list[Event]:
+    """An ATTACK with TRADE orders written after it: if it eliminates a player
+    and leaves 6 or more cards, those not yet used choose the sets traded, in
+    the order written (attacking.forced_trades)."""
+    mine = [i for i in late if i > index and i not in used]
+    chosen = tuple(actions[i].cards for i in mine)  # type: ignore[union-attr]
+    events = _attack(state, action, rng, chosen)
+    traded = [e.cards for e in events if isinstance(e, CardsTraded) and e.forced]
+    for i, cards in zip(mine, chosen, strict=True):
+        if cards in traded:
+            traded.remove(cards)
+            used.add(i)
     return events
 
 
@@ -74,6 +124,16 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
             events.append(PlaceSkipped(me, territory, armies, "no armies from an elimination"))
             continue
         placed = min(armies, state.reinforcements)
+        cap = state.options.max_armies
+        if cap and state.options.rules_version >= 3 and placed > cap - state.armies[territory]:
+            # rules version 3: no more than max_armies lets; the rest of the
+            # elimination's armies go where there is room (place_leftover)
+            fits = max(0, cap - state.armies[territory])
+            if fits:
+                events += engine.place(state, territory, fits)
+            reason = f"{territory_name(state, territory)} would hold more than {cap} armies"
+            events.append(PlaceSkipped(me, territory, armies - fits, reason))
+            continue
         events += engine.place(state, territory, placed)
         if placed < armies:
             events.append(
@@ -82,7 +142,12 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
     return events
 
 
-def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]:
+def _attack(
+    state: GameState,
+    action: Attack,
+    rng: ShuffleStream,
+    trades: tuple[tuple[int, int, int], ...] = (),
+) -> list[Event]:
     source, target = action.source, action.target
     armies = state.armies
     # attack_problem, inlined: this runs for every attack of every simulated turn
@@ -102,7 +167,7 @@ def _attack(state: GameState, action: Attack, rng: ShuffleStream) -> list[Event]
     else:
         until_left, max_rolls = None, until.n
     events = attacking.attack(
-        state, source, target, rng, action.dice, until_left, max_rolls, None, action.reroll
+        state, source, target, rng, action.dice, until_left, max_rolls, None, action.reroll, trades
     )
     if state.pending_move is not None:
         source, _, minimum = state.pending_move
