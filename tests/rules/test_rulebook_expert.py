@@ -231,3 +231,16 @@ def test_elimination_armies_over_the_cap_go_where_there_is_room() -> None:
         ArmiesPlaced(SEAT, KAMCHATKA, 1),
     ]
     assert (state.armies[NEW_GUINEA], state.armies[ALASKA], state.armies[KAMCHATKA]) == (12, 12, 2)
+
+
+def test_the_rules_in_words_say_what_the_cap_does_by_version() -> None:
+    """`pbem rules expert`: the cap in words, version 3 and version 2."""
+    assert (
+        "A territory holds at most 12 armies: a PLACE over it is refused, and armies are "
+        "lost only when no territory of the player has room; moves stop at it."
+    ) in EXPERT.describe()
+    assert (
+        "A territory holds at most 12 armies; armies placed over it are lost, moves stop at it."
+    ) in EXPERT_V2.describe()
+    assert "TRADE orders written after that ATTACK" in EXPERT.describe()[-1]
+    assert "TRADE" not in EXPERT_V2.describe()[-1]

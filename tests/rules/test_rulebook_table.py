@@ -67,3 +67,15 @@ def test_the_issue_14_table_names_real_options_values_and_defaults() -> None:
         assert said == {p: _text(getattr(load_preset(p), name)) for p in PRESETS}, name
         checked += 1
     assert checked == 5  # mission_deck, card_reroll, traded_cards, neutral, claim
+
+
+def test_the_issue_33_table_names_test_files_and_the_rules_version() -> None:
+    rows = _table("## The audit of issue 33")
+    assert rows[0] == ["rule", "rulebook", "versioned by", "tests"]
+    assert len(rows) > 2
+    for rule, _, versioned, tests in rows[1:]:
+        assert Path(PAGE.parent.parent / tests.split("`")[1]).is_file(), tests
+        option = re.fullmatch(r"`(\w+)` = (.+)", versioned)
+        assert versioned == "rules_version 3" or (
+            option is not None and option[1] in OPTION_NAMES
+        ), rule
