@@ -183,7 +183,10 @@ class Bot(ABC):
             actions.append(Place(tuple(placements)))
             for n, territory in placements:
                 view.armies[territory] += n
-        actions += self.attacks(state, view, rng)
+        attacks = self.attacks(state, view, rng)
+        if not attacks and options.max_armies and options.rules_version >= 3:
+            attacks = full_board_attack(state, view)
+        actions += attacks
         fortify = self.fortify(state, view, rng)
         if fortify is not None:
             actions.append(fortify)
@@ -279,6 +282,22 @@ def spread(
             counts[i] += more
             spare -= more
     return tuple((c, t) for t, c in sorted(zip(targets, counts, strict=True)) if c)
+
+
+def full_board_attack(state: GameState, view: View) -> list[TurnAction]:
+    """Rules version 3 keeps every army under max_armies, so a board can fill up:
+    every territory of the bot at the cap, where waiting gains nothing and no
+    attack looks good (a stalemate of bots). Then attack once, from the
+    strongest border territory (the first in map order) at its weakest
+    neighbour (the first in map order)."""
+    cap = state.options.max_armies
+    armies = view.armies
+    if not view.borders or any(armies[t] < cap for t in view.own):
+        return []
+    source = max(view.borders, key=lambda t: (armies[t], -t))
+    targets = [n for n in neighbours_of(state.board)[source] if n not in view.mine]
+    target = min(targets, key=lambda t: (armies[t], t))
+    return [Attack(source, target, move=ALL)]
 
 
 def room_of(state: GameState, targets: list[int]) -> list[int] | None:
