@@ -179,13 +179,6 @@ class _TurnCheck:
         ):
             self.place_after_attack(order, action)  # armies of an elimination's trades
             return
-        if (
-            isinstance(action, Trade)
-            and self.stage == TURN_KEYWORDS.index("ATTACK")
-            and self.version3
-        ):
-            self.trade_after_attack(order, action)  # the choice of a forced trade
-            return
         rank = TURN_KEYWORDS.index(order.keyword)
         if rank < self.stage:
             later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")

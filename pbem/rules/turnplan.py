@@ -34,8 +34,8 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             break
         if isinstance(action, Attack):  # the most frequent first
             attacked = True
-            if late and late[-1] > index:
-                events += _attack_choosing(state, action, rng, actions, index, late, used)
+            if late and late[-1][0] > index:
+                events += _attack_choosing(state, action, rng, index, late, used)
             else:
                 events += _attack(state, action, rng)
         elif isinstance(action, Place):
@@ -65,29 +65,28 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     return events
 
 
-def _late_trades(state: GameState, actions: list[TurnAction]) -> list[int]:
-    """Rules version 3: the indices of the TRADEs written after the first ATTACK
-    (under 1 and 2 the order reader refuses them)."""
+def _late_trades(state: GameState, actions: list[TurnAction]) -> list[tuple[int, Trade]]:
+    """Rules version 3: the TRADEs written after the first ATTACK, with their
+    index (under 1 and 2 the order reader refuses them)."""
     if state.options.rules_version < 3:
         return []
     first = next((i for i, a in enumerate(actions) if isinstance(a, Attack)), len(actions))
-    return [i for i in range(first + 1, len(actions)) if isinstance(actions[i], Trade)]
+    return [(i, a) for i, a in enumerate(actions) if i > first and isinstance(a, Trade)]
 
 
 def _attack_choosing(
     state: GameState,
     action: Attack,
     rng: ShuffleStream,
-    actions: list[TurnAction],
     index: int,
-    late: list[int],
+    late: list[tuple[int, Trade]],
     used: set[int],
 ) -> list[Event]:
     """An ATTACK with TRADE orders written after it: if it eliminates a player
     and leaves 6 or more cards, those not yet used choose the sets traded, in
     the order written (attacking.forced_trades)."""
-    mine = [i for i in late if i > index and i not in used]
-    chosen = tuple(actions[i].cards for i in mine)  # type: ignore[union-attr]
+    mine = [i for i, _ in late if i > index and i not in used]
+    chosen = tuple(trade.cards for i, trade in late if i > index and i not in used)
     events = _attack(state, action, rng, chosen)
     traded = [e.cards for e in events if isinstance(e, CardsTraded) and e.forced]
     for i, cards in zip(mine, chosen, strict=True):
