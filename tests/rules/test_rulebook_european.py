@@ -251,7 +251,7 @@ def test_a_missed_turn_trades_the_set_worth_most_to_the_player() -> None:
     assert state.must_trade
     assert default_turn(state)[0] == Trade((3, 6, 9))
     v2 = _elimination(replace(DOMINATION, rules_version=2), hand=MINE + CAV, taken=[])
-    assert default_turn(v2)[0] == Trade(tuple(CAV))
+    assert default_turn(v2)[0] == Trade((1, 4, 7))
 
 
 def test_check_gives_odds_for_a_trade_after_an_attack() -> None:
