@@ -17,15 +17,28 @@ import pytest
 from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
 from pbem.orders.parser import parse_orders
-from pbem.orders.render import render_action
+from pbem.orders.render import render_action, render_orders
+from pbem.orders.v3checks import room_for_due
 from pbem.orders.validate import turn_actions
 from pbem.rules import engine
-from pbem.rules.actions import Attack, Place
-from pbem.rules.defaults import default_turn
+from pbem.rules.actions import Attack, Place, Trade
+from pbem.rules.bots import make_bot
+from pbem.rules.cards import designs_of, set_value
+from pbem.rules.defaults import default_turn, trade_bonus
+from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import ArmiesPlaced, AttackResolved, PlaceSkipped, Roll
+from pbem.rules.simulate import game_secret, setup_game
+from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
-from tests.rules.support import ScriptedDice, arrange, give_cards, new_state, start_turn
+from tests.rules.support import (
+    ScriptedDice,
+    arrange,
+    classic,
+    give_cards,
+    new_state,
+    start_turn,
+)
 
 EXPERT = load_preset("expert")
 NO_COMMANDER = replace(EXPERT, commander=False)  # the re-roll alone
@@ -244,3 +257,35 @@ def test_the_rules_in_words_say_what_the_cap_does_by_version() -> None:
     ) in EXPERT_V2.describe()
     assert "TRADE orders written after that ATTACK" in EXPERT.describe()[-1]
     assert "TRADE" not in EXPERT_V2.describe()[-1]
+
+
+def test_bots_and_missed_turns_place_under_the_cap_in_orders_that_validate() -> None:
+    """Under version 3 a bot's and a missed turn's orders are read like a player's
+    (rendered, parsed, validated): none places over the cap, and the armies lost
+    before the attacks are exactly those no territory of the player had room for.
+    A low cap (6) fills the board."""
+    options = replace(EXPERT, max_armies=6)
+    bots = [make_bot("random" if s % 2 else "greedy", 10 + s) for s in range(4)]
+    state = setup_game(classic(), options, 4, 3, bots)
+    short = 0  # turns whose armies did not all fit
+    while state.phase != ENDED and state.turn < 80:
+        seat = state.current
+        actions = default_turn(state) if state.turn % 4 == 0 else bots[seat].plan_turn(state)
+        mail = parse_orders(render_orders(actions, state.board), state.board)
+        assert validate_mail(state, seat, mail) == [], (state.turn, actions)
+        trades = [a.cards for a in actions if isinstance(a, Trade)]
+        due = state.reinforcements
+        for number, cards in enumerate(trades, state.sets_traded + 1):
+            due += set_value(options, number, designs_of(state.board, cards))
+        room = room_for_due(state, seat, trade_bonus(state, seat, trades))
+        rng = DiceStream(game_secret(3), state.game, f"turn:{state.turn}")
+        events = play_turn(state, actions, rng)
+        first_attack = next(
+            (i for i, e in enumerate(events) if isinstance(e, AttackResolved)), len(events)
+        )
+        lost = sum(
+            e.lost for e in events[:first_attack] if isinstance(e, ArmiesPlaced) and e.armies == 0
+        )
+        assert lost == max(0, due - room), state.turn
+        short += due > room
+    assert state.turn >= 40 and short > 0
