@@ -120,7 +120,10 @@ class _TurnCheck:
             if rank == place_rank and self.stage == attack_rank and self.elimination_places:
                 self.place_after_attack(order, action)  # type: ignore[arg-type]
                 continue
-            if rank == 0 and self.stage == attack_rank and self.version3:
+            after = self.stage == attack_rank or (
+                order.line > first_unread and "ATTACK" in self.unread  # a line to be one
+            )
+            if rank == 0 and self.version3 and after:
                 self.trade_after_attack(order, action)  # type: ignore[arg-type]
                 continue
             if rank < self.stage:
@@ -231,7 +234,7 @@ class _TurnCheck:
         and such a trade must be possible."""
         hand = self.hand_at_attack if self.hand_at_attack >= 0 else len(self.hand)
         problem = no_forced_trade(self.state, hand, self.victims)
-        if problem is not None:
+        if problem is not None and self.stage == _RANK[Attack]:
             self.problems.append(problem_at(order, problem))
             return
         resolved = self.held_set(order, action)

@@ -16,6 +16,7 @@ import pytest
 
 from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
+from pbem.orders.errors import OrdersError
 from pbem.orders.forecast import forecast_lines
 from pbem.orders.parser import parse_orders
 from pbem.orders.validate import turn_actions
@@ -265,3 +266,17 @@ def test_check_gives_odds_for_a_trade_after_an_attack() -> None:
     assert lines[1] == (
         "  1. Kamchatka -> Alaska: takes it >99.9%; armies left 9.5 (Kamchatka 6.5, Alaska 3.0)"
     )
+
+
+def test_a_trade_below_a_line_to_be_an_attack_is_read_as_a_forced_trades_choice() -> None:
+    """A mail whose ATTACK could not be read: the TRADE below it is not told to come
+    before it (version 3); its cards are still checked."""
+    state = _elimination(hand=MINE + [WILD_1], taken=CAV[:2])
+    text = "PLACE 5 Indonesia\nATACK Kamchatka -> Alaska\nTRADE Alberta, Western United States, "
+    with pytest.raises(OrdersError) as caught:
+        parse_orders(text + "Wild", state.board)
+    assert validate_mail(state, SEAT, caught.value.partial) == []
+    with pytest.raises(OrdersError) as caught:
+        parse_orders(text + "Quebec", state.board)
+    problems = validate_mail(state, SEAT, caught.value.partial)
+    assert [(p.line, p.message) for p in problems] == [(3, "you do not hold the Quebec card")]
