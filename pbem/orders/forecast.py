@@ -166,6 +166,12 @@ def _apply_fixed(state: GameState, action: TurnAction) -> None:
                 break
             engine.place(state, territory, armies)
     elif isinstance(action, Trade):
+        if state.phase != REINFORCE:
+            # rules version 3: a TRADE after an ATTACK chooses an elimination's
+            # forced trade; the odds take the set worth most to the player
+            # (attacking.set_worth_most) instead: only where the armies of an
+            # elimination's trade go may differ
+            return
         engine.trade(state, action.cards)
 
 

@@ -96,8 +96,15 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "Trade a set of three cards for armies, before PLACE. A card is a territory name "
         "or WILD. Up to the number of sets the rules allow in a turn; required when the "
         "rules force a trade. The +2 bonus for an owned territory on a traded card is "
-        "placed on that territory automatically.",
-        ("TRADE {a}, {b}, Wild",),
+        "placed on that territory automatically. A TRADE written after an ATTACK chooses "
+        "the sets you trade at once when an elimination leaves you 6 or more cards (rules "
+        "version 3): cards you hold, tried in the order written; without one (or past "
+        "them) the set worth most to you, its +2s counted, then fewer wilds, then map "
+        "order. Its armies are placed by the PLACE orders after it.",
+        (
+            "TRADE {a}, {b}, Wild",
+            "TRADE {a}, {c}, Wild   # below an ATTACK: if it eliminates a player",
+        ),
     ),
     OrderDef(
         "PLACE",
@@ -107,7 +114,9 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "place exactly the armies due this turn (territories, continents and trades). "
         "A PLACE written after an ATTACK places the armies of the sets an elimination makes "
         "you trade at once (6 or more cards); without one it is skipped, and armies no PLACE "
-        "places go on the territory taken last (then on your others with room).",
+        "places go on the territory taken last (then on your others with room). Under a "
+        "max_armies cap (expert rules, rules version 3) a PLACE over it is refused; armies "
+        "are lost only when none of your territories has room.",
         ("PLACE 5 {a}", "PLACE 2 {b}, 1 {c}"),
     ),
     OrderDef(

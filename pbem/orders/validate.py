@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pbem.orders.cardcheck import held_set
 from pbem.orders.errors import (
     OrderProblem,
     OrdersError,
@@ -24,8 +25,9 @@ from pbem.orders.errors import (
     whole_problem,
 )
 from pbem.orders.linereader import not_adjacent
-from pbem.orders.model import TURN_KEYWORDS, WILD_CARD, Order, ParsedMail
+from pbem.orders.model import TURN_KEYWORDS, Order, ParsedMail
 from pbem.orders.setupcheck import PHASE_WORDS, validate_setup
+from pbem.orders.v3checks import no_forced_trade, over_cap, room_for_due, version3
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -37,8 +39,7 @@ from pbem.rules.actions import (
     TurnAction,
     UntilKind,
 )
-from pbem.rules.board import WILD
-from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
+from pbem.rules.cards import designs_of, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1
 from pbem.rules.options import Options
 from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
@@ -114,6 +115,11 @@ class _TurnCheck:
         # under version 1 those armies went on the territory taken last, and a
         # PLACE after an ATTACK is out of order, as pbem 95b4065 read it
         self.elimination_places = state.options.rules_version >= 2
+        # rules version 3: PLACE under max_armies, TRADE after ATTACK (v3checks)
+        self.version3 = version3(state)
+        self.bonus_on: dict[int, int] = {}  # territory -> the +2s of the turn's trades
+        self.hand_at_attack = -1  # cards held when the first ATTACK runs
+        self.victims: list[int] = []  # owners of the territories ATTACKs aim at
 
     def run(self, orders: Sequence[Order]) -> None:
         attack_rank, place_rank = _RANK[Attack], _RANK[Place]
@@ -129,6 +135,12 @@ class _TurnCheck:
             # a TRADE, PLACE, ATTACK or FORTIFY (most orders): as in general(), by type
             if rank == place_rank and self.stage == attack_rank and self.elimination_places:
                 self.place_after_attack(order, action)  # type: ignore[arg-type]
+                continue
+            after = self.stage == attack_rank or (
+                order.line > first_unread and "ATTACK" in self.unread  # a line to be one
+            )
+            if rank == 0 and self.version3 and after:
+                self.trade_after_attack(order, action)  # type: ignore[arg-type]
                 continue
             if rank < self.stage:
                 later = one_of(list(TURN_KEYWORDS[rank + 1 : TURN_KEYWORDS.index("DEFEND")]), "and")
@@ -214,51 +226,10 @@ class _TurnCheck:
             self.problems.append(problem_at(order, message))
             self.due_known = False
             return
-        left = list(self.hand)
-        resolved: list[int] = []
-        wilds_held = sum(1 for c in state.players[self.seat].cards if board.card_design(c) == WILD)
-        for i, card in enumerate(action.cards):
-            if card == WILD_CARD:
-                wilds = sorted(c for c in left if board.card_design(c) == WILD)
-                if not wilds:
-                    if wilds_held:
-                        message = f"you hold only {_plural(wilds_held, 'Wild card')}"
-                    else:
-                        message = "you do not hold a Wild card"
-                    self.problems.append(problem_at(order, message, i, "Wild"))
-                    continue
-                card = wilds[0]
-            elif card in left:
-                pass
-            elif card in self.traded_on:
-                name = board.card_name(card)
-                message = f"the {name} card is already traded on line {self.traded_on[card]}"
-                self.problems.append(problem_at(order, message, i, name))
-                continue
-            else:
-                name = board.card_name(card)
-                self.problems.append(problem_at(order, f"you do not hold the {name} card", i, name))
-                continue
-            left.remove(card)
-            resolved.append(card)
-        if len(resolved) != 3:
+        resolved = self.held_set(order, action)
+        if resolved is None:
             self.due_known = False
             return
-        if not is_set(board, resolved, mixed_sets(options)):
-            names = ", ".join(board.card_name(c) for c in resolved)
-            designs = ", ".join(designs_of(board, resolved))
-            kinds = (
-                "three of a design, one of each, or any two and a Wild"
-                if mixed_sets(options)
-                else "three of a design, or two of a design and a Wild"
-            )
-            message = f"{names} is not a set ({designs}): a set is {kinds}"
-            self.problems.append(problem_at(order, message))
-            self.due_known = False
-            return
-        self.hand = left
-        for card in resolved:
-            self.traded_on[card] = order.line
         number = state.sets_traded + len(self.values) + 1
         self.values.append(set_value(options, number, designs_of(board, resolved)))
         for card in resolved:  # the +2 bonus, as engine.trade_set places it
@@ -270,7 +241,32 @@ class _TurnCheck:
                     break
                 self.bonus_taken = True
             self.upper[territory] += 2
+            self.bonus_on[territory] = self.bonus_on.get(territory, 0) + 2
         self.actions.append(Trade((resolved[0], resolved[1], resolved[2])))
+
+    def trade_after_attack(self, order: Order, action: Trade) -> None:
+        """Rules version 3: a TRADE after an ATTACK names a set of the trade an
+        elimination forces (attacking.forced_trades); it must be held, be a set,
+        and such a trade must be possible."""
+        hand = self.hand_at_attack if self.hand_at_attack >= 0 else len(self.hand)
+        problem = no_forced_trade(self.state, hand, self.victims)
+        if problem is not None and self.stage == _RANK[Attack]:
+            self.problems.append(problem_at(order, problem))
+            return
+        resolved = self.held_set(order, action)
+        if resolved is not None:
+            self.actions.append(Trade((resolved[0], resolved[1], resolved[2])))
+
+    def held_set(self, order: Order, action: Trade) -> list[int] | None:
+        """The cards of a TRADE, wilds resolved, taken out of the hand; None (and
+        the problems told) when they are not held or not a set."""
+        resolved, self.hand, problems = held_set(
+            self.state, self.seat, self.hand, self.traded_on, order, action
+        )
+        self.problems += problems
+        for card in resolved or ():
+            self.traded_on[card] = order.line
+        return resolved
 
     # -- placement ---------------------------------------------------------------
     def place(self, order: Order, action: Place) -> None:
@@ -283,6 +279,11 @@ class _TurnCheck:
             elif armies < 1:
                 self.problems.append(problem_at(order, "armies to place must be at least 1", i))
             else:
+                if self.version3:  # rules version 3 refuses a PLACE over max_armies
+                    message = over_cap(self.state, self.seat, self.upper, territory, armies)
+                    if message is not None:
+                        name = self.state.board.territories[territory].name
+                        self.problems.append(problem_at(order, message, i, name))
                 self.upper[territory] += armies
         self.actions.append(action)
 
@@ -334,6 +335,11 @@ class _TurnCheck:
             and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
         ):
             self.attack_problems(order, action)
+        if self.version3:  # who a forced trade's cards may come from (trade_after_attack)
+            if self.hand_at_attack < 0:
+                self.hand_at_attack = len(self.hand)
+            if owner[target] != seat:
+                self.victims.append(owner[target])
         self.taken.add(target)
         self.unknown.add(target)
         self.actions.append(action)
@@ -462,6 +468,10 @@ class _TurnCheck:
         if not self.due_known:
             return
         due = state.reinforcements + sum(self.values)
+        room = room_for_due(state, self.seat, self.bonus_on) if self.version3 else due
+        if room < due:  # rules version 3: what no territory can hold is lost
+            self.due_with_room(due, room)
+            return
         if not self.place_orders:
             if due > 0 and "PLACE" not in unread:
                 message = f"no PLACE order: {due} armies must be placed this turn"
@@ -482,6 +492,23 @@ class _TurnCheck:
                 what = "set" if len(self.values) == 1 else "sets"
                 message += f" ({state.reinforcements} + {sets} for the traded {what})"
             self.problems.append(problem_at(self.place_orders[0], message))
+
+    def due_with_room(self, due: int, room: int) -> None:
+        """Rules version 3: the player's territories cannot hold the ``due``
+        armies under max_armies; the PLACE orders must fill them (``room``), and
+        the rest are lost."""
+        if self.placed == room or ("PLACE" in self.unread and self.placed <= room):
+            return
+        cap = self.state.options.max_armies
+        message = (
+            f"PLACE orders place {self.placed} armies; {due} are due this turn, but your "
+            f"territories have room for only {room} under the cap of {cap} (max_armies): "
+            f"place {room} (the other {due - room} are lost)"
+        )
+        if self.place_orders:
+            self.problems.append(problem_at(self.place_orders[0], message))
+        else:
+            self.problems.append(OrderProblem(0, 0, "", "no PLACE order: " + message[13:]))
 
 
 # The turn orders read most, by their action's exact type: their rank in

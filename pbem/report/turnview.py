@@ -32,6 +32,7 @@ from pbem.rules.events import (
     PlaceSkipped,
     PlayerEliminated,
     Roll,
+    TradeSkipped,
 )
 from pbem.rules.state import GameState
 
@@ -201,6 +202,10 @@ class _Telling:
             f"{event.reason}."
         )
 
+    def trade_skipped(self, event: TradeSkipped) -> None:
+        cards = ", ".join(self.board.card_name(c) for c in event.cards)
+        self.attacks.items.append(f"TRADE {cards}: skipped, {event.reason}.")
+
     def defence_ordered(self, event: DefenceOrdered) -> None:
         if self.viewer == event.seat:
             dice = "1 die" if event.dice == 1 else "the most dice allowed"
@@ -282,6 +287,7 @@ class _Telling:
 _TELLERS: dict[type, Callable[[_Telling, Any], None]] = {
     ArmiesPlaced: _Telling.armies_placed,
     PlaceSkipped: _Telling.place_skipped,
+    TradeSkipped: _Telling.trade_skipped,
     DefenceOrdered: _Telling.defence_ordered,
     AttackResolved: _Telling.attack_resolved,
     MovedIn: _Telling.moved_in,

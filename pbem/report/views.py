@@ -17,6 +17,7 @@ from pbem.report.textfmt import WIDTH, join_words, plural
 from pbem.rules.actions import Claim
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
+from pbem.rules.defaults import fit_to_cap, trade_bonus
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.opening import neutral_share
 from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, SETUP_PHASES, GameState
@@ -449,7 +450,14 @@ def turn_examples(state: GameState, seat: int) -> list[str]:
         if state.owner[b] == seat
     ]
     second = pairs[0][0] if pairs else next((t for t in own if t != base), None)
-    lines.append(_spread(state, "PLACE", armies, [base] if second is None else [base, second]))
+    if state.options.max_armies and state.options.rules_version >= 3:
+        # rules version 3 refuses a PLACE over the cap: what falls over goes
+        # where there is room, as a missed turn's (defaults.fit_to_cap)
+        hand = state.players[seat].cards
+        traded = all_sets(state.board, hand, mixed_sets(state.options))[:1] if lines else []
+        lines += _capped_place(state, seat, armies, base, second, front, traded)
+    else:
+        lines.append(_spread(state, "PLACE", armies, [base] if second is None else [base, second]))
     enemy = [n for n in board.territories[base].neighbours if state.owner[n] != seat]
     if enemy:
         weakest = min(enemy, key=lambda n: (state.armies[n], n))
@@ -461,6 +469,33 @@ def turn_examples(state: GameState, seat: int) -> list[str]:
                 f"FORTIFY 1 {board.territories[source].name} -> {board.territories[target].name}"
             )
     return lines
+
+
+def _capped_place(
+    state: GameState,
+    seat: int,
+    armies: int,
+    base: int,
+    second: int | None,
+    front: list[int],
+    traded: list[tuple[int, int, int]],
+) -> list[str]:
+    """The example PLACE under max_armies (rules version 3): the split of _spread,
+    kept under the cap; none when no territory has room."""
+    split = (
+        [(armies, base)]
+        if second is None or armies < 2
+        else [
+            (armies - armies // 2, base),
+            (armies // 2, second),
+        ]
+    )
+    bonus = trade_bonus(state, seat, traded)
+    placed = fit_to_cap(state, seat, tuple(split), front, bonus)
+    if not placed:
+        return []
+    names = state.board.territories
+    return ["PLACE " + ", ".join(f"{n} {names[t].name}" for n, t in placed)]
 
 
 def example_orders(state: GameState, seat: int) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pbem.rules import victory
 from pbem.rules.actions import CommanderUse
-from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
+from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
 from pbem.rules.engine import (
     add_armies,
@@ -52,6 +52,7 @@ def attack(
     seat: int | None = None,
     reroll: bool = False,
     commander: CommanderUse = CommanderUse.DEFAULT,
+    trades: tuple[tuple[int, int, int], ...] = (),
 ) -> list[Event]:
     """Roll until TO falls or FROM has one army (or the stop conditions).
 
@@ -59,14 +60,19 @@ def attack(
     the player choose; under rules version 2 it is used on every roll where it
     applies, under version 3 only where it helps: combat.reroll_helps).
     ``commander``: where the expert commander may be used (commander_on_roll).
+    ``trades``: the sets of the player's TRADE orders written after this
+    ATTACK, for a forced trade if it eliminates a player (rules version 3).
     """
     _check_attack(state, source, target, dice, seat, reroll)
     if commander == CommanderUse.HERE and not (
         state.options.commander and state.options.rules_version >= 3
     ):
         raise RulesError("commander", "these rules have no COMMANDER order")
-    leftover = place_leftover(state) if state.reinforcements else []
+    # (the phase first: under rules version 3 armies that fit nowhere under
+    # max_armies may be left from the reinforcements, and are lost here; under
+    # 1 and 2 no armies are left in the reinforcement phase)
     state.phase = ATTACK
+    leftover = place_leftover(state) if state.reinforcements else []
     me = state.current
     defender = state.owner[target]
     hand = state.players[me].cards
@@ -119,7 +125,7 @@ def attack(
     if conquered:
         eliminated = defender not in state.owner
         if eliminated:
-            events += _eliminate(state, defender, me, target)
+            events += _eliminate(state, defender, me, target, trades)
         if eliminated or state.options.goal != "domination":
             events += check_victory(state)
         if state.phase == ENDED and state.pending_move is not None:
@@ -240,7 +246,13 @@ def _conquer(state: GameState, source: int, target: int, last: Roll, one_die: bo
     state.pending_move = (source, target, minimum)
 
 
-def _eliminate(state: GameState, loser: int, winner: int, taken_last: int) -> list[Event]:
+def _eliminate(
+    state: GameState,
+    loser: int,
+    winner: int,
+    taken_last: int,
+    trades: tuple[tuple[int, int, int], ...] = (),
+) -> list[Event]:
     victim = state.players[loser]
     victim.alive = False
     taken = list(victim.cards)
@@ -252,6 +264,8 @@ def _eliminate(state: GameState, loser: int, winner: int, taken_last: int) -> li
     events += victory.on_elimination(state, loser, winner)
     hand = state.players[winner].cards
     if len(hand) >= 6 and state.options.card_values != "none":
+        if state.options.rules_version >= 3:
+            return events + forced_trades(state, winner, trades)
         while len(hand) > 4:
             best = best_set(state, winner)
             if best is None:
@@ -270,8 +284,70 @@ def _eliminate(state: GameState, loser: int, winner: int, taken_last: int) -> li
     return events
 
 
+def forced_trades(
+    state: GameState, seat: int, chosen: tuple[tuple[int, int, int], ...]
+) -> list[Event]:
+    """Rules version 3: an elimination left ``seat`` with 6 or more cards; trade
+    down to 4 or fewer ("you must immediately trade in enough sets", 000).
+
+    The player chooses: ``chosen`` are the sets of the TRADE orders written
+    after the ATTACK, tried in the order written (one whose cards are no longer
+    all held, or that is not a set, is passed over; turnplan reports it). Then,
+    while more than 4 cards are held, the set worth most to the player
+    (``set_worth_most``). The armies go to the reinforcements, placed by the
+    PLACE orders after the ATTACK (the rest by place_leftover).
+    """
+    board = state.board
+    hand = state.players[seat].cards
+    mixed = mixed_sets(state.options)
+    events: list[Event] = []
+    for cards in chosen:
+        if len(hand) <= 4:
+            break
+        if all(c in hand for c in cards) and is_set(board, cards, mixed):
+            value, traded = trade_set(state, seat, cards, forced=True)
+            events += traded
+            state.reinforcements += value
+    while len(hand) > 4:
+        best = set_worth_most(state, seat)
+        if best is None:
+            break
+        value, traded = trade_set(state, seat, best, forced=True)
+        events += traded
+        state.reinforcements += value
+    return events
+
+
+def set_worth_most(state: GameState, seat: int) -> tuple[int, int, int] | None:
+    """Rules version 3: the set worth most to the player, its +2 territory
+    bonuses counted (003: +2 "for every card that belongs to a territory you
+    have"; under territory_bonus = once, +2 for the first such set of the turn).
+
+    Ties, in this order: the set with fewer wild cards (a wild is worth keeping),
+    then the first in card order (its cards' numbers, lowest first: the map's
+    territory order, wilds last).
+    """
+    board = state.board
+    options = state.options
+    number = state.sets_traded + 1
+    per_card = options.territory_bonus == "per_card"
+    first_wild = len(board.territories)
+    best = None
+    best_key: tuple[int, int] | None = None
+    for combo in all_sets(board, state.players[seat].cards, mixed_sets(options)):
+        places = [board.card_territory(c) for c in combo]
+        own = sum(1 for t in places if t is not None and state.owner[t] == seat)
+        bonus = 2 * own if per_card else (2 if own and not state.bonus_taken else 0)
+        worth = set_value(options, number, designs_of(board, combo)) + bonus
+        key = (worth, -sum(1 for c in combo if c >= first_wild))
+        if best_key is None or key > best_key:
+            best, best_key = combo, key
+    return best
+
+
 def best_set(state: GameState, seat: int) -> tuple[int, int, int] | None:
-    """The set worth the most; among equals, one giving the +2 territory bonus."""
+    """The set worth the most; among equals, one giving the +2 territory bonus
+    (rules versions 1 and 2: face value; version 3 uses ``set_worth_most``)."""
     board = state.board
     number = state.sets_traded + 1
     best = None

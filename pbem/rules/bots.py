@@ -33,6 +33,7 @@ from pbem.rules.actions import (
     UntilKind,
 )
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
+from pbem.rules.defaults import fit_to_cap, trade_bonus
 from pbem.rules.odds import battle
 from pbem.rules.state import CLAIM, HQ, PLACE, GameState, neighbours_of
 
@@ -172,11 +173,20 @@ class Bot(ABC):
                 must = False
         view = View.of(state, seat)
         placements = self.place(state, view, due, rng)
+        if options.max_armies and options.rules_version >= 3:
+            # rules version 3 refuses a PLACE over max_armies: what falls over
+            # goes where there is room (defaults.fit_to_cap)
+            traded = [a.cards for a in actions if isinstance(a, Trade)]
+            bonus = trade_bonus(state, seat, traded)
+            placements = list(fit_to_cap(state, seat, tuple(placements), view.borders, bonus))
         if placements:
             actions.append(Place(tuple(placements)))
             for n, territory in placements:
                 view.armies[territory] += n
-        actions += self.attacks(state, view, rng)
+        attacks = self.attacks(state, view, rng)
+        if not attacks and options.max_armies and options.rules_version >= 3:
+            attacks = full_board_attack(state, view)
+        actions += attacks
         fortify = self.fortify(state, view, rng)
         if fortify is not None:
             actions.append(fortify)
@@ -272,6 +282,22 @@ def spread(
             counts[i] += more
             spare -= more
     return tuple((c, t) for t, c in sorted(zip(targets, counts, strict=True)) if c)
+
+
+def full_board_attack(state: GameState, view: View) -> list[TurnAction]:
+    """Rules version 3 keeps every army under max_armies, so a board can fill up:
+    every territory of the bot at the cap, where waiting gains nothing and no
+    attack looks good (a stalemate of bots). Then attack once, from the
+    strongest border territory (the first in map order) at its weakest
+    neighbour (the first in map order)."""
+    cap = state.options.max_armies
+    armies = view.armies
+    if not view.borders or any(armies[t] < cap for t in view.own):
+        return []
+    source = max(view.borders, key=lambda t: (armies[t], -t))
+    targets = [n for n in neighbours_of(state.board)[source] if n not in view.mine]
+    target = min(targets, key=lambda t: (armies[t], t))
+    return [Attack(source, target, move=ALL)]
 
 
 def room_of(state: GameState, targets: list[int]) -> list[int] | None:

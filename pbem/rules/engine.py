@@ -210,6 +210,17 @@ def place(state: GameState, territory: int, armies: int, seat: int | None = None
         raise RulesError(
             "placement", f"only {state.reinforcements} armies are left to place, not {armies}"
         )
+    cap = state.options.max_armies
+    if cap and state.options.rules_version >= 3 and armies > cap - state.armies[territory]:
+        # rules version 3: refused, as in the setup; armies are lost only when no
+        # territory of the player has room (place_leftover); under 1 and 2 the
+        # armies over the cap were lost here
+        name = state.board.territories[territory].name
+        raise RulesError(
+            "max armies",
+            f"{name} holds {state.armies[territory]} armies and max_armies is {cap}: "
+            f"room for {max(0, cap - state.armies[territory])} more there, not {armies}",
+        )
     state.reinforcements -= armies
     lost = add_armies(state, territory, armies)
     events: list[Event] = [ArmiesPlaced(state.current, territory, armies - lost, lost)]
@@ -225,8 +236,19 @@ def check_reinforcements_done(state: GameState) -> None:
             "forced trade",
             f"with {state.options.forced_trade_at} or more cards a set must be traded",
         )
-    if state.reinforcements:
+    if state.reinforcements and not (
+        state.options.rules_version >= 3 and room_left(state, state.current) == 0
+    ):  # (rules version 3: armies that fit nowhere under max_armies are lost, place_leftover)
         raise RulesError("placement", f"{state.reinforcements} armies are still to be placed")
+
+
+def room_left(state: GameState, seat: int) -> int:
+    """How many armies the territories of ``seat`` may still take under
+    max_armies (a large number without a cap)."""
+    cap = state.options.max_armies
+    if not cap:
+        return 1_000_000_000
+    return sum(cap - a for t, a in enumerate(state.armies) if state.owner[t] == seat and a < cap)
 
 
 def _leave_reinforcements(state: GameState) -> None:
@@ -239,7 +261,10 @@ def _leave_reinforcements(state: GameState) -> None:
 def place_leftover(state: GameState) -> list[Event]:
     """Place the armies of elimination trades that no PLACE order placed, before
     the game goes on: on the territory taken last as far as max_armies lets,
-    the rest on the player's territories with room, in map order."""
+    the rest on the player's territories with room, in map order; what fits
+    nowhere is lost (reported on the first of those territories). Under rules
+    version 3 this also takes, when the player leaves the reinforcement phase,
+    the armies due that no territory had room for (lost)."""
     if state.phase != ATTACK or not state.reinforcements:
         return []
     seat = state.current
@@ -330,6 +355,8 @@ def fortify(
         raise RulesError("max armies", f"{name} already holds {options.max_armies} armies")
     if moved != armies and asked is None:
         asked = armies
+    if state.phase == REINFORCE:  # (no armies left here but under rules version 3's cap)
+        state.phase = ATTACK
     leftover = place_leftover(state)
     state.phase = FORTIFY
     state.fortifies_this_turn += 1

@@ -395,6 +395,23 @@ PlaceSkipped.kind = "place_skipped"
 
 
 @dataclass(init=False, slots=True, unsafe_hash=True)
+class TradeSkipped(Event):
+    """A TRADE after an ATTACK (rules version 3) that no forced trade used."""
+
+    seat: int
+    cards: tuple[int, ...]
+    reason: str
+
+    def __init__(self, seat: int, cards: tuple[int, ...], reason: str) -> None:
+        self.seat = seat
+        self.cards = cards
+        self.reason = reason
+
+
+TradeSkipped.kind = "trade_skipped"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class DefenceOrdered(Event):
     """The standing order DEFEND WITH n IN t (n = 2 clears it); private."""
 
@@ -492,6 +509,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Fortified,
         FortifySkipped,
         PlaceSkipped,
+        TradeSkipped,
         DefenceOrdered,
         CardDrawn,
         TurnEnded,

@@ -78,7 +78,8 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         "none": "No fortifying moves.",
     },
     "max_armies": (
-        "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
+        "A territory holds at most {} armies: a PLACE over it is refused, and armies are "
+        "lost only when no territory of the player has room; moves stop at it."
     ),
     "card_reroll": {
         True: (
@@ -174,6 +175,13 @@ RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
         "The commander is used on the attack whose order says COMMANDER; without one, on "
         "the turn's first roll of 3 dice where it wins a comparison (it was the turn's "
         "first roll where it won one, even a one-die probe).",
+        "Expert cap (max_armies): a PLACE over it is refused, naming the room left; armies "
+        "are lost only when no territory of the player has room (a missed turn's, a bot's "
+        "and an elimination's armies go where there is room).",
+        "The forced trade after an elimination is the player's: the TRADE orders written "
+        "after that ATTACK choose the sets; without them the set worth most to the player, "
+        "its +2 territory bonuses counted (no longer the most on its face); the same for "
+        "the forced trade of a missed turn.",
     ),
 }
 
@@ -202,8 +210,21 @@ FIXED_RULES: Final[tuple[str, ...]] = (
     "A defender rolls the most dice allowed (2, or 1 on one army), unless the owner's "
     "standing order DEFEND WITH 1 IN the territory says one die.",
     "Cards taken by eliminating a player that make 6 or more are traded at once down to "
+    "4 or fewer: the sets of the TRADE orders written after that ATTACK, else the set "
+    "worth most to the player (its +2s counted); their armies are placed by PLACE orders "
+    "written after that ATTACK (the rest on the territory taken last).",
+)
+
+# What rules version 2 (issue 14) did instead (issue 33 changed them): the
+# forced trade chosen by face value, and armies over max_armies lost.
+FIXED_RULES_V2: Final[tuple[str, ...]] = (
+    FIXED_RULES[0],
+    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
     "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
     "(the rest on the territory taken last).",
+)
+MAX_ARMIES_V2: Final = (
+    "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
 )
 
 # What rules version 1 (pbem 95b4065) did instead, said to the players of its
@@ -380,11 +401,13 @@ class Options:
                 lines.append(CARD_REROLL_V3)
             elif f.name == "commander" and value and self.rules_version >= 3:
                 lines.append(COMMANDER_V3)
+            elif f.name == "max_armies" and self.rules_version <= 2:
+                lines.append(MAX_ARMIES_V2.format(value))
             elif isinstance(words, dict):
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
-        fixed = FIXED_RULES_V1 if self.rules_version == 1 else FIXED_RULES
+        fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
 
 

@@ -21,8 +21,15 @@ from pbem.rules.actions import (
     commander_named,
     commander_use,
 )
-from pbem.rules.engine import ShuffleStream
-from pbem.rules.events import AttackSkipped, Event, FortifySkipped, PlaceSkipped
+from pbem.rules.engine import ShuffleStream, territory_name
+from pbem.rules.events import (
+    AttackSkipped,
+    CardsTraded,
+    Event,
+    FortifySkipped,
+    PlaceSkipped,
+    TradeSkipped,
+)
 from pbem.rules.state import ENDED, GameState
 
 
@@ -31,12 +38,19 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
     events: list[Event] = []
     attacked = False  # a PLACE after an ATTACK places the armies of an elimination
     named = commander_named(actions)  # an ATTACK says COMMANDER (rules version 3)
-    for action in actions:
+    # rules version 3: a TRADE after an ATTACK chooses the sets of a forced trade
+    late = _late_trades(state, actions)
+    used: set[int] = set()  # indices of those TRADEs a forced trade used
+    for index, action in enumerate(actions):
         if state.phase == ENDED:
             break
         if isinstance(action, Attack):  # the most frequent first
             attacked = True
-            events += _attack(state, action, rng, commander_use(action, named))
+            commander = commander_use(action, named)
+            if late and late[-1][0] > index:
+                events += _attack_choosing(state, action, rng, index, late, used, commander)
+            else:
+                events += _attack(state, action, rng, commander)
         elif isinstance(action, Place):
             if attacked:
                 events += place_after_attack(state, action)
@@ -46,6 +60,11 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
                     break
                 events += engine.place(state, territory, armies)
         elif isinstance(action, Trade):
+            if attacked and late:
+                if index not in used:
+                    reason = "no forced trade after an elimination used it"
+                    events.append(TradeSkipped(state.current, action.cards, reason))
+                continue
             events += engine.trade(state, action.cards)
         elif isinstance(action, Fortify):
             events += _fortify(state, action)
@@ -56,6 +75,38 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
             raise TypeError(f"not a turn action: {action!r}")
     if state.phase != ENDED:
         events += engine.end_turn(state, rng)
+    return events
+
+
+def _late_trades(state: GameState, actions: list[TurnAction]) -> list[tuple[int, Trade]]:
+    """Rules version 3: the TRADEs written after the first ATTACK, with their
+    index (under 1 and 2 the order reader refuses them)."""
+    if state.options.rules_version < 3:
+        return []
+    first = next((i for i, a in enumerate(actions) if isinstance(a, Attack)), len(actions))
+    return [(i, a) for i, a in enumerate(actions) if i > first and isinstance(a, Trade)]
+
+
+def _attack_choosing(
+    state: GameState,
+    action: Attack,
+    rng: ShuffleStream,
+    index: int,
+    late: list[tuple[int, Trade]],
+    used: set[int],
+    commander: CommanderUse,
+) -> list[Event]:
+    """An ATTACK with TRADE orders written after it: if it eliminates a player
+    and leaves 6 or more cards, those not yet used choose the sets traded, in
+    the order written (attacking.forced_trades)."""
+    mine = [i for i, _ in late if i > index and i not in used]
+    chosen = tuple(trade.cards for i, trade in late if i > index and i not in used)
+    events = _attack(state, action, rng, commander, chosen)
+    traded = [e.cards for e in events if isinstance(e, CardsTraded) and e.forced]
+    for i, cards in zip(mine, chosen, strict=True):
+        if cards in traded:
+            traded.remove(cards)
+            used.add(i)
     return events
 
 
@@ -86,6 +137,16 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
             events.append(PlaceSkipped(me, territory, armies, "no armies from an elimination"))
             continue
         placed = min(armies, state.reinforcements)
+        cap = state.options.max_armies
+        if cap and state.options.rules_version >= 3 and placed > cap - state.armies[territory]:
+            # rules version 3: no more than max_armies lets; the rest of the
+            # elimination's armies go where there is room (place_leftover)
+            fits = max(0, cap - state.armies[territory])
+            if fits:
+                events += engine.place(state, territory, fits)
+            reason = f"{territory_name(state, territory)} would hold more than {cap} armies"
+            events.append(PlaceSkipped(me, territory, armies - fits, reason))
+            continue
         events += engine.place(state, territory, placed)
         if placed < armies:
             events.append(
@@ -99,6 +160,7 @@ def _attack(
     action: Attack,
     rng: ShuffleStream,
     commander: CommanderUse = CommanderUse.DEFAULT,
+    trades: tuple[tuple[int, int, int], ...] = (),
 ) -> list[Event]:
     source, target = action.source, action.target
     armies = state.armies
@@ -129,6 +191,7 @@ def _attack(
         None,
         action.reroll,
         commander,
+        trades,
     )
     if state.pending_move is not None:
         source, _, minimum = state.pending_move

@@ -23,6 +23,7 @@ from pbem.rules.events import (
     PlaceSkipped,
     PlayerEliminated,
     Roll,
+    TradeSkipped,
 )
 from pbem.testing.sample import play_sample
 
@@ -233,3 +234,17 @@ def test_elimination_armies_skipped_place_and_standing_orders() -> None:
     for viewer in (0, 2, None):
         text = render_turn_report(report, viewer).text
         assert "DEFEND" not in text and "Standing order" not in text
+
+
+def test_a_skipped_trade_after_an_attack_is_told() -> None:
+    """Issue 33 (rules version 3): a TRADE after an ATTACK that no forced trade
+    used is told in the attacks, as a skipped PLACE is."""
+    sample = play_sample(seed=7, turns=1)
+    report = sample.reports[0]
+    me = report.seat
+    reason = "no forced trade after an elimination used it"
+    report = replace(report, events=(TradeSkipped(me, (0, 5, 42), reason),))
+    items = {s.title: s.items for s in turn_view(report, me).sections}
+    assert items["Attacks"] == [
+        "TRADE Alaska, Quebec, Wild: skipped, no forced trade after an elimination used it."
+    ]

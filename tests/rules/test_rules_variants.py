@@ -400,7 +400,8 @@ def _expert_position(source: int = 10, target: int = 1, **changes):
 
 
 def test_the_12_army_cap_loses_placements_and_clamps_moves() -> None:
-    state = _expert_position()
+    # rules version 2 (version 3 refuses the PLACE: test_rulebook_expert.py)
+    state = _expert_position(rules_version=2)
     state.armies[38] = 10
     due = state.reinforcements  # 5
     assert engine.place(state, 38, 5) == [ArmiesPlaced(SEAT, 38, 2, lost=3)]
@@ -490,7 +491,9 @@ def test_linear_values_and_unlimited_chained_fortify() -> None:
     state = _expert_position(3, 1)
     give_cards(state, SEAT, [0, 3, 6, 1, 4, 7])
     assert [engine.trade(state, c)[0].value for c in ((0, 3, 6), (1, 4, 7))] == [4, 5]
-    engine.place(state, 38, state.reinforcements)
+    due = state.reinforcements  # 5 + 4 + 5: Indonesia takes 11 up to the cap of 12
+    engine.place(state, 38, 11)
+    engine.place(state, 33, due - 11)
     a = state.armies[38]
     for source, target, n in [(38, 40, 2), (40, 41, 1), (41, 39, 1)]:  # 38-40 via 39
         engine.fortify(state, source, target, n)

@@ -35,8 +35,10 @@ Rules in force (preset classic)
 - A defender rolls the most dice allowed (2, or 1 on one army), unless the
   owner's standing order DEFEND WITH 1 IN the territory says one die.
 - Cards taken by eliminating a player that make 6 or more are traded at once
-  down to 4 or fewer; their armies are placed by PLACE orders written after
-  that ATTACK (the rest on the territory taken last).
+  down to 4 or fewer: the sets of the TRADE orders written after that ATTACK,
+  else the set worth most to the player (its +2s counted); their armies are
+  placed by PLACE orders written after that ATTACK (the rest on the territory
+  taken last).
 """
 
 
