@@ -245,10 +245,14 @@ class _TurnCheck:
             self.traded_on[card] = order.line
         number = state.sets_traded + len(self.values) + 1
         self.values.append(set_value(options, number, designs_of(board, resolved)))
+        bonus_here = False
         for card in resolved:  # the +2 bonus, as engine.trade_set places it
             territory = board.card_territory(card)
             if territory is None or state.owner[territory] != self.seat:
                 continue
+            if options.territory_bonus == "per_set" and bonus_here:
+                break
+            bonus_here = True
             if options.territory_bonus == "once":
                 if self.bonus_taken:
                     break

@@ -20,7 +20,7 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "claim": ("deal", "draft", "turns"),
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
-    "territory_bonus": ("once", "per_card"),
+    "territory_bonus": ("once", "per_card", "per_set"),
     "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
@@ -55,6 +55,10 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
     "territory_bonus": {
         "once": "Trading a card of an owned territory gives +2 armies there, once per turn.",
         "per_card": "Every traded card of an owned territory gives +2 armies there.",
+        "per_set": (
+            "Every traded set with a card of an owned territory gives +2 armies there "
+            "(on the first such card as the trade lists them), with no limit per turn."
+        ),
     },
     "traded_cards": {
         "bottom": "Traded cards go to the bottom of the draw pile.",
@@ -276,8 +280,12 @@ class Options:
             raise OptionsError("option capitals_to_win needs goal = capital")
         if self.goal == "capital" and self.max_players < 3:
             raise OptionsError("Capital Risk needs 3 or more players")
-        if self.card_values == "none" and (self.card_reroll or self.territory_bonus == "per_card"):
-            raise OptionsError("card_values = none leaves no cards for card_reroll or per_card")
+        bonus = self.territory_bonus in ("per_card", "per_set")
+        if self.card_values == "none" and (self.card_reroll or bonus):
+            raise OptionsError(
+                "card_values = none leaves no cards for card_reroll or "
+                f"territory_bonus = {self.territory_bonus}"
+            )
 
     # -- construction ----------------------------------------------------------
     @classmethod
