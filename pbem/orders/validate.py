@@ -39,7 +39,7 @@ from pbem.rules.actions import (
 )
 from pbem.rules.board import WILD
 from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
-from pbem.rules.defence import NO_DEFEND_IN_V1
+from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
 from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 
 
@@ -292,7 +292,9 @@ class _TurnCheck:
             self.problems.append(problem_at(order, NO_DEFEND_IN_V1))
             self.actions.append(action)
             return
-        if not self._mine(action.territory):
+        # version 3, two players: a neutral territory, by the player who rolls for it
+        neutral = defends_neutral(self.state, action.territory)
+        if not self._mine(action.territory) and not neutral:
             name = self.state.board.territories[action.territory].name
             message = f"{not_yours(self.state, action.territory)}, and no earlier ATTACK takes it"
             self.problems.append(problem_at(order, message, 0, name))

@@ -100,7 +100,8 @@ def test_colours_typed_capitalised_keep_their_destroy_cards() -> None:
     assert [p.colour for p in state.players] == ["red", "blue", "yellow"]
     colours = {p.colour for p in state.players}
     assert len(mission_deck(classic(), MISSIONS, colours)) == 6 + 3
-    dealt = {p.name: classic().missions[p.mission].id for p in state.players if p.mission is not None}
+    missions = classic().missions
+    dealt = {p.name: missions[p.mission].id for p in state.players if p.mission is not None}
     assert dealt == {"c": "destroy-yellow", "b": "destroy-blue", "a": "destroy-red"}
     assert [p.mission_fallback for p in state.players] == [True, True, True]
 
@@ -114,7 +115,8 @@ def test_capitalised_colours_under_rules_version_2_keep_their_old_deck() -> None
     state, _ = opening.new_game(classic(), v2, "m", players, ScriptedDice())
     assert [p.colour for p in state.players] == ["Red", "Blue", "Yellow"]
     assert len(mission_deck(classic(), v2, {"Red", "Blue", "Yellow"})) == 6
-    dealt = {p.name: classic().missions[p.mission].id for p in state.players if p.mission is not None}
+    missions = classic().missions
+    dealt = {p.name: missions[p.mission].id for p in state.players if p.mission is not None}
     assert dealt == {
         "c": "asia-africa",
         "b": "asia-south-america",

@@ -68,6 +68,7 @@ from pbem.store import (
 )
 from pbem.vocab import GamePhase, GameStatus, SeatStatus
 
+
 @dataclass(frozen=True)
 class PlayerSpec:
     name: str
