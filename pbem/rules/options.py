@@ -173,6 +173,12 @@ RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
     ),
     3: (
         "Version 3 (pbem of 2026-11-28, issue 33): what an audit against the rulebooks found.",
+        "Player colours are read in the map's spelling ('Red' is red), so the destroy "
+        "missions of colours typed with a capital are dealt; a colour the map does not "
+        "have is refused (at the start of a game: a running game keeps its deal).",
+        "With two players, the player who rolls for the neutral (the attacker's opponent) "
+        "may give DEFEND WITH 1 IN a neutral territory: the neutral then rolls one die "
+        "against the other player's attacks there.",
     ),
 }
 
@@ -203,6 +209,12 @@ FIXED_RULES: Final[tuple[str, ...]] = (
     "Cards taken by eliminating a player that make 6 or more are traded at once down to "
     "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
     "(the rest on the territory taken last).",
+)
+
+# Rules version 3 and later, with two players and the neutral.
+NEUTRAL_DEFENCE: Final = (
+    "With two players, the player who rolls for the neutral (the attacker's opponent) may "
+    "order DEFEND WITH 1 IN a neutral territory."
 )
 
 # What rules version 1 (pbem 95b4065) did instead, said to the players of its
@@ -370,6 +382,8 @@ class Options:
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
+            if f.name == "neutral" and value and self.rules_version >= 3:
+                lines.append(NEUTRAL_DEFENCE)
         fixed = FIXED_RULES_V1 if self.rules_version == 1 else FIXED_RULES
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pbem.maps.presets import load_preset, preset_names
 from pbem.paths import presets_dir
-from pbem.rules.options import CHOICES, Options
+from pbem.rules.options import CHOICES, RULES_VERSIONS, Options
 
 PAGE = Path(__file__).parents[2] / "docs" / "RULES.md"
 PRESETS = preset_names(presets_dir())
@@ -67,3 +67,29 @@ def test_the_issue_14_table_names_real_options_values_and_defaults() -> None:
         assert said == {p: _text(getattr(load_preset(p), name)) for p in PRESETS}, name
         checked += 1
     assert checked == 5  # mission_deck, card_reroll, traded_cards, neutral, claim
+
+
+def test_the_issue_33_table_names_real_options_versions_and_defaults() -> None:
+    """Each row is played by an option (its values, and the value of every
+    preset) or by a rules version (then the same in every preset)."""
+    rows = _table("## The audit of issue 33")
+    assert rows[0] == ["rule", "rulebook", "option", "default per preset", "tests"]
+    for rule, _, option, defaults, tests in rows[1:]:
+        for test in tests.split("`")[1::2]:
+            assert Path(PAGE.parent.parent / test.split("::")[0]).is_file(), test
+        version = re.fullmatch(r"rules version (\d+)", option)
+        if version is not None:
+            assert int(version[1]) in RULES_VERSIONS and defaults == "every preset", rule
+            continue
+        found = re.fullmatch(r"`(\w+)` = (.+)", option)
+        assert found is not None, option
+        name, values = found[1], found[2].split(" | ")
+        assert tuple(values) == CHOICES[name], option
+        said: dict[str, str] = {}
+        for part in defaults.split("; "):
+            who, value = part.rsplit(": ", 1)
+            if who in ("every preset", "every other preset"):
+                said.update({p: value for p in PRESETS if p not in said})
+            else:
+                said[who] = value
+        assert said == {p: _text(getattr(load_preset(p), name)) for p in PRESETS}, name

@@ -22,6 +22,7 @@ from pbem.report.views import setup_task
 from pbem.rules import attacking, defence, engine, opening
 from pbem.rules.errors import RulesError
 from pbem.rules.events import DefenceOrdered, TerritoriesDealt
+from pbem.rules.options import NEUTRAL_DEFENCE
 from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn
 from tests.rules.support import ScriptedDice, arrange, classic, new_state, start_turn
@@ -149,3 +150,9 @@ def test_rules_version_2_refuses_defend_for_a_neutral_territory() -> None:
     with pytest.raises(RulesError, match="Alaska is not p1's"):
         defence.set_defence(state, ALASKA, 1)
     assert state.defend_neutral == []
+
+
+def test_pbem_rules_says_who_may_defend_the_neutral_from_version_3() -> None:
+    assert NEUTRAL_DEFENCE in TWO.describe(2)
+    assert NEUTRAL_DEFENCE not in replace(TWO, rules_version=2).describe(2)
+    assert NEUTRAL_DEFENCE not in TWO.describe(3)  # no neutral with three players
