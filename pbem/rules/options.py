@@ -383,7 +383,7 @@ class Options:
             else:
                 lines.append(words.format(value))
             if f.name == "neutral" and value and self.rules_version >= 3:
-                lines.append(NEUTRAL_DEFENCE)
+                lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = FIXED_RULES_V1 if self.rules_version == 1 else FIXED_RULES
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
 

@@ -153,6 +153,8 @@ def test_rules_version_2_refuses_defend_for_a_neutral_territory() -> None:
 
 
 def test_pbem_rules_says_who_may_defend_the_neutral_from_version_3() -> None:
-    assert NEUTRAL_DEFENCE in TWO.describe(2)
-    assert NEUTRAL_DEFENCE not in replace(TWO, rules_version=2).describe(2)
-    assert NEUTRAL_DEFENCE not in TWO.describe(3)  # no neutral with three players
+    said = "\n".join(TWO.describe(2))
+    assert f"(with a draft, its third is dealt first). {NEUTRAL_DEFENCE}\n" in said
+    assert NEUTRAL_DEFENCE not in "\n".join(replace(TWO, rules_version=2).describe(2))
+    classic = load_preset("classic")
+    assert NEUTRAL_DEFENCE not in "\n".join(classic.describe(3))  # no neutral with three
