@@ -97,9 +97,10 @@ def forecast(state: GameState, actions: Sequence[TurnAction], runs: int = RUNS) 
 
     The defenders' standing orders (DEFEND WITH 1) are private: the odds
     assume every defender rolls the most dice, as the attacker must."""
-    if state.defend_one:
+    if state.defend_one or state.defend_neutral:
         state = state.copy()
         state.defend_one = []
+        state.defend_neutral = []
     attacks = [a for a in actions if isinstance(a, Attack)]
     chain = all(b.source == a.target for a, b in zip(attacks, attacks[1:], strict=False))
     try:

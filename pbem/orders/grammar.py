@@ -151,7 +151,10 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "A standing order for when others attack your territory: WITH 1, roll one die in "
         "its defence from now on; WITH 2 (the default: the most the rules allow) clears "
         "it. Write it with your turn's orders, anywhere among them. It lasts until you "
-        "change it or lose the territory, and is shown only to you.",
+        "change it or lose the territory, and is shown only to you. With two players "
+        "you roll for the neutral when the other player attacks it, so you may give it for "
+        "a neutral territory too: it counts against the other player's attacks (games of "
+        "rules version 3).",
         ("DEFEND WITH 1 IN {a}", "DEFEND WITH 2 IN {a}"),
     ),
     OrderDef(

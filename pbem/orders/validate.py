@@ -39,8 +39,9 @@ from pbem.rules.actions import (
     TurnAction,
     UntilKind,
 )
-from pbem.rules.cards import designs_of, set_value
-from pbem.rules.defence import NO_DEFEND_IN_V1
+from pbem.rules.board import WILD
+from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
+from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
 from pbem.rules.options import Options
 from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
 
@@ -232,10 +233,14 @@ class _TurnCheck:
             return
         number = state.sets_traded + len(self.values) + 1
         self.values.append(set_value(options, number, designs_of(board, resolved)))
+        bonus_here = False
         for card in resolved:  # the +2 bonus, as engine.trade_set places it
             territory = board.card_territory(card)
             if territory is None or state.owner[territory] != self.seat:
                 continue
+            if options.territory_bonus == "per_set" and bonus_here:
+                break
+            bonus_here = True
             if options.territory_bonus == "once":
                 if self.bonus_taken:
                     break
@@ -305,7 +310,9 @@ class _TurnCheck:
             self.problems.append(problem_at(order, NO_DEFEND_IN_V1))
             self.actions.append(action)
             return
-        if not self._mine(action.territory):
+        # version 3, two players: a neutral territory, by the player who rolls for it
+        neutral = defends_neutral(self.state, action.territory)
+        if not self._mine(action.territory) and not neutral:
             name = self.state.board.territories[action.territory].name
             message = f"{not_yours(self.state, action.territory)}, and no earlier ATTACK takes it"
             self.problems.append(problem_at(order, message, 0, name))

@@ -91,7 +91,8 @@ def _private(state: GameState, seat: int | None) -> dict[str, Any]:
         # standing orders DEFEND WITH 1: private, like the cards
         "defend_one": [
             state.board.territories[t].name for t in state.defend_one if state.owner[t] == seat
-        ],
+        ]
+        + [state.board.territories[t].name for s, t in state.defend_neutral if s == seat],
     }
 
 

@@ -13,6 +13,7 @@ from pbem.rules import victory
 from pbem.rules.actions import CommanderUse
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
+from pbem.rules.defence import neutral_one_die
 from pbem.rules.engine import (
     add_armies,
     check_reinforcements_done,
@@ -81,6 +82,8 @@ def attack(
         reroll = state.options.card_reroll
     reroll = reroll and (source in hand or target in hand)
     one_die = target in state.defend_one  # the defender's standing order
+    if state.defend_neutral and not one_die:  # two players: the neutral's roller's order
+        one_die = neutral_one_die(state, target)
     rolls: list[Roll] = []
     # roll and compare, each side losing an army per comparison lost
     possible = _has_commander(state) and (  # commander_on_roll, for any roll of this battle
@@ -239,8 +242,10 @@ def _conquer(state: GameState, source: int, target: int, last: Roll, one_die: bo
         minimum = dice_rolled
     minimum = max(1, min(minimum, state.armies[source] - 1))
     state.owner[target] = state.current
-    if one_die:
+    if one_die and target in state.defend_one:
         state.defend_one.remove(target)  # a standing order ends with its territory
+    if state.defend_neutral:  # so do the orders for a neutral territory
+        state.defend_neutral = [p for p in state.defend_neutral if p[1] != target]
     state.conquered_this_turn = True
     state.last_conquest = target
     state.pending_move = (source, target, minimum)

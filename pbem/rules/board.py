@@ -19,6 +19,10 @@ NO_CARD: Final = "none"  # a territory without a card (Domination .cards files m
 
 _FOLD: Final = re.compile(r"[\s_\-]+")
 
+#: The player colours of a map that names none: the six classic ones, spelt as
+#: maps and missions spell them (lower case). A map's ``colours`` replace them.
+CLASSIC_COLOURS: Final = ("red", "blue", "yellow", "green", "black", "purple")
+
 
 def by_fields(obj: Any) -> tuple[Any, ...]:
     """``__reduce__`` of the frozen dataclasses: rebuilt through ``__init__`` from
@@ -145,6 +149,18 @@ class Board:
         """Every border once, as (low, high) index pairs, one-way borders included."""
         pairs = {(min(t.index, n), max(t.index, n)) for t in self.territories for n in t.neighbours}
         return sorted(pairs)
+
+    # -- colours -------------------------------------------------------------
+    def palette(self) -> tuple[str, ...]:
+        """The player colours of this map: its own, else the classic six."""
+        return self.colours or CLASSIC_COLOURS
+
+    def colour_of(self, text: str) -> str | None:
+        """A colour as typed ("Red", " light blue") in the palette's spelling
+        ("red", "light-blue"), or None when the map has no such colour: missions
+        name colours in that spelling, so a colour is compared only once folded."""
+        key = "-".join(fold_name(text).split())
+        return key if key in self.palette() else None
 
     # -- cards ---------------------------------------------------------------
     @property

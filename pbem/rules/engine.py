@@ -163,6 +163,8 @@ def trade_set(
         territory = state.board.card_territory(card)
         if territory is None or state.owner[territory] != seat:
             continue
+        if options.territory_bonus == "per_set" and bonus:
+            break  # 2016: +2 once per set, on the first card of an owned territory
         if options.territory_bonus == "once":
             if state.bonus_taken:
                 break

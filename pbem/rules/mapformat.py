@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Any, NoReturn, cast
 
 from pbem.rules.board import (
+    CLASSIC_COLOURS,
     DESIGNS,
     NO_CARD,
     WILD,
@@ -32,7 +33,7 @@ from pbem.rules.board import (
 )
 from pbem.rules.errors import MapError
 
-DEFAULT_COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
+DEFAULT_COLOURS = CLASSIC_COLOURS  # a map that names no colours offers these
 MISSION_KINDS = tuple(MissionKind)
 
 _MAP_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")

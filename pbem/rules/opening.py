@@ -59,6 +59,11 @@ def new_game(
     names = [name for name, _ in players]
     if len(set(names)) != len(names):
         raise RulesError("setup", "two players have the same name")
+    if options.rules_version >= 3:
+        # version 3: colours in the map's spelling ("Red" is red), so that the
+        # mission deck and the destroy missions find them; versions 1 and 2 kept
+        # the colours as given (a capitalised one matched no mission card)
+        players = [(name, player_colour(board, colour)) for name, colour in players]
     colours = [colour for _, colour in players if colour]
     if len(set(colours)) != len(colours):
         raise RulesError("setup", "two players have the same colour")
@@ -108,6 +113,18 @@ def new_game(
         # neutral draft too (claim_draft), taking the first free territory each pick
         events += _deal_neutral(state, rng)
     return state, events
+
+
+def player_colour(board: Board, text: str) -> str:
+    """A player's colour in the map's spelling ("" stays: no colour); a colour
+    the map does not offer is refused, naming those it does."""
+    if not text:
+        return ""
+    colour = board.colour_of(text)
+    if colour is None:
+        known = ", ".join(board.palette())
+        raise RulesError("colours", f"{text!r} is not a colour of this map (known: {known})")
+    return colour
 
 
 def _deal_neutral(state: GameState, rng: ShuffleStream) -> list[Event]:

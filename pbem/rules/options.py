@@ -20,7 +20,7 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "claim": ("deal", "draft", "turns"),
     "placement": ("blind", "auto"),
     "card_values": ("escalating", "linear", "fixed", "none"),
-    "territory_bonus": ("once", "per_card"),
+    "territory_bonus": ("once", "per_card", "per_set"),
     "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
@@ -55,6 +55,10 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
     "territory_bonus": {
         "once": "Trading a card of an owned territory gives +2 armies there, once per turn.",
         "per_card": "Every traded card of an owned territory gives +2 armies there.",
+        "per_set": (
+            "Every traded set with a card of an owned territory gives +2 armies there "
+            "(on the first such card as the trade lists them), with no limit per turn."
+        ),
     },
     "traded_cards": {
         "bottom": "Traded cards go to the bottom of the draw pile.",
@@ -182,6 +186,12 @@ RULES_CHANGES: Final[dict[int, tuple[str, ...]]] = {
         "after that ATTACK choose the sets; without them the set worth most to the player, "
         "its +2 territory bonuses counted (no longer the most on its face); the same for "
         "the forced trade of a missed turn.",
+        "Player colours are read in the map's spelling ('Red' is red), so the destroy "
+        "missions of colours typed with a capital are dealt; a colour the map does not "
+        "have is refused (at the start of a game: a running game keeps its deal).",
+        "With two players, the player who rolls for the neutral (the attacker's opponent) "
+        "may give DEFEND WITH 1 IN a neutral territory: the neutral then rolls one die "
+        "against the other player's attacks there.",
     ),
 }
 
@@ -225,6 +235,12 @@ FIXED_RULES_V2: Final[tuple[str, ...]] = (
 )
 MAX_ARMIES_V2: Final = (
     "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
+)
+
+# Rules version 3 and later, with two players and the neutral.
+NEUTRAL_DEFENCE: Final = (
+    "With two players, the player who rolls for the neutral (the attacker's opponent) may "
+    "order DEFEND WITH 1 IN a neutral territory."
 )
 
 # What rules version 1 (pbem 95b4065) did instead, said to the players of its
@@ -315,8 +331,12 @@ class Options:
             raise OptionsError("option capitals_to_win needs goal = capital")
         if self.goal == "capital" and self.max_players < 3:
             raise OptionsError("Capital Risk needs 3 or more players")
-        if self.card_values == "none" and (self.card_reroll or self.territory_bonus == "per_card"):
-            raise OptionsError("card_values = none leaves no cards for card_reroll or per_card")
+        bonus = self.territory_bonus in ("per_card", "per_set")
+        if self.card_values == "none" and (self.card_reroll or bonus):
+            raise OptionsError(
+                "card_values = none leaves no cards for card_reroll or "
+                f"territory_bonus = {self.territory_bonus}"
+            )
 
     # -- construction ----------------------------------------------------------
     @classmethod
@@ -407,6 +427,8 @@ class Options:
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
+            if f.name == "neutral" and value and self.rules_version >= 3:
+                lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pbem.rules import opening
-from pbem.rules.board import Board
+from pbem.rules.board import CLASSIC_COLOURS, Board
 from pbem.rules.bots import Bot, make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
 from pbem.rules.options import Options
@@ -30,7 +30,7 @@ from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
 DEFAULT_CAP: Final = 3000
-COLOURS: Final = ("red", "blue", "yellow", "green", "black", "purple")
+COLOURS: Final = CLASSIC_COLOURS  # a map without colours of its own
 
 
 @dataclass

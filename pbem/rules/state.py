@@ -123,6 +123,10 @@ class GameState:
     # Standing orders DEFEND WITH 1 IN t: territories whose owner rolls one die
     # in defence. Kept sorted; cleared when the territory changes hands.
     defend_one: list[int] = field(default_factory=list)
+    # Two players, rules version 3: (seat, territory) for DEFEND WITH 1 IN a
+    # neutral territory, given by the player who rolls for the neutral when the
+    # other one attacks it. Kept sorted; cleared when the territory is taken.
+    defend_neutral: list[tuple[int, int]] = field(default_factory=list)
     # The rules version a GM moved the game to (`pbem upgrade-rules`, the log's
     # RULES command), 0 while it plays the version it started with. A snapshot
     # carries it, so a state read back plays by ``options`` of that version.
@@ -172,6 +176,7 @@ class GameState:
         new.discard = list(self.discard)
         new.removed_cards = list(self.removed_cards)
         new.defend_one = list(self.defend_one)
+        new.defend_neutral = list(self.defend_neutral)
         return new
 
     # -- canonical form --------------------------------------------------------
@@ -207,6 +212,8 @@ class GameState:
         }
         if self.defend_one:  # only when used: the hashes of games without it stay as they were
             data["defend_one"] = list(self.defend_one)
+        if self.defend_neutral:  # only when used (rules version 3), as defend_one
+            data["defend_neutral"] = [[seat, t] for seat, t in self.defend_neutral]
         if self.rules_upgraded_to:  # only when upgraded: other games' hashes stay as they were
             data["rules_upgraded_to"] = self.rules_upgraded_to
         return data
@@ -218,6 +225,8 @@ class GameState:
         fields_ = {k: v for k, v in data.items() if k not in ("players", "map", "pending_move")}
         if "phase" in fields_:
             fields_["phase"] = EnginePhase(fields_["phase"])
+        if "defend_neutral" in fields_:  # JSON pairs back to tuples
+            fields_["defend_neutral"] = [(int(a), int(b)) for a, b in fields_["defend_neutral"]]
         if fields_.get("rules_upgraded_to"):  # the GM moved the game to newer rules
             options = replace(options, rules_version=int(fields_["rules_upgraded_to"]))
         return cls(
@@ -234,6 +243,9 @@ class GameState:
         players = ",".join([_player_json(p) for p in self.players])
         pending = self.pending_move
         defend = f'"defend_one":{_ints(self.defend_one)},' if self.defend_one else ""
+        if self.defend_neutral:
+            pairs = ",".join([f"[{_int(a)},{_int(b)}]" for a, b in self.defend_neutral])
+            defend = f'"defend_neutral":[{pairs}],' + defend
         upgraded = self.rules_upgraded_to
         rules = f'"rules_upgraded_to":{_int(upgraded)},' if upgraded else ""
         return (

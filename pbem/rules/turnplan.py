@@ -69,8 +69,10 @@ def play_turn(state: GameState, actions: list[TurnAction], rng: ShuffleStream) -
         elif isinstance(action, Fortify):
             events += _fortify(state, action)
         elif isinstance(action, Defend):
-            if state.owner[action.territory] == state.current:
-                events += defence.set_defence(state, action.territory, action.dice)
+            territory = action.territory
+            # version 3: also a neutral territory, by the player who rolls for it
+            if state.owner[territory] == state.current or defence.defends_neutral(state, territory):
+                events += defence.set_defence(state, territory, action.dice)
         else:  # pragma: no cover - the type says it cannot happen
             raise TypeError(f"not a turn action: {action!r}")
     if state.phase != ENDED:

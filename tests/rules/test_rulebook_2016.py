@@ -80,3 +80,40 @@ def test_pbem_rules_2016_says_it_in_words() -> None:
     assert "- Traded cards leave the game; once the draw pile is empty no card is drawn." in lines
     assert "- One fortifying move per turn, along a chain of own territories." in lines
     assert len(lines) == 1 + len(EDITION_2016.describe())
+
+
+def test_each_set_showing_an_owned_territory_gives_two_more_armies() -> None:
+    """Issue 33, point 4: "If any of the three cards you trade in shows the
+    picture of a territory you occupy, you receive two extra troops. You must
+    place both troops on that territory." No limit per turn (the classic
+    rulebook's "only once per turn" is not in the 2016 text): option
+    territory_bonus = per_set, the +2 on the first such card the trade lists."""
+    assert EDITION_2016.territory_bonus == "per_set"
+    state = new_state(3, EDITION_2016)
+    # SEAT holds Alaska (0), Alberta (3), Ontario (4) and Australia; not Western US (6),
+    # Northwest Territory (1) or Eastern US (7)
+    arrange(state, {SEAT: [0, 3, 4] + AU})
+    give_cards(state, SEAT, [0, 3, 6, 1, 4, 7])
+    start_turn(state, SEAT)
+    assert state.reinforcements == 3 + 2  # 7 territories: 3; Australia: 2
+    first = engine.trade(state, (0, 3, 6))  # three infantry: Alaska and Alberta owned
+    assert (first[0].value, first[0].bonus) == (4, ((0, 2),))  # once per set: Alaska only
+    second = engine.trade(state, (1, 4, 7))  # three cavalry: Ontario owned
+    assert (second[0].value, second[0].bonus) == (6, ((4, 2),))  # again, the same turn
+    assert (state.armies[0], state.armies[3], state.armies[4]) == (1 + 2, 1, 1 + 2)
+    assert state.reinforcements == 5 + 4 + 6
+
+
+def test_the_classic_bonus_stays_once_per_turn() -> None:
+    """The classic rules (RULES.md): "+2 on one owned territory shown on a
+    traded card, at most 2 per turn, placed there" (territory_bonus = once): the second
+    set of the same turn gives none."""
+    classic = load_preset("classic")
+    assert classic.territory_bonus == "once"
+    state = new_state(3, classic)
+    arrange(state, {SEAT: [0, 3, 4] + AU})
+    give_cards(state, SEAT, [0, 3, 6, 1, 4, 7])
+    start_turn(state, SEAT)
+    assert engine.trade(state, (0, 3, 6))[0].bonus == ((0, 2),)
+    assert engine.trade(state, (1, 4, 7))[0].bonus == ()
+    assert (state.armies[0], state.armies[4]) == (3, 1)

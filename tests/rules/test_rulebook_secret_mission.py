@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from pbem.maps import builtin_map
 from pbem.maps.presets import load_preset
 from pbem.rules import opening
+from pbem.rules.errors import RulesError
 from pbem.rules.mapdump import dump_map
 from pbem.rules.mapformat import parse_map
 from pbem.rules.victory import mission_deck
@@ -84,3 +87,52 @@ def test_missions_are_dealt_from_the_12_card_deck() -> None:
     assert dealt == {"c": "destroy-yellow", "b": "destroy-blue", "a": "destroy-red"}
     # each drew the card of its own colour: "occupy 24 territories" instead
     assert [state.players[s].mission_fallback for s in state.order] == [True, True, True]
+
+
+def test_colours_typed_capitalised_keep_their_destroy_cards() -> None:
+    """Issue 33, point 2. The rulebook (000): the General removes the Mission
+    cards "that refer to the unused colors". Red, Blue and Yellow are used
+    colours however they are typed: from rules version 3 a colour is read in
+    the map's spelling, so the deck for three players is 6 others + 3 destroy
+    cards = 9, and each player's own-colour card falls back to 24 territories."""
+    players = [("a", "Red"), ("b", "BLUE"), ("c", " yellow ")]
+    state, _ = opening.new_game(classic(), MISSIONS, "m", players, ScriptedDice())
+    assert [p.colour for p in state.players] == ["red", "blue", "yellow"]
+    colours = {p.colour for p in state.players}
+    assert len(mission_deck(classic(), MISSIONS, colours)) == 6 + 3
+    missions = classic().missions
+    dealt = {p.name: missions[p.mission].id for p in state.players if p.mission is not None}
+    assert dealt == {"c": "destroy-yellow", "b": "destroy-blue", "a": "destroy-red"}
+    assert [p.mission_fallback for p in state.players] == [True, True, True]
+
+
+def test_capitalised_colours_under_rules_version_2_keep_their_old_deck() -> None:
+    """Versions 1 and 2 kept a colour as typed: "Red" matched no destroy card,
+    so three capitalised colours left the 6 other cards, dealt from the
+    reversed deck: asia-africa, asia-south-america, north-america-australia."""
+    v2 = replace(MISSIONS, rules_version=2)
+    players = [("a", "Red"), ("b", "Blue"), ("c", "Yellow")]
+    state, _ = opening.new_game(classic(), v2, "m", players, ScriptedDice())
+    assert [p.colour for p in state.players] == ["Red", "Blue", "Yellow"]
+    assert len(mission_deck(classic(), v2, {"Red", "Blue", "Yellow"})) == 6
+    missions = classic().missions
+    dealt = {p.name: missions[p.mission].id for p in state.players if p.mission is not None}
+    assert dealt == {
+        "c": "asia-africa",
+        "b": "asia-south-america",
+        "a": "north-america-australia",
+    }
+    assert not any(p.mission_fallback for p in state.players)
+
+
+def test_a_colour_the_map_does_not_have_is_refused() -> None:
+    """Colours are one vocabulary: the map's (the classic six here)."""
+    players = [("a", "red"), ("b", "pink"), ("c", "blue")]
+    with pytest.raises(RulesError) as refused:
+        opening.new_game(classic(), MISSIONS, "m", players, ScriptedDice())
+    assert refused.value.message == (
+        "'pink' is not a colour of this map (known: red, blue, yellow, green, black, purple)"
+    )
+    twice = [("a", "Red"), ("b", "red"), ("c", "blue")]
+    with pytest.raises(RulesError, match="two players have the same colour"):
+        opening.new_game(classic(), MISSIONS, "m", twice, ScriptedDice())

@@ -11,12 +11,21 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from pbem.maps.presets import load_preset
+from pbem.orders import validate_mail
+from pbem.orders.parser import parse_orders
+from pbem.orders.validate import turn_actions
+from pbem.report.render import _private
 from pbem.report.views import setup_task
-from pbem.rules import opening
-from pbem.rules.events import TerritoriesDealt
-from pbem.rules.state import CLAIM, PLACE
-from tests.rules.support import ScriptedDice, classic
+from pbem.rules import attacking, defence, engine, opening
+from pbem.rules.errors import RulesError
+from pbem.rules.events import DefenceOrdered, TerritoriesDealt
+from pbem.rules.options import NEUTRAL_DEFENCE
+from pbem.rules.state import CLAIM, PLACE, GameState
+from pbem.rules.turnplan import play_turn
+from tests.rules.support import ScriptedDice, arrange, classic, new_state, start_turn
 
 TWO = load_preset("two-player")
 PLAYERS = [("ann", "red"), ("bob", "blue")]
@@ -62,3 +71,90 @@ def test_the_draft_prompt_says_the_neutral_was_dealt_first() -> None:
         "The neutral army's 14 territories were dealt at random before the draft; "
         "they are not free."
     )
+
+
+# ------------------------------------------------- the neutral's defender (issue 33)
+OTHER, ALASKA, NORTHWEST, KAMCHATKA, INDONESIA = 1, 0, 1, 33, 38
+AU = list(range(38, 42))
+
+
+def _duel(version: int = 3) -> GameState:
+    """p0 (seat 0) holds Australia and Kamchatka (10 armies), the neutral
+    Alaska (3), p1 (seat 1) the rest, Northwest Territory with 10."""
+    state = new_state(2, replace(TWO, rules_version=version))
+    arrange(
+        state,
+        {0: AU + [KAMCHATKA], NEUTRAL: [ALASKA]},
+        armies={KAMCHATKA: 10, ALASKA: 3, NORTHWEST: 10},
+    )
+    return state
+
+
+def _p1s_mail(state: GameState, text: str) -> tuple[list, list]:
+    """p1's turn begins; his mail places every army on Northwest Territory, then ``text``."""
+    start_turn(state, OTHER)
+    mail = parse_orders(f"PLACE {state.reinforcements} Northwest Territory\n{text}", state.board)
+    return validate_mail(state, OTHER, mail), mail.turn_orders
+
+
+def test_the_player_who_rolls_for_the_neutral_may_defend_it_with_one_die() -> None:
+    """Issue 33, point 7. The rulebook (000), two players: when you attack a
+    neutral territory, "your opponent rolls to defend that neutral territory";
+    like any defender, the opponent may choose one die: p1's DEFEND WITH 1 IN
+    Alaska (neutral) counts when p0 attacks it, not when p1 does."""
+    state = _duel()
+    problems, orders = _p1s_mail(state, "DEFEND WITH 1 IN Alaska")
+    assert problems == []
+    events = play_turn(state, turn_actions(state, orders), ScriptedDice())
+    assert DefenceOrdered(OTHER, ALASKA, 1) in events
+    assert state.defend_neutral == [(OTHER, ALASKA)] and state.defend_one == []
+    assert state.to_dict()["defend_neutral"] == [[OTHER, ALASKA]]
+    assert state.canonical_json() == state.canonical_json_reference()
+    again = GameState.from_dict(state.to_dict(), state.board, state.options)
+    assert again.defend_neutral == [(OTHER, ALASKA)]
+    assert again.state_hash() == state.state_hash()
+    assert _private(state, OTHER)["defend_one"] == ["Alaska"]
+    assert _private(state, 0)["defend_one"] == []
+
+    start_turn(state, 0)  # p0 attacks the neutral: p1 rolls for it, one die
+    engine.place(state, INDONESIA, state.reinforcements)
+    rng = ScriptedDice([6, 5, 4, 5])
+    attacking.attack(state, KAMCHATKA, ALASKA, rng, max_rolls=1)
+    assert rng.requests == [4]  # 3 attacking dice + 1 defending: 6 v 5, Alaska loses 1
+    assert (state.armies[ALASKA], state.armies[KAMCHATKA]) == (2, 10)
+
+    start_turn(state, OTHER)  # p1 attacks it: p0 rolls for it, the most dice
+    engine.place(state, NORTHWEST, state.reinforcements)
+    rng = ScriptedDice([6, 5, 4, 5, 5])
+    attacking.attack(state, NORTHWEST, ALASKA, rng, max_rolls=1)
+    assert rng.requests == [5]  # 3 attacking dice + 2 defending: one army each
+    assert state.armies[ALASKA] == 1
+
+
+def test_the_neutral_standing_order_ends_when_the_territory_is_taken() -> None:
+    state = _duel()
+    state.armies[ALASKA] = 1
+    state.defend_neutral = [(OTHER, ALASKA)]
+    start_turn(state, 0)
+    engine.place(state, INDONESIA, state.reinforcements)
+    attacking.attack(state, KAMCHATKA, ALASKA, ScriptedDice([6, 6, 6, 1]))
+    assert state.owner[ALASKA] == 0 and state.defend_neutral == []
+
+
+def test_rules_version_2_refuses_defend_for_a_neutral_territory() -> None:
+    """Versions 1-2 read DEFEND as the owner's order only: refused, as before."""
+    state = _duel(version=2)
+    problems, _ = _p1s_mail(state, "DEFEND WITH 1 IN Alaska")
+    assert [p.line for p in problems] == [2]
+    assert problems[0].message.startswith("Alaska is")
+    with pytest.raises(RulesError, match="Alaska is not p1's"):
+        defence.set_defence(state, ALASKA, 1)
+    assert state.defend_neutral == []
+
+
+def test_pbem_rules_says_who_may_defend_the_neutral_from_version_3() -> None:
+    said = "\n".join(TWO.describe(2))
+    assert f"(with a draft, its third is dealt first). {NEUTRAL_DEFENCE}\n" in said
+    assert NEUTRAL_DEFENCE not in "\n".join(replace(TWO, rules_version=2).describe(2))
+    classic = load_preset("classic")
+    assert NEUTRAL_DEFENCE not in "\n".join(classic.describe(3))  # no neutral with three

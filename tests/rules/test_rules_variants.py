@@ -84,6 +84,7 @@ def test_presets_and_what_they_change() -> None:
             "fortify": "chained",
             "move_in": "survivors",
             "traded_cards": "removed",
+            "territory_bonus": "per_set",
             "max_players": 5,
         },
         "expert": {

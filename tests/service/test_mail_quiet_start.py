@@ -104,8 +104,13 @@ def test_a_two_player_start_states_the_neutral(tmp_path) -> None:  # noqa: ANN00
     assert (
         "- A two-player game adds a neutral army that never attacks (40 armies each);\n"
         "  its territories are dealt at random (with a draft, its third is dealt\n"
-        "  first).\n"
     ) in block
+    # rules version 3 (issue 33): who may give DEFEND for a neutral territory
+    assert (
+        "(with a draft, its third is dealt first). With two players, the player who "
+        "rolls for the neutral (the attacker's opponent) may order DEFEND WITH 1 IN a "
+        "neutral territory."
+    ) in " ".join(block.split())
     assert "At least 2 players" not in block and "mission" not in block
 
 

@@ -33,6 +33,7 @@ from pbem.service.play.games import (
     find_game,
     load,
     log_of,
+    parse_player,
     players_of,
     submit,
     to_entry,
@@ -443,6 +444,28 @@ def test_create_game_refuses_two_players_of_one_colour(engine: Engine) -> None:
     with pytest.raises(ServiceError, match="two players have the colour red"):
         with session_scope(engine) as session:
             create_game(session, "g", players)
+
+
+def test_a_colour_is_stored_in_the_maps_spelling(engine: Engine) -> None:
+    """Issue 33, point 2: `pbem new -p ann:ann@x.org:Red` stores red, the
+    spelling of the mission cards; "RED" for a second player is the same colour."""
+    players = [parse_player("ann:a@x.org:Red"), parse_player("bob:b@x.org:Light Blue")]
+    with pytest.raises(ServiceError) as refused:
+        with session_scope(engine) as session:
+            create_game(session, "g", players)
+    assert str(refused.value) == (
+        "no colour 'Light Blue' on map classic: the colours are "
+        "red, blue, yellow, green, black, purple"
+    )
+    players = [parse_player("ann:a@x.org:Red"), parse_player("bob:b@x.org:BLUE")]
+    with session_scope(engine) as session:
+        create_game(session, "g", players)
+        colours = [p.colour for p in players_of(session, find_game(session, "g"))]
+    assert colours == ["red", "blue"]
+    twice = [PlayerSpec("cat", "c@x.org", "Red"), PlayerSpec("dan", "d@x.org", "red")]
+    with pytest.raises(ServiceError, match="two players have the colour red"):
+        with session_scope(engine) as session:
+            create_game(session, "h", twice)
 
 
 def test_a_colour_asked_for_later_is_not_given_to_an_earlier_player(engine: Engine) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from sqlmodel import Session, func, select
@@ -67,8 +67,6 @@ from pbem.store import (
     utcnow,
 )
 from pbem.vocab import GamePhase, GameStatus, SeatStatus
-
-COLOURS = ("red", "blue", "yellow", "green", "black", "purple")
 
 
 @dataclass(frozen=True)
@@ -184,9 +182,25 @@ def create_game(
     session.flush()
     if open_seats:
         return Created(row, {}, [])
+    board = board_of(row.map_text, row.map_name)
+    players = [replace(spec, colour=map_colour(board, spec.colour)) for spec in players]
     asked = {spec.colour for spec in players if spec.colour}
     passwords = {spec.name: seat_player(session, row, spec, asked) for spec in players}
     return Created(row, passwords, start_game(session, row))
+
+
+def map_colour(board: Board, text: str) -> str:
+    """A colour as a player or GM typed it, in the map's spelling ("Red" is red:
+    the mission cards name colours so); "" for none; one the map does not
+    offer is refused, naming those it does."""
+    text = text.strip()
+    if not text:
+        return ""
+    colour = board.colour_of(text)
+    if colour is None:
+        known = ", ".join(board.palette())
+        raise ServiceError(f"no colour {text!r} on map {board.name}: the colours are {known}")
+    return colour
 
 
 def seat_player(
@@ -200,9 +214,11 @@ def seat_player(
         raise ServiceError(f"game {game.name} has a player named {spec.name} already")
     if any(p.address == spec.address for p in players):
         raise ServiceError(f"{spec.address} plays in {game.name} already")
-    palette = list(board_of(game.map_text, game.map_name).colours or COLOURS)
+    board = board_of(game.map_text, game.map_name)
     taken = [p.colour for p in players]
-    colour = spec.colour or next(c for c in palette if c not in taken and c not in reserved)
+    colour = map_colour(board, spec.colour) or next(
+        c for c in board.palette() if c not in taken and c not in reserved
+    )
     if colour in taken:
         raise ServiceError(f"two players have the colour {colour}")
     password = new_password()
