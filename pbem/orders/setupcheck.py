@@ -1,5 +1,6 @@
 """Setup orders (CLAIM, PLACE, NEUTRAL, HQ) against the setup phase the game is
-in: every problem, or none (validate.py checks turn orders and whole mails)."""
+in: every problem, or none (validate.py checks turn orders and whole mails);
+and whether a seat may send turn orders at all in the phase the game is in."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pbem.rules.actions import (
     PlaceNeutral,
     SetupAction,
 )
-from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, REINFORCE, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
     CLAIM: "claiming territories",
@@ -137,3 +138,22 @@ def _placement(
 
 def setup_actions(orders: Sequence[Order]) -> list[SetupAction]:
     return [o.as_setup().action for o in orders]  # type: ignore[misc]
+
+
+def turn_gate(state: GameState, seat: int) -> str | None:
+    """Why this seat cannot send turn orders now, or None."""
+    if state.phase == ENDED:
+        return "the game is over"
+    if state.phase in SETUP_PHASES:
+        return (
+            f"the game is still being set up ({PHASE_WORDS[state.phase]}); turn orders come later"
+        )
+    if not 0 <= seat < len(state.players) or seat not in state.order:
+        return "you are not a player of this game"
+    if not state.players[seat].alive:
+        return "you are no longer in the game"
+    if seat != state.current:
+        return f"it is not your turn: {state.players[state.current].name} is to move"
+    if state.phase != REINFORCE or state.pending_move is not None:
+        return "this turn is already under way"
+    return None

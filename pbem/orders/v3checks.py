@@ -1,5 +1,5 @@
 """Checks of turn orders that rules version 3 (issue 33) added: the max_armies
-cap on a PLACE, the armies due when the player's territories cannot hold them,
+cap on a PLACE, the COMMANDER word, the armies due when the player's territories cannot hold them,
 and a TRADE written after an ATTACK (the choice of an elimination's forced
 trade). validate.py calls them; each returns the words of a problem or None.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pbem.rules.options import Options
 from pbem.rules.state import GameState
 
 FORCED_AT = 6  # cards after an elimination that force a trade (000, 002, 003)
@@ -71,4 +72,29 @@ def no_forced_trade(state: GameState, hand: int, victims: Iterable[int]) -> str 
         "a TRADE after an ATTACK chooses the sets of the trade forced when an "
         f"elimination leaves you {FORCED_AT} or more cards, and none can here: you hold "
         f"{hand}, and the players your ATTACKs aim at hold {most - hand}"
+    )
+
+
+def commander_problem(options: Options) -> str | None:
+    """Why ATTACK ... COMMANDER is refused in a game of ``options``, or None. The
+    order is of rules version 3; under versions 1 and 2 it is refused, as those
+    versions' reader refused the word."""
+    if not options.commander:
+        return "COMMANDER: these rules have no commander"
+    if options.rules_version < 3:
+        return (
+            f"COMMANDER: this game plays rules version {options.rules_version}, where the "
+            "commander is used on the turn's first roll where it wins a comparison; the "
+            "order came with version 3"
+        )
+    return None
+
+
+def due_past_room(placed: int, due: int, room: int, cap: int) -> str:
+    """The player's territories cannot hold the ``due`` armies under max_armies
+    and the PLACE orders do not fill the ``room`` there is: what to place."""
+    return (
+        f"PLACE orders place {placed} armies; {due} are due this turn, but your "
+        f"territories have room for only {room} under the cap of {cap} (max_armies): "
+        f"place {room} (the other {due - room} are lost)"
     )

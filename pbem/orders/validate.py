@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pbem.orders import v3checks
 from pbem.orders.cardcheck import held_set
 from pbem.orders.errors import (
     OrderProblem,
@@ -26,8 +27,7 @@ from pbem.orders.errors import (
 )
 from pbem.orders.linereader import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, Order, ParsedMail
-from pbem.orders.setupcheck import PHASE_WORDS, validate_setup
-from pbem.orders.v3checks import no_forced_trade, over_cap, room_for_due, version3
+from pbem.orders.setupcheck import turn_gate, validate_setup
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -39,11 +39,9 @@ from pbem.rules.actions import (
     TurnAction,
     UntilKind,
 )
-from pbem.rules.board import WILD
-from pbem.rules.cards import designs_of, is_set, mixed_sets, set_value
+from pbem.rules.cards import designs_of, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
-from pbem.rules.options import Options
-from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
+from pbem.rules.state import SETUP_PHASES, GameState
 
 
 def _plural(n: int, word: str) -> str:
@@ -51,44 +49,10 @@ def _plural(n: int, word: str) -> str:
 
 
 def _armies(n: int) -> str:
-    return "1 army" if n == 1 else f"{n} armies"
+    return _plural(n, "army").replace("armys", "armies")
 
 
 # ---------------------------------------------------------------------- turn
-def _turn_gate(state: GameState, seat: int) -> str | None:
-    """Why this seat cannot send turn orders now, or None."""
-    if state.phase == ENDED:
-        return "the game is over"
-    if state.phase in SETUP_PHASES:
-        return (
-            f"the game is still being set up ({PHASE_WORDS[state.phase]}); turn orders come later"
-        )
-    if not 0 <= seat < len(state.players) or seat not in state.order:
-        return "you are not a player of this game"
-    if not state.players[seat].alive:
-        return "you are no longer in the game"
-    if seat != state.current:
-        return f"it is not your turn: {state.players[state.current].name} is to move"
-    if state.phase != REINFORCE or state.pending_move is not None:
-        return "this turn is already under way"
-    return None
-
-
-def commander_problem(options: Options) -> str | None:
-    """Why ATTACK ... COMMANDER is refused in a game of ``options``, or None. The
-    order is of rules version 3; under versions 1 and 2 it is refused, as those
-    versions' reader refused the word."""
-    if not options.commander:
-        return "COMMANDER: these rules have no commander"
-    if options.rules_version < 3:
-        return (
-            f"COMMANDER: this game plays rules version {options.rules_version}, where the "
-            "commander is used on the turn's first roll where it wins a comparison; the "
-            "order came with version 3"
-        )
-    return None
-
-
 class _TurnCheck:
     """Walks a turn's orders in the order written, as turnplan will run them."""
 
@@ -117,7 +81,7 @@ class _TurnCheck:
         # PLACE after an ATTACK is out of order, as pbem 95b4065 read it
         self.elimination_places = state.options.rules_version >= 2
         # rules version 3: PLACE under max_armies, TRADE after ATTACK (v3checks)
-        self.version3 = version3(state)
+        self.version3 = v3checks.version3(state)
         self.bonus_on: dict[int, int] = {}  # territory -> the +2s of the turn's trades
         self.hand_at_attack = -1  # cards held when the first ATTACK runs
         self.victims: list[int] = []  # owners of the territories ATTACKs aim at
@@ -254,7 +218,7 @@ class _TurnCheck:
         elimination forces (attacking.forced_trades); it must be held, be a set,
         and such a trade must be possible."""
         hand = self.hand_at_attack if self.hand_at_attack >= 0 else len(self.hand)
-        problem = no_forced_trade(self.state, hand, self.victims)
+        problem = v3checks.no_forced_trade(self.state, hand, self.victims)
         if problem is not None and self.stage == _RANK[Attack]:
             self.problems.append(problem_at(order, problem))
             return
@@ -285,7 +249,9 @@ class _TurnCheck:
                 self.problems.append(problem_at(order, "armies to place must be at least 1", i))
             else:
                 if self.version3:  # rules version 3 refuses a PLACE over max_armies
-                    message = over_cap(self.state, self.seat, self.upper, territory, armies)
+                    message = v3checks.over_cap(
+                        self.state, self.seat, self.upper, territory, armies
+                    )
                     if message is not None:
                         name = self.state.board.territories[territory].name
                         self.problems.append(problem_at(order, message, i, name))
@@ -379,7 +345,7 @@ class _TurnCheck:
         if action.reroll and not state.options.card_reroll:
             self.problems.append(problem_at(order, "REROLL: these rules have no card re-roll"))
         if action.commander:
-            problem = commander_problem(state.options)
+            problem = v3checks.commander_problem(state.options)
             if problem is not None:
                 self.problems.append(problem_at(order, problem))
         if action.until.kind != UntilKind.CONQUERED and action.until.n < 1:
@@ -475,7 +441,7 @@ class _TurnCheck:
         if not self.due_known:
             return
         due = state.reinforcements + sum(self.values)
-        room = room_for_due(state, self.seat, self.bonus_on) if self.version3 else due
+        room = v3checks.room_for_due(state, self.seat, self.bonus_on) if self.version3 else due
         if room < due:  # rules version 3: what no territory can hold is lost
             self.due_with_room(due, room)
             return
@@ -506,12 +472,7 @@ class _TurnCheck:
         the rest are lost."""
         if self.placed == room or ("PLACE" in self.unread and self.placed <= room):
             return
-        cap = self.state.options.max_armies
-        message = (
-            f"PLACE orders place {self.placed} armies; {due} are due this turn, but your "
-            f"territories have room for only {room} under the cap of {cap} (max_armies): "
-            f"place {room} (the other {due - room} are lost)"
-        )
+        message = v3checks.due_past_room(self.placed, due, room, self.state.options.max_armies)
         if self.place_orders:
             self.problems.append(problem_at(self.place_orders[0], message))
         else:
@@ -563,7 +524,7 @@ def checked_turn(
     """``validate_turn``'s problems and, when there are none, ``turn_actions``'s
     actions, from one walk over the orders (a replay needs both for every turn)."""
     orders = list(orders)
-    gate = _turn_gate(state, seat)
+    gate = turn_gate(state, seat)
     if gate is not None:
         return [whole_problem(gate, orders)], []
     check = _TurnCheck(state, seat)

@@ -57,22 +57,17 @@ def attack(
 ) -> list[Event]:
     """Roll until TO falls or FROM has one army (or the stop conditions).
 
-    ``reroll``: the attacker asks for the expert card re-roll (the rules let
-    the player choose; under rules version 2 it is used on every roll where it
-    applies, under version 3 only where it helps: combat.reroll_helps).
+    ``reroll``: the expert card re-roll asked for (version 2: on every roll
+    where it applies; 3: only where it helps, combat.reroll_helps).
     ``commander``: where the expert commander may be used (commander_on_roll).
-    ``trades``: the sets of the player's TRADE orders written after this
-    ATTACK, for a forced trade if it eliminates a player (rules version 3).
-    """
+    ``trades``: the sets of the TRADE orders written after this ATTACK, for a
+    forced trade if it eliminates a player (rules version 3)."""
     _check_attack(state, source, target, dice, seat, reroll)
     if commander == CommanderUse.HERE and not (
         state.options.commander and state.options.rules_version >= 3
     ):
         raise RulesError("commander", "these rules have no COMMANDER order")
-    # (the phase first: under rules version 3 armies that fit nowhere under
-    # max_armies may be left from the reinforcements, and are lost here; under
-    # 1 and 2 no armies are left in the reinforcement phase)
-    state.phase = ATTACK
+    state.phase = ATTACK  # first: v3's armies that fit nowhere under max_armies are lost here
     leftover = place_leftover(state) if state.reinforcements else []
     me = state.current
     defender = state.owner[target]
@@ -86,11 +81,7 @@ def attack(
         one_die = neutral_one_die(state, target)
     rolls: list[Roll] = []
     # roll and compare, each side losing an army per comparison lost
-    possible = _has_commander(state) and (  # commander_on_roll, for any roll of this battle
-        state.options.rules_version < 3
-        or commander == CommanderUse.HERE
-        or (commander == CommanderUse.DEFAULT and dice == 3)
-    )
+    possible = _commander_possible(state, commander, dice)
     if until_left is None and max_rolls is None and not reroll and not possible:
         have, left = battle(rng, dice, one_die, state.armies[source], state.armies[target], rolls)
         state.armies[source], state.armies[target] = have, left
@@ -126,13 +117,33 @@ def attack(
         )
     ]
     if conquered:
-        eliminated = defender not in state.owner
-        if eliminated:
-            events += _eliminate(state, defender, me, target, trades)
-        if eliminated or state.options.goal != "domination":
-            events += check_victory(state)
-        if state.phase == ENDED and state.pending_move is not None:
-            events += move_armies(state, state.pending_move[2], None)
+        events += _after_conquest(state, defender, me, target, trades)
+    return events
+
+
+def _commander_possible(state: GameState, commander: CommanderUse, dice: int) -> bool:
+    """Whether commander_on_roll may use the commander on any roll of this
+    battle (if not, the plain battle's fast path runs)."""
+    return _has_commander(state) and (
+        state.options.rules_version < 3
+        or commander == CommanderUse.HERE
+        or (commander == CommanderUse.DEFAULT and dice == 3)
+    )
+
+
+def _after_conquest(
+    state: GameState, defender: int, me: int, target: int, trades: tuple[tuple[int, int, int], ...]
+) -> list[Event]:
+    """An elimination (its cards and forced trades), the victory it may bring,
+    and the move-in a won game no longer waits for."""
+    events: list[Event] = []
+    eliminated = defender not in state.owner
+    if eliminated:
+        events += _eliminate(state, defender, me, target, trades)
+    if eliminated or state.options.goal != "domination":
+        events += check_victory(state)
+    if state.phase == ENDED and state.pending_move is not None:
+        events += move_armies(state, state.pending_move[2], None)
     return events
 
 

@@ -126,7 +126,6 @@ def test_the_rules_in_words_say_the_reroll_is_asked_for() -> None:
         "An attacker holding the card of either territory may re-roll one lost die per roll "
         "(ATTACK ... REROLL)."
     ) in replace(EXPERT, rules_version=2).describe()  # version 3: test_rulebook_expert_audit
-    ) in EXPERT.describe()
 
 
 # ---------------------------------------------------------------------------------------

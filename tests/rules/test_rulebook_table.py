@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pbem.maps.presets import load_preset, preset_names
 from pbem.paths import presets_dir
-from pbem.rules.options import CHOICES, RULES_VERSIONS, Options
+from pbem.rules.options import CHOICES, Options
 
 PAGE = Path(__file__).parents[2] / "docs" / "RULES.md"
 PRESETS = preset_names(presets_dir())
