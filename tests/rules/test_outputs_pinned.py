@@ -74,12 +74,28 @@ GAMES = {
 PINNED_VERSION = 2
 
 # (preset, players, bot) -> as GAMES, under rules version 3 (issue 33: the
-# expert re-roll policy and commander)
+# expert re-roll policy, commander and cap, the forced trade's choice, the 2016
+# per-set bonus, colours); pinned when the issue-33 work was merged
 GAMES_V3 = {
     ("expert", 3, "random"): [
-        ("p2", 34, "domination", "a4db115e0892c3d4", "5ea3c34000010685"),
-        ("p2", 33, "domination", "e1107ff6cf8f0fda", "c6c7c671c86f6fbe"),
-        ("p2", 48, "domination", "ede80b6a81523ce2", "56d63b1442f79acd"),
+        ("p2", 32, "domination", "9fbae9855e1181e7", "487f8d3ed80b1de0"),
+        ("p2", 33, "domination", "9fd1932a1fd77642", "ae2fc8c570f51270"),
+        ("p2", 42, "domination", "9eadbf50e24bd8a5", "c0e0349451c34718"),
+    ],
+    ("classic", 4, "greedy"): [
+        ("p3", 66, "domination", "912d7f7a2b96f8c6", "92a43a867972c90a"),
+        ("p4", 61, "domination", "f59176db10e90a99", "29134179aff3a883"),
+        ("p4", 75, "domination", "5035cf2b090cc579", "ddfb8d60808636f3"),
+    ],
+    ("2016", 3, "greedy"): [
+        ("p2", 70, "domination", "9353f3a6cdff31d5", "31771f4c7a6779b6"),
+        ("p1", 66, "domination", "e6062654eed42de0", "35565985706ad260"),
+        ("p1", 67, "domination", "5ede6b0a11f3415d", "f224f0492dd252b6"),
+    ],
+    ("two-player", 2, "greedy"): [
+        ("p1", 26, "domination", "fc3fd4c65d8458e0", "7e9089c4b6c6aafe"),
+        ("p1", 35, "domination", "2a2ba0ffc19d227e", "7606d018c445f38e"),
+        ("p2", 28, "domination", "8ef6ddf11db4825c", "e884d07064594eb5"),
     ],
 }
 
