@@ -266,7 +266,7 @@ def test_rules_words_and_changes_of_version_3() -> None:
         "(ATTACK ... REROLL)."
     ) in V2.describe()
     assert "Once per turn one attacking die of a roll counts as a 6." in V2.describe()
-    changes = " ".join(RULES_CHANGES[3])
+    changes = " ".join(change.text for change in RULES_CHANGES[3])
     assert "REROLL re-rolls" in changes and "COMMANDER" in changes
 
 

@@ -12,10 +12,11 @@ from sqlmodel import select
 from typer.testing import CliRunner
 
 from pbem.cli import app
+from pbem.maps.presets import load_preset
 from pbem.orderlog import replay
 from pbem.orderlog.records import read_record, verify_record
 from pbem.rules.events import RulesChanged
-from pbem.rules.options import RULES_VERSION, Options, rules_changes
+from pbem.rules.options import RULES_CHANGES, RULES_VERSION, Options, rules_changes
 from pbem.rules.state import GameState
 from pbem.service.errors import ServiceError
 from pbem.service.play import rulesupgrade
@@ -30,7 +31,10 @@ PLAYERS = ["ann", "bob", "cat"]
 WHY = "pbem was upgraded; from now on we play the rulebook's rules."
 NEW = RULES_VERSION  # the newest rules: where `pbem upgrade-rules` moves a game by default
 # the lines of every version after 1 (RULES_CHANGES), as the notice wraps them ("- " first)
-CHANGED = [f"- {line}" for line in rules_changes(1, NEW)]
+# what the move changes for the test's game: classic rules, 3 players (no missions,
+# re-rolls, commander, cap or neutral: those lines are left out)
+CHANGED_LINES = rules_changes(1, NEW, load_preset("classic"), 3)
+CHANGED = [f"- {line}" for line in CHANGED_LINES]
 
 
 def _old_game(tmp_path: Path, **overrides: str) -> tuple[World, Table]:
@@ -180,6 +184,20 @@ def test_a_move_in_the_setup_plays_the_setup_by_the_new_rules(tmp_path: Path) ->
     assert report.ok, report.message
 
 
+def test_the_changes_told_are_those_that_concern_the_game() -> None:
+    classic = load_preset("classic")
+    told = rules_changes(1, 3, classic, 3)
+    assert told[0].startswith("Version 2 (pbem of 22 November 2026)")
+    assert any(line.startswith("Version 3 (pbem of 28 November 2026)") for line in told)
+    assert not any("REROLL" in line or "destroy mission" in line for line in told)
+    assert not any("With two players" in line or "commander" in line for line in told)
+    assert any("DEFEND WITH 1" in line for line in told)  # every game
+    expert = rules_changes(2, 3, load_preset("expert"), 4)
+    assert any("REROLL" in line for line in expert) and any("COMMANDER" in line for line in expert)
+    assert any("Army cap (max_armies)" in line for line in expert)
+    assert len(rules_changes(1, 3)) == sum(len(v) for v in RULES_CHANGES.values())
+
+
 def test_show_offers_no_move_for_a_finished_game(tmp_path: Path) -> None:
     from pbem.service.ops.overview import rules_version_line
 
@@ -304,7 +322,7 @@ def test_cli_prints_what_would_change_then_moves_with_yes(tmp_path: Path) -> Non
     assert out.splitlines() == [
         f"Game up plays rules version 1. Moving it to version {NEW} (the newest) from turn "
         f"{turn} on changes:",
-        *(f"  - {line}" for line in rules_changes(1, NEW)),
+        *(f"  - {line}" for line in CHANGED_LINES),
         "The turns already played keep the rules they were played by; the move is kept in "
         "the game's order log (and so in its record). Every player gets a notice saying so, "
         "with your --message if you give one.",

@@ -97,6 +97,13 @@ def undone_move(session: Session, game: Game, kept: int) -> str:
     )
 
 
+def _changes(state: GameState, old: int, new: int) -> list[str]:
+    """What the move changes for this game: the lines of RULES_CHANGES that
+    concern its options and its number of players."""
+    seated = sum(1 for p in state.players if not p.neutral)
+    return rules_changes(old, new, state.options, seated)
+
+
 def _when(state: GameState) -> str:
     return "from the setup on" if state.phase in SETUP_PHASES else f"from turn {state.turn} on"
 
@@ -110,7 +117,7 @@ def upgrade_question(session: Session, game: Game, to: int | None) -> str:
     lines = [
         f"Game {game.name} plays rules version {old}. Moving it to version {new}{newest} "
         f"{_when(state)} changes:",
-        *(f"  - {line}" for line in rules_changes(old, new) or ["nothing a player sees"]),
+        *(f"  - {line}" for line in _changes(state, old, new)),
         "The turns already played keep the rules they were played by; the move is kept "
         "in the game's order log (and so in its record). Every player gets a notice "
         "saying so, with your --message if you give one.",
@@ -161,7 +168,7 @@ def _announce(
         "old": old,
         "new": new,
         "turn": step.state.turn,
-        "changes": rules_changes(old, new),
+        "changes": _changes(step.state, old, new),
         "message": message,
     }
     players = players_of(session, game)
