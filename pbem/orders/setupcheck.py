@@ -157,3 +157,35 @@ def turn_gate(state: GameState, seat: int) -> str | None:
     if state.phase != REINFORCE or state.pending_move is not None:
         return "this turn is already under way"
     return None
+
+
+def setup_cap_problems(state: GameState, seat: int, orders: Sequence[Order]) -> list[OrderProblem]:
+    """A setup PLACE past max_armies, refused at the door (a mail, a CHECK, `pbem
+    adjudicate`): the engine refuses it only when every player's orders are in,
+    which left the setup waiting on the player who was told "accepted" and
+    charged the failure to the last player's mail. Not part of validate_setup,
+    which a replay runs: a log written before this check may hold such an entry
+    that the player's later orders replaced."""
+    cap = state.options.max_armies
+    if not cap or state.phase != PLACE:
+        return []
+    problems: list[OrderProblem] = []
+    added: dict[int, int] = {}
+    for order in orders:
+        action = order.as_setup().action
+        if not isinstance(action, PlaceInitial):
+            continue
+        for i, (armies, territory) in enumerate(action.placements):
+            if not 0 <= territory < len(state.owner) or state.owner[territory] != seat:
+                continue  # validate_setup says whose it is
+            added[territory] = added.get(territory, 0) + armies
+            holding = state.armies[territory] + added[territory]
+            if armies > 0 and holding > cap:
+                name = state.board.territories[territory].name
+                room = max(0, cap - state.armies[territory] - added[territory] + armies)
+                message = (
+                    f"{name} would hold {holding} armies, over the cap of {cap} "
+                    f"(max_armies): room for {room} more there"
+                )
+                problems.append(problem_at(order, message, i, name))
+    return problems

@@ -27,7 +27,7 @@ from pbem.orders.errors import (
 )
 from pbem.orders.linereader import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, Order, ParsedMail
-from pbem.orders.setupcheck import turn_gate, validate_setup
+from pbem.orders.setupcheck import setup_cap_problems, turn_gate, validate_setup
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -576,7 +576,9 @@ def checked_mail(
         return problems, []
     if state.phase in SETUP_PHASES:
         return in_line_order(
-            problems + validate_setup(state, seat, mail.orders, mail.unread_orders)
+            problems
+            + validate_setup(state, seat, mail.orders, mail.unread_orders)
+            + setup_cap_problems(state, seat, mail.orders)
         ), []
     found, actions = checked_turn(state, seat, mail.orders, mail.unread)
     if problems or found:

@@ -394,6 +394,42 @@ def test_setup_placement() -> None:
     ]
 
 
+def test_setup_placement_over_the_cap_is_refused_at_the_door() -> None:
+    """A setup PLACE past max_armies was told "accepted" and then stopped the
+    setup when the last player's orders came in (the engine refuses it only
+    then); the mail's check refuses it, naming the cap and the room."""
+    state = setup_state(Options(max_armies=12))
+    seat = state.order[0]
+    own = state.territories_of(seat)
+    due = state.players[seat].to_place
+    first, second = (BOARD.territories[t].name for t in own[:2])
+    held = state.armies[own[0]]
+    mail = parse_orders(f"PLACE {due - 1} {first}, 1 {second}", BOARD)
+    assert [(p.line, p.message) for p in validate_mail(state, seat, mail)] == [
+        (
+            1,
+            f"{first} would hold {held + due - 1} armies, over the cap of 12 (max_armies): "
+            f"room for {12 - held} more there",
+        )
+    ]
+    spread = ", ".join(f"{n} {BOARD.territories[t].name}" for t, n in _spread(state, own, due))
+    assert validate_mail(state, seat, parse_orders(f"PLACE {spread}", BOARD)) == []
+    # the replay's own check (validate_setup) is unchanged: a log may hold such an entry
+    assert validate_setup(state, seat, mail.orders) == []
+
+
+def _spread(state: GameState, own: list[int], due: int) -> list[tuple[int, int]]:
+    """``due`` armies over ``own``, none past 12."""
+    out = []
+    for t in own:
+        n = min(due, 12 - state.armies[t])
+        if n > 0:
+            out.append((t, n))
+            due -= n
+    assert due == 0
+    return out
+
+
 def test_two_player_neutral_share() -> None:
     state = setup_state(Options(), players=2)
     first, second = state.order
