@@ -16,6 +16,9 @@ ConfigOption = Annotated[
     typer.Option("--config", "-c", help="Config file (else $PBEM_CONFIG, ./pbem.toml, defaults)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+SendOption = Annotated[
+    bool, typer.Option("--send", help="Send the mails it queued now, not at the next poll.")
+]
 
 
 def fail(message: str, code: int = 1) -> NoReturn:

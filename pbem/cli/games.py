@@ -10,6 +10,7 @@ import typer
 from pbem.cli.common import (
     ConfigOption,
     JsonOption,
+    SendOption,
     config_of,
     emit,
     fail,
@@ -176,9 +177,7 @@ def adjudicate(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Validate only; change nothing.")
     ] = False,
-    send: Annotated[
-        bool, typer.Option("--send", help="Send the mails it queued now, not at the next poll.")
-    ] = False,
+    send: SendOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Enter a player's orders by hand, as the GM, and play them."""

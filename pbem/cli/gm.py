@@ -10,6 +10,7 @@ import typer
 
 from pbem.cli.common import (
     ConfigOption,
+    SendOption,
     config_of,
     open_session,
     parse_settings,
@@ -123,9 +124,7 @@ def upgrade_rules(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Do it (without: print what would change).")
     ] = False,
-    send: Annotated[
-        bool, typer.Option("--send", help="Send the mails it queued now, not at the next poll.")
-    ] = False,
+    send: SendOption = False,
     config: ConfigOption = None,
 ) -> None:
     """Move a running game to newer rules from now on, announced to every

@@ -23,7 +23,7 @@ import pytest
 
 from pbem.maps.presets import load_preset
 from pbem.orders import validate_mail
-from pbem.orders.forecast import forecast
+from pbem.orders.forecast import _Fixed, forecast
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_action
 from pbem.orders.validate import turn_actions
@@ -144,18 +144,6 @@ def test_the_issues_rounded_figures() -> None:
     assert round(float(POLICY_TABLE[2, 2][2]), 3) == 0.129
     assert round(float(POLICY_TABLE[3, 2][1]), 3) == 0.395
     assert round(float(POLICY_TABLE[3, 2][2]), 3) == 0.477
-
-
-class _Fixed:
-    def __init__(self, dice: tuple[int, ...]) -> None:
-        self.dice = list(dice)
-
-    def roll(self, count: int) -> list[int]:
-        out, self.dice = self.dice[:count], self.dice[count:]
-        return out
-
-    def die(self) -> int:
-        return self.dice.pop(0)
 
 
 def _engine_mean(att: int, dfn: int, reroll: bool, only_if_helps: bool) -> Fraction:
