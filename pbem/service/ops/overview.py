@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 from sqlmodel import Session, select
 
 from pbem.report.textfmt import when
-from pbem.rules.options import Options
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.ops.describe import describe_game, game_to_json, seat_security
 from pbem.service.ops.stats import response_stats, stats_lines
 from pbem.service.play.games import find_game, list_games, load, players_of
 from pbem.service.play.gamesettings import autopilot_seats, bot_seats, settings
+from pbem.service.play.loading import stored_options
 from pbem.service.play.schedule import aware_utc
 from pbem.store import Game, PendingOrders, Player, SeatHolder
 from pbem.vocab import GamePhase, SeatStanding, SeatStatus
@@ -163,7 +162,7 @@ def game_overview(
     }
     data = game_to_json(state, info)
     data["rules_version"] = state.options.rules_version  # after any `pbem upgrade-rules`
-    started = Options.from_stored(json.loads(row.options_json)).rules_version
+    started = stored_options(row).rules_version
     data["rules_version_at_start"] = started
     seated = _holders(session, row)
     for seat, entry in enumerate(data["players"]):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlmodel import Session, func, select
@@ -183,8 +183,7 @@ def create_game(
     if open_seats:
         return Created(row, {}, [])
     board = board_of(row.map_text, row.map_name)
-    players = [replace(spec, colour=map_colour(board, spec.colour)) for spec in players]
-    asked = {spec.colour for spec in players if spec.colour}
+    asked = {map_colour(board, spec.colour) for spec in players} - {""}  # seat_player spells them
     passwords = {spec.name: seat_player(session, row, spec, asked) for spec in players}
     return Created(row, passwords, start_game(session, row))
 

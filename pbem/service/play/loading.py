@@ -56,9 +56,16 @@ def board_of(map_text: str, map_name: str) -> Board:
     return parse_named(map_text, f"{map_name} (stored with the game)", map_name)
 
 
+def stored_options(game: Game) -> Options:
+    """The options a game started with, as stored (Options.from_stored: a name
+    they lack reads as the behaviour before it); a `pbem upgrade-rules` move is
+    in the log, so the rules played now are the loaded state's options."""
+    return Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
+
+
 def definition_of(session: Session, game: Game) -> replay.GameDefinition:
     board = board_of(game.map_text, game.map_name)
-    options = Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
+    options = stored_options(game)
     players = tuple((p.name, p.colour) for p in players_of(session, game))
     rerolls = tuple(
         (first, bytes.fromhex(secret)) for first, secret, _ in rerolls_of(session, game)

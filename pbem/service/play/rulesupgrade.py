@@ -13,7 +13,6 @@ Every player and the GM get a notice saying what changes.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlmodel import Session
@@ -25,6 +24,7 @@ from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play import notices
 from pbem.service.play.games import append_entry, load, log_of, players_of, store_result
+from pbem.service.play.loading import stored_options
 from pbem.service.play.mailinfo import epoch, game_info
 from pbem.service.play.passwords import reply_token
 from pbem.store import Game
@@ -35,7 +35,7 @@ def current_options(session: Session, game: Game) -> Options:
     """The rules a game plays now: its stored options, moved to the version of
     the last `pbem upgrade-rules` (an open game: its stored options)."""
     if game.phase == GamePhase.OPEN:
-        return Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
+        return stored_options(game)
     return load(session, game).state.options
 
 
@@ -89,8 +89,7 @@ def undone_move(session: Session, game: Game, kept: int) -> str:
     if not moved:
         return ""
     before = moves(log[:kept])
-    started = Options.from_stored(json.loads(game.options_json), source=f"game {game.name}")
-    again = before[-1] if before else str(started.rules_version)
+    again = before[-1] if before else str(stored_options(game).rules_version)
     return (
         f"The GM's move to rules version {moved[-1]} is undone too: the game plays rules "
         f"version {again} again."
