@@ -24,7 +24,8 @@ from pbem.rules.board import Board
 from pbem.rules.dice import DICE_V1, DICE_V2, DiceStream, contribution, make_stream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import Event, RulesChanged
-from pbem.rules.options import RULES_VERSIONS, Options
+from pbem.rules.options import Options
+from pbem.rules.ruleversions import RULES_VERSIONS
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn

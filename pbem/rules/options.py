@@ -10,10 +10,27 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from pbem.rules.board import by_fields
 from pbem.rules.errors import OptionsError
+from pbem.rules.optionwords import (
+    CARD_REROLL_V1,
+    CARD_REROLL_V3,
+    COMMANDER_V3,
+    FIXED_RULES,
+    FIXED_RULES_V1,
+    FIXED_RULES_V2,
+    MAX_ARMIES_V2,
+    NEUTRAL_DEFENCE,
+    WORDS,
+)
+from pbem.rules.ruleversions import (
+    BEFORE_OPTION,
+    RULES_VERSION,
+    RULES_VERSIONS,
+    stored_rules_version,
+)
 
 # option name -> allowed values (for the string-valued options)
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
@@ -28,299 +45,6 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "mission_win": ("at_once", "own_turn"),
     "mission_deck": ("rulebook", "extended"),
 }
-
-# One sentence per option, used by `pbem rules` and the game-start mail.
-WORDS: Final[dict[str, dict[Any, str] | str]] = {
-    "claim": {
-        "deal": "Territories are dealt at random from the shuffled territory cards.",
-        "draft": "Territories are drafted from each player's preference list, in turn order.",
-        "turns": (
-            "Territories are claimed in turn, one each per round of mail: the first free "
-            "territory on each player's list, in turn order."
-        ),
-    },
-    "placement": {
-        "blind": "Initial armies are placed by all players at once, in secret.",
-        "auto": "Initial armies are spread at random, one at a time, in turn order.",
-    },
-    "card_values": {
-        "escalating": "Card sets are worth 4, 6, 8, 10, 12, 15, then 5 more each, over all sets.",
-        "linear": "Card sets are worth 4, 5, 6, ... counted over all sets traded.",
-        "fixed": (
-            "Card sets are worth 4 (three infantry), 6 (three cavalry), 8 (three artillery); "
-            "a wild stands for any one type."
-        ),
-        "none": "No cards are used.",
-    },
-    "territory_bonus": {
-        "once": "Trading a card of an owned territory gives +2 armies there, once per turn.",
-        "per_card": "Every traded card of an owned territory gives +2 armies there.",
-        "per_set": (
-            "Every traded set with a card of an owned territory gives +2 armies there "
-            "(on the first such card as the trade lists them), with no limit per turn."
-        ),
-    },
-    "traded_cards": {
-        "bottom": "Traded cards go to the bottom of the draw pile.",
-        "discard": "Traded cards are discarded; discards are reshuffled when the pile runs out.",
-        "removed": "Traded cards leave the game; once the draw pile is empty no card is drawn.",
-    },
-    "fixed_mixed_set": {
-        True: "With fixed card values, one card of each type is a set too, worth 10.",
-        False: "With fixed card values, one card of each type is not a set.",
-    },
-    "forced_trade_at": "A player starting a turn with {} or more cards must trade a set.",
-    "max_trades": "At most {} sets may be traded in one turn.",
-    "move_in": {
-        "dice": "After a conquest at least as many armies as dice in the last roll move in.",
-        "survivors": "After a conquest the surviving attacking armies of the last roll move in.",
-    },
-    "fortify": {
-        "adjacent": "One fortifying move per turn, to an adjacent own territory.",
-        "chained": "One fortifying move per turn, along a chain of own territories.",
-        "unlimited": "Any number of fortifying moves, along chains of own territories.",
-        "none": "No fortifying moves.",
-    },
-    "max_armies": (
-        "A territory holds at most {} armies: a PLACE over it is refused, and armies are "
-        "lost only when no territory of the player has room; moves stop at it."
-    ),
-    "card_reroll": {
-        True: (
-            "An attacker holding the card of either territory may re-roll one lost die "
-            "per roll (ATTACK ... REROLL)."
-        ),
-        False: "No card re-rolls.",
-    },
-    "commander": {
-        True: "Once per turn one attacking die of a roll counts as a 6.",
-        False: "No commander.",
-    },
-    "goal": {
-        "domination": "Win by eliminating every other player.",
-        "capital": "Win by holding every headquarters at once.",
-        "mission": "Win by completing your secret mission.",
-    },
-    "mission_win": {
-        "at_once": (
-            "A secret mission wins the moment it is complete, whoever's action completed it."
-        ),
-        "own_turn": (
-            "A secret mission completed on another player's turn wins at the start "
-            "of its holder's next turn."
-        ),
-    },
-    "mission_deck": {
-        "rulebook": (
-            "The mission deck is the rulebooks' 12 cards; destroy cards of colours not "
-            "in play are removed."
-        ),
-        "extended": (
-            "The mission deck adds the older European cards (two continents and one more "
-            "of your choice) to the rulebooks' 12."
-        ),
-    },
-    "capitals_to_win": {
-        True: "Capital Risk, shortened: hold your own HQ and 2 (4 players) or 3 (5-6) others.",
-        False: "Capital Risk needs every headquarters.",
-    },
-    "neutral": {
-        True: (
-            "A two-player game adds a neutral army that never attacks (40 armies each); "
-            "its territories are dealt at random (with a draft, its third is dealt first)."
-        ),
-        False: "A two-player game has no neutral army.",
-    },
-    "max_turns": (
-        "The game ends after {} rounds of turns; most territories, then armies, "
-        "then turn order wins."
-    ),
-    "min_players": "At least {} players.",
-    "rules_version": (
-        "The game plays pbem's rules version {}, kept from its start (docs/RECORDS.md "
-        "says what later versions changed)."
-    ),
-    "max_players": "At most {} players.",
-}
-
-# The rules version new games play. A change of the engine's behaviour that
-# is not a new option raises it, keeps the old behaviour under the old number
-# and says what changed in docs/RECORDS.md; a game keeps the version it
-# started with (stored in its options, and so in its records).
-RULES_VERSION: Final = 3
-RULES_VERSIONS: Final = (1, 2, 3)
-
-
-# What each rules version changed compared with the one before, one line per
-# change, in words a GM and the players understand: `pbem upgrade-rules` prints
-# the lines between a game's version and the new one, and the notice to the
-# players quotes them. A new version adds its entry here (and its paragraph
-# under "## Rules versions" in docs/RECORDS.md).
-class RulesChange(NamedTuple):
-    """One line of what a rules version changed; ``option``: the option whose
-    ``Options.applies`` decides whether a game is concerned ("": every game)."""
-
-    text: str
-    option: str = ""
-
-
-RULES_CHANGES: Final[dict[int, tuple[RulesChange, ...]]] = {
-    2: (
-        RulesChange("Version 2 (pbem of 22 November 2026): the rulebooks read to the letter."),
-        RulesChange(
-            "A destroy mission is completed by whoever takes the target's last armies; only "
-            "a target removed from the game (resigned, or removed by the GM) turns it into "
-            "'occupy 24 territories'.",
-            "mission_win",
-        ),
-        RulesChange(
-            "Card re-rolls happen only on ATTACK ... REROLL (they were automatic).",
-            "card_reroll",
-        ),
-        RulesChange(
-            "Cards taken by eliminating a player that make 6 or more are traded at once down "
-            "to 4 or fewer; their armies are placed by the PLACE orders written after that "
-            "ATTACK (the rest on the territory taken last), no longer all at once on the "
-            "territory taken last.",
-            "forced_trade_at",
-        ),
-        RulesChange(
-            "A defender may roll one die: the standing order DEFEND WITH 1 IN territory "
-            "(DEFEND WITH 2 IN territory clears it)."
-        ),
-        RulesChange(
-            "With two players and a draft, the neutral's third of the territories is dealt "
-            "first; the players then draft the rest (the neutral drafted too).",
-            "neutral",
-        ),
-        RulesChange(
-            "Starting armies scale with the map's size (the same numbers on the classic map)."
-        ),
-    ),
-    3: (
-        RulesChange(
-            "Version 3 (pbem of 28 November 2026): what an audit against the rulebooks found."
-        ),
-        RulesChange(
-            "ATTACK ... REROLL re-rolls the lowest losing die only when re-rolling it gains "
-            "armies on average (it was re-rolled on every roll that lost one).",
-            "card_reroll",
-        ),
-        RulesChange(
-            "The commander is used on the attack whose order says COMMANDER; without one, on "
-            "the turn's first roll of 3 dice where it wins a comparison (it was the turn's "
-            "first roll where it won one, even a one-die probe).",
-            "commander",
-        ),
-        RulesChange(
-            "Army cap (max_armies): a PLACE over it is refused, naming the room left; armies "
-            "are lost only when no territory of the player has room (a missed turn's, a bot's "
-            "and an elimination's armies go where there is room).",
-            "max_armies",
-        ),
-        RulesChange(
-            "The forced trade after an elimination is the player's: the TRADE orders written "
-            "after that ATTACK choose the sets; without them the set worth most to the player, "
-            "its +2 territory bonuses counted (no longer the most on its face); the same for "
-            "the forced trade of a missed turn.",
-            "forced_trade_at",
-        ),
-        RulesChange(
-            "Player colours are read in the map's spelling ('Red' is red), so the destroy "
-            "missions of colours typed with a capital are dealt; a colour the map does not "
-            "have is refused (at the start of a game: a running game keeps its deal).",
-            "mission_deck",
-        ),
-        RulesChange(
-            "With two players, the player who rolls for the neutral (the attacker's opponent) "
-            "may give DEFEND WITH 1 IN a neutral territory: the neutral then rolls one die "
-            "against the other player's attacks there.",
-            "neutral",
-        ),
-    ),
-}
-
-
-def rules_changes(
-    old: int, new: int, options: Options | None = None, players: int | None = None
-) -> list[str]:
-    """The lines of RULES_CHANGES from version ``old`` (excluded) to ``new``; with
-    ``options`` (and ``players``), only those that concern such a game (the
-    version's first line, saying which version, always)."""
-    return [
-        change.text
-        for v in range(old + 1, new + 1)
-        for i, change in enumerate(RULES_CHANGES.get(v, ()))
-        if i == 0 or options is None or not change.option or options.applies(change.option, players)
-    ]
-
-
-# What an option that a stored game or record does not name reads as: the
-# behaviour of pbem before the option existed (not today's default, which
-# would change a running game's rules under its players). Options added with
-# a default that is the old behaviour need no entry. rules_version itself is
-# read by stored_rules_version.
-BEFORE_OPTION: Final[dict[str, Any]] = {
-    # fixed values of pbem 95b4065: one of each is a set, worth 10
-    "fixed_mixed_set": True,
-    # a mission was won the moment it was complete, whoever's turn it was
-    "mission_win": "at_once",
-    # every mission of the map was dealt (the classic map's 14 then)
-    "mission_deck": "extended",
-}
-
-# Rules every preset plays (no option changes them), said after the options.
-FIXED_RULES: Final[tuple[str, ...]] = (
-    "A defender rolls the most dice allowed (2, or 1 on one army), unless the owner's "
-    "standing order DEFEND WITH 1 IN the territory says one die.",
-    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
-    "4 or fewer: the sets of the TRADE orders written after that ATTACK, else the set "
-    "worth most to the player (its +2s counted); their armies are placed by PLACE orders "
-    "written after that ATTACK (the rest on the territory taken last).",
-)
-
-# What rules version 2 (issue 14) did instead (issue 33 changed them): the
-# forced trade chosen by face value, and armies over max_armies lost.
-FIXED_RULES_V2: Final[tuple[str, ...]] = (
-    FIXED_RULES[0],
-    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
-    "4 or fewer; their armies are placed by PLACE orders written after that ATTACK "
-    "(the rest on the territory taken last).",
-)
-MAX_ARMIES_V2: Final = (
-    "A territory holds at most {} armies; armies placed over it are lost, moves stop at it."
-)
-
-# Rules version 3 and later, with two players and the neutral.
-NEUTRAL_DEFENCE: Final = (
-    "With two players, the player who rolls for the neutral (the attacker's opponent) may "
-    "order DEFEND WITH 1 IN a neutral territory."
-)
-
-# What rules version 1 (pbem 95b4065) did instead, said to the players of its
-# games: no DEFEND, elimination armies on the territory taken last, and an
-# automatic card re-roll.
-FIXED_RULES_V1: Final[tuple[str, ...]] = (
-    "A defender rolls the most dice allowed (2, or 1 on one army).",
-    "Cards taken by eliminating a player that make 6 or more are traded at once down to "
-    "4 or fewer; their armies are placed on the territory taken last.",
-)
-CARD_REROLL_V1: Final = (
-    "An attacker holding the card of either territory re-rolls one lost die per roll."
-)
-
-# What rules version 3 (issue 33) says of the expert options instead of WORDS
-# (the sentences of WORDS are those of versions 2, and 1 for the commander).
-CARD_REROLL_V3: Final = (
-    "An attacker holding the card of either territory may ask (ATTACK ... REROLL) to "
-    "re-roll the lowest die that lost a comparison, which is done only when re-rolling "
-    "it gains armies on average."
-)
-COMMANDER_V3: Final = (
-    "Once per turn one attacking die of a roll counts as a 6: on the first roll of the "
-    "attack written ATTACK ... COMMANDER where that wins a comparison; with no such "
-    "order, on the turn's first roll of 3 attacking dice where it wins one."
-)
 
 
 @dataclass(frozen=True)
@@ -485,16 +209,6 @@ class Options:
                 lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
-
-
-def stored_rules_version(data: dict[str, Any]) -> int:
-    """The rules version of stored options. Options stored before the version
-    was (pbem before 2026-11-28) carry none: those that name mission_win were
-    written by the rules of version 2 (issue 14 added both), the others by
-    version 1."""
-    if "rules_version" in data:
-        return int(data["rules_version"])
-    return 2 if "mission_win" in data else 1
 
 
 def parse_value(name: str, text: str) -> Any:

@@ -34,7 +34,8 @@ from typer.testing import CliRunner
 from pbem.cli import app
 from pbem.maps.archive import archived_map_text
 from pbem.orderlog.records import Record, read_record, secret_to_verify, verify_record
-from pbem.rules.options import Options, stored_rules_version
+from pbem.rules.options import Options
+from pbem.rules.ruleversions import stored_rules_version
 from pbem.service.play import archive
 from pbem.service.play.archive import export_record, replay_game
 from pbem.service.play.games import find_game, log_of, players_of, submit

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.rules.options import RULES_VERSION
+from pbem.rules.ruleversions import RULES_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "GAME-MASTERS.md"

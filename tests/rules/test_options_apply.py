@@ -9,7 +9,8 @@ from dataclasses import fields, replace
 import pytest
 
 from pbem.maps.presets import load_preset, preset_names
-from pbem.rules.options import WORDS, Options
+from pbem.rules.options import Options
+from pbem.rules.optionwords import WORDS
 
 # The options each preset states in a game of 3 players (4 for Capital Risk's
 # shortened goal makes no difference: the option is read under goal = capital).

@@ -25,7 +25,7 @@ from pbem.rules.events import (
     TerritoryClaimed,
     seats_that_see,
 )
-from pbem.rules.options import FIXED_RULES
+from pbem.rules.optionwords import FIXED_RULES
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn

@@ -30,7 +30,8 @@ from pbem.orders.validate import turn_actions
 from pbem.rules import combat
 from pbem.rules.actions import Attack, Place, Until, UntilKind
 from pbem.rules.events import AttackResolved, Roll
-from pbem.rules.options import RULES_CHANGES, Options
+from pbem.rules.options import Options
+from pbem.rules.ruleversions import RULES_CHANGES
 from pbem.rules.turnplan import play_turn
 from tests.rules.support import ScriptedDice, arrange, give_cards, new_state, start_turn
 

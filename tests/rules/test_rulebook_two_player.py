@@ -22,7 +22,7 @@ from pbem.report.views import setup_task
 from pbem.rules import attacking, defence, engine, opening
 from pbem.rules.errors import RulesError
 from pbem.rules.events import DefenceOrdered, TerritoriesDealt
-from pbem.rules.options import NEUTRAL_DEFENCE
+from pbem.rules.optionwords import NEUTRAL_DEFENCE
 from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn
 from tests.rules.support import ScriptedDice, arrange, classic, new_state, start_turn

@@ -33,12 +33,9 @@ from pbem.rules.events import (
     MovedIn,
 )
 from pbem.rules.mapformat import parse_map
-from pbem.rules.options import (
-    FIXED_RULES,
-    FIXED_RULES_V1,
-    RULES_VERSION,
-    Options,
-)
+from pbem.rules.options import Options
+from pbem.rules.optionwords import FIXED_RULES, FIXED_RULES_V1
+from pbem.rules.ruleversions import RULES_VERSION
 from pbem.rules.state import CLAIM, PLACE, GameState
 from pbem.rules.turnplan import play_turn
 from tests.rules.support import ScriptedDice, arrange, classic, give_cards, new_state, start_turn

@@ -16,7 +16,8 @@ from pbem.maps.presets import load_preset
 from pbem.orderlog import replay
 from pbem.orderlog.records import read_record, verify_record
 from pbem.rules.events import RulesChanged
-from pbem.rules.options import RULES_CHANGES, RULES_VERSION, Options, rules_changes
+from pbem.rules.options import Options
+from pbem.rules.ruleversions import RULES_CHANGES, RULES_VERSION, rules_changes
 from pbem.rules.state import GameState
 from pbem.service.errors import ServiceError
 from pbem.service.play import rulesupgrade

@@ -127,7 +127,7 @@ def rules_version_line(name: str, version: int, started: int, finished: bool) ->
     """What `pbem show` says of a game's rules version (issue 31): the newest
     or older, the version it started with when the GM moved it, and (for a
     game still played) how to move it."""
-    from pbem.rules.options import RULES_VERSION
+    from pbem.rules.ruleversions import RULES_VERSION
 
     moved = f", moved from version {started} by the GM" if started != version else ""
     if version >= RULES_VERSION:

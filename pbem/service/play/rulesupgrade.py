@@ -18,7 +18,8 @@ from typing import Any
 from sqlmodel import Session
 
 from pbem.orderlog import replay
-from pbem.rules.options import RULES_VERSION, RULES_VERSIONS, Options, rules_changes
+from pbem.rules.options import Options
+from pbem.rules.ruleversions import RULES_VERSION, RULES_VERSIONS, rules_changes
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
