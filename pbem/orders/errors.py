@@ -176,6 +176,6 @@ def not_yours(state: GameState, territory: int) -> str:
     """The message for a territory of someone else (or no one)."""
     name = state.board.territories[territory].name
     owner = state.owner[territory]
-    if owner < 0:
+    if owner < 0 or state.options.fog:  # under fog an owner may be out of sight: never named
         return f"{name} is not yours"
     return f"{name} is not yours; it is {state.players[owner].name}'s"

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import setupview, subjects, turnview, views
+from pbem.report import fogview, setupview, subjects, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -48,12 +48,18 @@ from pbem.vocab import LetterKind
 
 # -------------------------------------------------------------------- helpers
 def _picture(
-    game: GameInfo, state: GameState, changed: list[int], caption: str, label: str
+    game: GameInfo,
+    state: GameState,
+    changed: list[int],
+    caption: str,
+    label: str,
+    viewer: int | None = None,
 ) -> tuple[str | None, dict[str, bytes]]:
-    """The map picture as (cid, images); (None, {}) for a map without positions."""
-    png = map_picture(
-        state.board, state.owner, state.armies, shared(views.sides, game, state), changed, caption
-    )
+    """The map picture as (cid, images); (None, {}) for a map without positions.
+    ``viewer``: whose copy (a fogged state hides their hidden territories; the
+    legend hides the others' counts)."""
+    legend = fogview.sides(shared(views.sides, game, state), state, viewer)
+    png = map_picture(state.board, state.owner, state.armies, legend, changed, caption)
     if png is None:
         return None, {}
     cid = f"map.{re.sub(r'[^A-Za-z0-9.-]+', '-', game.name)}.{label}@pbem"
@@ -61,12 +67,21 @@ def _picture(
 
 
 def _board_context(
-    game: GameInfo, state: GameState, to_move: int | None, changed: Sequence[int] = ()
+    game: GameInfo,
+    state: GameState,
+    to_move: int | None,
+    changed: Sequence[int] = (),
+    viewer: int | None = None,
 ) -> dict[str, Any]:
+    fogged = fogview.active(state, viewer)  # a fogged copy: hidden rows and counts left out
     return {
         # the same for every reader of this board: computed once per render_once scope
-        "blocks": shared(views.board_blocks, game, state, tuple(changed)),
-        "players": shared(views.player_rows, game, state, to_move),
+        "blocks": fogview.board_blocks(
+            shared(views.board_blocks, game, state, tuple(changed)), fogged
+        ),
+        "players": fogview.player_rows(
+            shared(views.player_rows, game, state, to_move), viewer, fogged
+        ),
         "marks_key": _marks_key(state, changed),
     }
 
@@ -105,6 +120,7 @@ def _common(game: GameInfo, seat: int | None) -> dict[str, Any]:
 def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") -> RenderedMail:
     """The report of one turn, for ``viewer`` (None: an observer's copy, to the GM);
     ``token``: the viewer's current reply token, in the subject of their own copy."""
+    report = fogview.turn_report(report, viewer)
     game, after = report.game, report.after
     view = turnview.turn_view(report, viewer)
     next_who = (
@@ -129,10 +145,11 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         view.changed,
         f"{game.name}: the board after turn {report.turn}",
         f"t{report.turn}",
+        viewer,
     )
     context = {
         **_common(game, viewer),
-        **_board_context(game, after, report.next_seat, view.changed),
+        **_board_context(game, after, report.next_seat, view.changed, viewer),
         **_private(after, viewer),
         "report": report,
         "view": view,
@@ -148,17 +165,20 @@ def render_setup_report(report: SetupReport, viewer: int | None, token: str = ""
     """The setup played, to every player when it ends (``viewer`` None: the
     GM's copy, and `pbem render --turn 0` without --as): the same board and
     picks for all, each player's own cards and mission (and ``token``, the
-    subject's reply token) only in their own."""
+    subject's reply token) only in their own; under fog, each their own view."""
+    report = fogview.setup_report(report, viewer)
     game, state = report.game, report.state
     view = setupview.setup_view(report)
     first = view.first.name if view.first is not None else None
     done = f"{subjects.tag(game.name)}The setup is done"
     candidates = [f"{done}: {first} plays turn 1"] if first is not None else []
     subject = subjects.fit([subjects.with_token(c, token) for c in [*candidates, done]])
-    cid, images = _picture(game, state, [], f"{game.name}: the board after the setup", "setup")
+    cid, images = _picture(
+        game, state, [], f"{game.name}: the board after the setup", "setup", viewer
+    )
     context = {
         **_common(game, viewer),
-        **_board_context(game, state, view.first.seat if view.first else None),
+        **_board_context(game, state, view.first.seat if view.first else None, (), viewer),
         **_private(state, viewer),
         "report": report,
         "view": view,
@@ -169,10 +189,13 @@ def render_setup_report(report: SetupReport, viewer: int | None, token: str = ""
 
 
 def render_game_start(start: GameStart) -> RenderedMail:
-    game, state, seat = start.game, start.state, start.seat
+    game, seat = start.game, start.seat
+    state = fogview.state_for(start.state, seat)
     you = game.player(seat)
     dealt = any(o >= 0 for o in state.owner)
-    cid, images = _picture(game, state, [], f"{game.name}: the board at the start", "start")
+    cid, images = _picture(
+        game, state, [], f"{game.name}: the board at the start", "start", seat
+    )
     candidates = (
         [
             f"{subjects.tag(game.name)}The game begins: you are {you.name} ({you.colour}), "
@@ -193,7 +216,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
     playing = state.phase not in (*SETUP_PHASES, ENDED) and state.current >= 0
     context = {
         **_common(game, seat),
-        **(_board_context(game, state, None) if dealt else {"blocks": [], "players": []}),
+        **(_board_context(game, state, None, (), seat) if dealt else {"blocks": [], "players": []}),
         **_private(state, seat),
         "marks_key": "",
         "state": state,
@@ -219,8 +242,11 @@ def render_game_start(start: GameStart) -> RenderedMail:
 
 
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
-    game, state, seat = prompt.game, prompt.state, prompt.seat
-    cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}")
+    game, seat = prompt.game, prompt.seat
+    state = fogview.state_for(prompt.state, seat)
+    cid, images = _picture(
+        game, state, [], f"{game.name}: the board", f"setup-{state.phase}", seat
+    )
     what = SETUP_WORDS.get(state.phase, "setup")
     if state.phase == CLAIM and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"
@@ -230,7 +256,7 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     )
     context = {
         **_common(game, seat),
-        **_board_context(game, state, None),
+        **_board_context(game, state, None, (), seat),
         **_private(state, seat),
         "setup": views.setup_task(state, seat),
         "deadline": when(prompt.deadline, game.timezone, game.zone_of(seat)),
@@ -240,15 +266,21 @@ def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
 
 
 def render_your_turn(notice: YourTurn) -> RenderedMail:
-    game, state, seat = notice.game, notice.state, notice.seat
+    game, seat = notice.game, notice.seat
+    state = fogview.state_for(notice.state, seat)
     cid, images = _picture(
-        game, state, [], f"{game.name}: the board before turn {state.turn}", f"t{state.turn}-start"
+        game,
+        state,
+        [],
+        f"{game.name}: the board before turn {state.turn}",
+        f"t{state.turn}-start",
+        seat,
     )
     start = views.due(state, seat)
     sets = views.sets_view(state, seat)
     context = {
         **_common(game, seat),
-        **_board_context(game, state, seat),
+        **_board_context(game, state, seat, (), seat),
         **_private(state, seat),
         "state": state,
         "due": start.sentence("You"),
@@ -509,7 +541,8 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
 
 
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
-    game, state = status.game, status.state
+    game = status.game
+    state = fogview.state_for(status.state, viewer)
     to_move = state.current if state.current >= 0 and state.phase != ENDED else None
     mover = views.who(game, state, to_move) if to_move is not None else None
     if state.phase == ENDED and state.winner is not None:
@@ -522,11 +555,11 @@ def render_status(status: Status, viewer: int | None) -> RenderedMail:
         [subjects.with_token(f"{subjects.tag(game.name)}Status: {where}", status.token)]
     )
     cid, images = _picture(
-        game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}"
+        game, state, [], f"{game.name}: the board, {where}", f"status-{state.turn}", viewer
     )
     context = {
         **_common(game, viewer),
-        **_board_context(game, state, to_move),
+        **_board_context(game, state, to_move, (), viewer),
         **_private(state, viewer),
         "state": state,
         "where": where,

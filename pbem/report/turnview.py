@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pbem.report.context import GameInfo, TurnReport
+from pbem.report.fogview import hides_turn
 from pbem.report.textfmt import join_words, plural
 from pbem.report.views import Who, card_text, conquered, due, hand_text, territory_name, who
 from pbem.rules.board import Board
@@ -123,8 +124,10 @@ class _Telling:
                 f"{name} sent no orders in time: the default turn was played (forced trades, "
                 "armies spread on the borders, no attacks, no fortify)."
             )
-        start = due(report.before, report.seat)
-        self.reinforce.items.append(start.sentence(name))
+        if hides_turn(report, self.viewer):  # the fog hides another's territory count
+            self.reinforce.items.append(f"{name} received their armies.")
+        else:
+            self.reinforce.items.append(due(report.before, report.seat).sentence(name))
         if report.before.must_trade:
             held = len(report.before.players[report.seat].cards)
             self.reinforce.items.append(f"{name} held {held} cards and had to trade a set.")
@@ -306,7 +309,7 @@ def _trade_line(
     board: Board, state: GameState, event: CardsTraded, placed: list[ArmiesPlaced]
 ) -> str:
     name = state.players[event.seat].name
-    names = join_words([board.card_name(c) for c in event.cards])
+    names = join_words([board.card_name(c) for c in event.cards]) or "a set"  # fog: no cards
     line = f"{name} traded {names} (set {event.set_number}) for {event.value} armies"
     if event.bonus:
         bonus = join_words(

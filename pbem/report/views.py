@@ -39,8 +39,8 @@ class Who:
 @dataclass(frozen=True)
 class PlayerRow:
     who: Who
-    territories: int
-    armies: int
+    territories: int | str  # str: "?", hidden by the fog of war
+    armies: int | str
     cards: int
     continents: str
     next_armies: int | None  # None: out of the game

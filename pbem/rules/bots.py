@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from pbem.rules import opening
+from pbem.rules import fog, opening
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -152,6 +152,7 @@ class Bot(ABC):
     # ------------------------------------------------------------------- turn
     def plan_turn(self, state: GameState) -> list[TurnAction]:
         seat = state.current
+        state = fog.seen(state, seat)  # under fog a bot decides from its player's view only
         rng = self.stream(seat, state.turn)
         actions: list[TurnAction] = []
         due = state.reinforcements
@@ -398,7 +399,7 @@ class GreedyBot(Bot):
                 if here != seat or armies[source] < 3:
                     continue
                 for target in graph[source]:
-                    if owner[target] == seat:
+                    if owner[target] in (seat, fog.HIDDEN):  # never into the fog
                         continue
                     chance = win_chance(armies[source] - 1, armies[target])
                     key = (chance + (0.1 if target in goal else 0.0), -source, -target)

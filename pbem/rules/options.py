@@ -47,6 +47,10 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+# fog of war (online settings): written only when on (see Options.to_dict)
+QUIET_DEFAULTS: Final[dict[str, Any]] = {"fog": False}
+
+
 @dataclass(frozen=True)
 class Options:
     claim: str = "deal"
@@ -71,6 +75,8 @@ class Options:
     min_players: int = 2
     max_players: int = 6
     rules_version: int = RULES_VERSION
+    # fog of war (online settings)
+    fog: bool = False
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -142,7 +148,14 @@ class Options:
         return replace(self, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as stored and recorded; an option of QUIET_DEFAULTS at its
+        default is left out, so games and records written before it existed
+        (and their hashes) stay byte for byte the same."""
+        return {
+            k: v
+            for k, v in asdict(self).items()
+            if k not in QUIET_DEFAULTS or v != QUIET_DEFAULTS[k]
+        }
 
     def check_players(self, count: int) -> None:
         """Refuse a player count the options do not allow."""
@@ -182,6 +195,8 @@ class Options:
             return players is None
         if name == "rules_version":
             return self.rules_version != RULES_VERSION
+        if name == "fog":
+            return self.fog
         return True
 
     def describe(self, players: int | None = None) -> list[str]:

@@ -121,6 +121,14 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         "says what later versions changed)."
     ),
     "max_players": "At most {} players.",
+    "fog": {
+        True: (
+            "Fog of war: you see owners and armies only of your territories and those "
+            "next to them, and only what happens there; the whole board is shown when "
+            "the game ends."
+        ),
+        False: "No fog of war: the whole board is shown to all.",
+    },
 }
 
 # Rules every preset plays (no option changes them), said after the options.

@@ -409,6 +409,8 @@ def _legend_entries(width: int, sides: tuple[Side, ...], rings: bool, caption: s
     out = [_Entry(10, y, "caption", INK, caption)]
     entries: list[tuple[str, RGB, str]] = [
         ("fill", s.rgb, f"{s.name}: {s.territories} terr., {s.armies} armies")
+        if s.armies >= 0
+        else ("fill", s.rgb, s.name)  # counts hidden by the fog of war
         for s in sides
         if s.territories
     ]

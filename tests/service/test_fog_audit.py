@@ -1,0 +1,171 @@
+"""The fog audit: a fogged game of four, played by mail, every mail checked.
+
+Four bot players play a seeded game with ``fog = true`` through the real mail
+path (Maildir, ``run_cycle``) for three rounds. Every mail each player
+receives (subject, plain text, HTML, the picture's data) is checked against
+the territories that player may see when it was written
+(``pbem.rules.fog``): a hidden territory's name may appear only as the
+name of one of their own cards or in the orders they wrote themselves; the
+picture must give every hidden territory no owner and no armies and every
+seen one its true owner and armies; the players table and the legend must
+give no other player's counts. The GM's copies see everything.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pbem.report import render
+from pbem.rules import fog
+from pbem.rules.state import ENDED, GameState
+from tests.longgame_helpers import GM_ADDRESS, Mail, World, new_table
+
+PLAYERS = ["alice", "bob", "carol", "dave"]
+FAKE_PNG = b"\x89PNG\r\n\x1a\nFOG-AUDIT"
+
+
+def fake_picture(
+    board: Any, owner: Sequence[int], armies: Sequence[int], sides: Sequence[Any], *rest: Any
+) -> bytes:
+    """The picture's data in place of its pixels: what it would draw."""
+    legend = [[s.name, s.territories, s.armies] for s in sides]
+    data = {"owner": list(owner), "armies": list(armies), "legend": legend}
+    return FAKE_PNG + json.dumps(data).encode()
+
+
+def picture_data(mail: Mail) -> list[dict[str, Any]]:
+    out = []
+    for part in mail.msg.walk():
+        if part.get_content_type() == "image/png":
+            raw = part.get_payload(decode=True)
+            assert isinstance(raw, bytes) and raw.startswith(FAKE_PNG)
+            out.append(json.loads(raw[len(FAKE_PNG) :]))
+    return out
+
+
+def texts(mail: Mail) -> str:
+    """The subject and every text part, HTML unescaped and without tags."""
+    parts = [mail.subject]
+    for part in mail.msg.walk():
+        if part.get_content_maintype() == "text":
+            body = part.get_content()
+            if part.get_content_subtype() == "html":
+                body = html.unescape(re.sub(r"<[^>]+>", " ", body))
+            parts.append(body)
+    return " ".join(" ".join(p.split()) for p in parts)
+
+
+def names_in(text: str, names: Sequence[str]) -> set[str]:
+    """The names found in ``text`` as whole words (a longer name found is
+    blanked first, so "East Africa" is not found inside another)."""
+    found = set()
+    for name in sorted(names, key=len, reverse=True):
+        pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+        if pattern.search(text):
+            found.add(name)
+            text = pattern.sub(" ", text)
+    return found
+
+
+class Audit:
+    """What each player may see, and the check of one mail."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.sent: dict[str, list[str]] = {name: [] for name in PLAYERS}
+        self.cards: dict[str, set[int]] = {name: set() for name in PLAYERS}
+        self.checked = 0
+        self.rows = 0  # players table rows seen
+        # the views of the turn reports a player got since their last turn: the
+        # your-turn mail's "since your last turn" repeats what they told
+        self.told: dict[str, set[int]] = {name: set() for name in PLAYERS}
+
+    def seen_cards(self, state: GameState) -> None:
+        for player in state.players:
+            if player.name in self.cards:
+                self.cards[player.name].update(player.cards)
+
+    def check(self, name: str, mail: Mail, before: GameState, now: GameState) -> None:
+        seat = next(i for i, p in enumerate(now.players) if p.name == name)
+        board = now.board
+        if now.phase == ENDED:
+            return  # the final board is shown to all
+        if mail.kind == "turn_report":
+            view = fog.turn_visible(before, now, seat)
+            self.told[name] |= view
+        else:
+            view = fog.visible(now, seat)
+        own_words = " ".join(self.sent[name])
+        allowed = set(view)
+        if mail.kind == "your_turn":  # "since your last turn": what their reports told
+            allowed |= self.told[name]
+            self.told[name] = set()
+        allowed |= {t.index for t in board.territories if t.name in own_words}
+        allowed |= {board.card_territory(c) for c in self.cards[name]} - {None}  # type: ignore[arg-type]
+        hidden = [t.name for t in board.territories if t.index not in allowed]
+        assert hidden, "a fogged game hides something from everyone"
+        leaked = names_in(texts(mail), hidden + [t.name for t in board.territories if t.index in allowed])
+        assert not leaked & set(hidden), (name, mail, sorted(leaked & set(hidden)), mail.text)
+        for data in picture_data(mail):
+            for t in range(len(board.territories)):
+                if t in view:
+                    assert (data["owner"][t], data["armies"][t]) == (now.owner[t], now.armies[t])
+                else:
+                    assert (data["owner"][t], data["armies"][t]) == (fog.HIDDEN, 0), (name, t)
+            for legend_name, _terr, armies in data["legend"]:
+                assert legend_name == name or armies == -1, (name, mail, data["legend"])
+        colours = {p.name: p.colour for p in self.world.players("g1")}
+        for line in mail.text.splitlines():  # the players table: no count of another's
+            cells = line.replace(">", " ").split()
+            if len(cells) >= 6 and cells[0] in colours and cells[1] == colours[cells[0]]:
+                self.rows += 1
+                if cells[0] != name:
+                    assert cells[2:4] == ["?", "?"], (name, mail, line)
+        assert "State hash" not in texts(mail), (name, mail)
+        self.checked += 1
+
+
+def test_fog_audit_of_every_mail_in_a_game_of_four(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render, "map_picture", fake_picture)
+    world = World(tmp_path)
+    table = new_table(world, "g1", PLAYERS, overrides={"placement": "auto", "fog": "true"}, seed=5)
+    audit = Audit(world)
+    original = world.send
+
+    def send(sender: str, body: str, *args: Any, **kwargs: Any) -> str:
+        audit.sent[sender.split("@")[0]].append(body)
+        return original(sender, body, *args, **kwargs)
+
+    world.send = send  # type: ignore[method-assign]
+    before = world.state("g1")
+    kinds: set[str] = set()
+    gm_reports = []
+    for _ in range(40):
+        new = table.read_all()
+        now = world.state("g1")
+        audit.seen_cards(before)
+        audit.seen_cards(now)
+        for name, mails in new.items():
+            for mail in mails:
+                kinds.add(mail.kind)
+                audit.check(name, mail, before, now)
+        if now.turn > 12 or now.phase == ENDED:
+            break
+        for seat in table.seats.values():
+            seat.answer()
+        before = now
+        world.poll()
+    gm_reports = [m for m in table.gm if m.kind == "turn_report"]
+    assert world.state("g1").turn > 12
+    assert {"game_start", "your_turn", "turn_report", "receipt"} <= kinds
+    assert audit.checked >= 4 * 12 and audit.rows > 100
+    # the GM's copy sees the whole board, state hash included
+    assert gm_reports and all("State hash" in texts(m) for m in gm_reports)
+    assert GM_ADDRESS
