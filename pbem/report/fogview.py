@@ -112,4 +112,3 @@ def sides(all_sides: Sequence[Side], state: GameState, viewer: int | None) -> li
         else replace(s, territories=1 if state.players[seat].alive else 0, armies=-1)
         for seat, s in enumerate(all_sides)
     ]
-

@@ -193,9 +193,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
     state = fogview.state_for(start.state, seat)
     you = game.player(seat)
     dealt = any(o >= 0 for o in state.owner)
-    cid, images = _picture(
-        game, state, [], f"{game.name}: the board at the start", "start", seat
-    )
+    cid, images = _picture(game, state, [], f"{game.name}: the board at the start", "start", seat)
     candidates = (
         [
             f"{subjects.tag(game.name)}The game begins: you are {you.name} ({you.colour}), "
@@ -244,9 +242,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
 def render_setup_prompt(prompt: SetupPrompt) -> RenderedMail:
     game, seat = prompt.game, prompt.seat
     state = fogview.state_for(prompt.state, seat)
-    cid, images = _picture(
-        game, state, [], f"{game.name}: the board", f"setup-{state.phase}", seat
-    )
+    cid, images = _picture(game, state, [], f"{game.name}: the board", f"setup-{state.phase}", seat)
     what = SETUP_WORDS.get(state.phase, "setup")
     if state.phase == CLAIM and state.options.claim == "turns":
         what = f"claim ({state.owner.count(-1)} territories free)"

@@ -46,19 +46,19 @@ def visible(state: GameState, seat: int | None) -> frozenset[int]:
     ``seat`` None); under fog their own and those next to one of them."""
     if seat is None or not fogged(state):
         return frozenset(range(len(state.owner)))
-    return _fog_view(state, seat)
+    return sight(state, seat)
 
 
 def turn_visible(before: GameState, after: GameState, seat: int | None) -> frozenset[int]:
     """The view of one turn: what ``seat`` saw at its start or sees at its end."""
     if seat is None or not (fogged(before) or fogged(after)):
         return frozenset(range(len(after.owner)))
-    return _fog_view(before, seat) | _fog_view(after, seat)
+    return sight(before, seat) | sight(after, seat)
 
 
-def _fog_view(state: GameState, seat: int) -> frozenset[int]:
-    """``visible`` as the fog reads it, whatever the phase (the last turn of a
-    game ends in ENDED, but what happened in it was seen through the fog)."""
+def sight(state: GameState, seat: int) -> frozenset[int]:
+    """``seat``'s territories and their neighbours, whatever the option and
+    phase: what ``visible`` gives under fog."""
     graph = neighbours_of(state.board)
     seen: set[int] = set()
     for t, owner in enumerate(state.owner):
