@@ -33,7 +33,7 @@ from typing import Any
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
-from pbem.rules import attacking, combat, defence, engine
+from pbem.rules import attacking, combat, defence, engine, fog
 from pbem.rules.actions import (
     Attack,
     CommanderUse,
@@ -433,6 +433,19 @@ def format_forecast(result: Forecast, state: GameState) -> list[str]:
     return lines
 
 
+FOG_NO_ODDS = (
+    "No odds for these orders: an attack aims at a territory out of your sight "
+    "(fog of war), whose armies the odds would tell."
+)
+
+
+def fog_hides(state: GameState, seat: int, actions: Sequence[TurnAction]) -> bool:
+    """Whether an attack of ``actions`` aims at a territory ``seat`` does not see
+    now: under fog its odds would give away its armies, so none are given."""
+    view = fog.visible(state, seat)
+    return any(isinstance(a, Attack) and a.target not in view for a in actions)
+
+
 def forecast_lines(state: GameState, orders: Sequence[Order], seat: int | None = None) -> list[str]:
     """The forecast of validated turn orders, as lines (none outside ``seat``'s turn or
     without attacks). A forecast the rules refuse is said so, never raised: it is advice."""
@@ -443,6 +456,8 @@ def forecast_lines(state: GameState, orders: Sequence[Order], seat: int | None =
     actions = turn_actions(state, orders)
     if not any(isinstance(a, Attack) for a in actions):
         return []
+    if seat is not None and fog_hides(state, seat, actions):
+        return [FOG_NO_ODDS]
     try:
         return format_forecast(forecast(state, actions), state)
     except RulesError as exc:
