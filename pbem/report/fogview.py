@@ -112,3 +112,31 @@ def sides(all_sides: Sequence[Side], state: GameState, viewer: int | None) -> li
         else replace(s, territories=1 if state.players[seat].alive else 0, armies=-1)
         for seat, s in enumerate(all_sides)
     ]
+
+
+# ------------------------------------------------------------- the public view
+PUBLIC = -2  # the site's reader: no seat, so no territory in sight and no private line
+
+
+def public_state(state: GameState) -> GameState:
+    """The board as the public site shows it under fog: every territory hidden
+    (what every player sees of it) until the game ends."""
+    return fog.seen(state, PUBLIC, ()) if fog.fogged(state) else state
+
+
+def public_turn(report: TurnReport, over: bool) -> TurnReport:
+    """A turn as the public site tells it under fog while the game is on (``over``
+    False): its events naming no territory (eliminations, cards drawn, the value of
+    a trade), on a board all hidden."""
+    if over or not report.before.options.fog:
+        return report
+    events = tuple(
+        e for e in (fog.event_seen(e, PUBLIC, frozenset()) for e in report.events) if e is not None
+    )
+    return replace(
+        report,
+        before=fog.seen(report.before, PUBLIC, ()),
+        after=fog.seen(report.after, PUBLIC, ()),
+        events=events,
+        state_hash="",
+    )

@@ -22,9 +22,10 @@ from pbem.orderlog import replay
 from pbem.orderlog.replay import COMMAND
 from pbem.paths import templates_dir
 from pbem.report import context as rc
-from pbem.report import ics, turnview, views
+from pbem.report import fogview, ics, turnview, views
 from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
+from pbem.rules import fog
 from pbem.rules.events import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
@@ -175,7 +176,11 @@ def _game_page(
         status=_status(game, now),
         turn=game.turn,
         board_title=definition.board.title,
-        players=views.player_rows(info, now, to_move) if now is not None else [],
+        players=fogview.player_rows(  # under fog, no player's counts until the end
+            views.player_rows(info, now, to_move), fogview.PUBLIC, fog.fogged(now)
+        )
+        if now is not None
+        else [],
         deadline=when(game.deadline, info.timezone) if game.deadline and not over else "",
         calendar=None,
         commitment=game.commitment,
@@ -185,20 +190,27 @@ def _game_page(
     )
     if states:
         page.start_picture = _picture(
-            info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written
+            info, states[0], [], f"{game.name}: the start", folder, "map-start.png", written, over
         )
     entries = {
         e.seq: e for e in session.exec(select(OrderEntry).where(OrderEntry.game_id == game.id))
     }
     kinds = {r.seq: entries[r.seq].kind if r.seq in entries else None for r in results}
     played = [i for i, r in enumerate(results) if kinds[r.seq] == replay.TURN]
-    page.turns = _turn_pages(info, results, states, played, folder, written)
+    page.turns = _turn_pages(info, results, states, played, folder, written, over)
     notes = [_note(info, entries[r.seq]) for r in results if kinds[r.seq] == COMMAND]
     page.log = sorted([*page.turns, *notes], key=lambda item: item.seq)
     if now is not None and len(states) > 1:
         page.current_caption = _now_caption(game, now, page.turns)
         page.current_picture = _picture(
-            info, now, [], f"{game.name}: {page.current_caption}", folder, "map-now.png", written
+            info,
+            now,
+            [],
+            f"{game.name}: {page.current_caption}",
+            folder,
+            "map-now.png",
+            written,
+            over,
         )
     if game.deadline is not None and not over and game.phase != GamePhase.OPEN:
         page.calendar = _calendar(ctx, game, now, to_move, folder, written)
@@ -215,6 +227,7 @@ def _turn_pages(
     played: list[int],
     folder: Path,
     written: list[Path],
+    over: bool = False,
 ) -> list[TurnPage]:
     """Each played turn (``played``: the indexes of ``results`` that are turns, as
     for the mail and `pbem render`; a RESIGN or REMOVE is no turn) as its report
@@ -241,17 +254,19 @@ def _turn_pages(
             None,
             after.current if after.phase != ENDED else None,
         )
-        view = turnview.turn_view(report, None)
+        report = fogview.public_turn(report, over)  # under fog: what all may see
+        view = turnview.turn_view(report, fogview.PUBLIC if report.after is not after else None)
         steps[row.turn] = steps.get(row.turn, 0) + 1
         name = f"{row.turn}" if steps[row.turn] == 1 else f"{row.turn}-{steps[row.turn]}"
         picture = _picture(
             info,
-            after,
+            report.after,
             view.changed,
             f"{info.name}: after turn {row.turn}",
             folder,
             f"map-{name}.png",
             written,
+            over,
         )
         pages.append(
             TurnPage(
@@ -352,10 +367,13 @@ def _picture(
     folder: Path,
     name: str,
     written: list[Path],
+    over: bool = False,
 ) -> str | None:
-    png = map_picture(
-        state.board, state.owner, state.armies, views.sides(info, state), changed, caption
-    )
+    if not over:  # under fog, no territory shown until the end
+        state = fogview.public_state(state)
+    legend = views.sides(info, state)
+    legend = legend if over else fogview.sides(legend, state, fogview.PUBLIC)
+    png = map_picture(state.board, state.owner, state.armies, legend, changed, caption)
     if png is None:
         return None
     _write(folder / name, png, written)

@@ -24,6 +24,7 @@ import pytest
 
 from pbem.report import render
 from pbem.rules import fog
+from pbem.site import build, build_site
 from pbem.rules.state import ENDED, GameState
 from tests.longgame_helpers import Mail, World, new_table
 
@@ -138,6 +139,23 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
 ) -> None:
     audit = play_audited(tmp_path, monkeypatch, fog_on=True)
     assert audit.checked >= 4 * 12 and audit.rows > 100
+    # the site: the public view, what every player sees of the board: nothing
+    monkeypatch.setattr(build, "map_picture", fake_picture)
+    with audit.world.session() as session:
+        written = build_site(session, audit.world.ctx, tmp_path / "site")
+    board = audit.world.state("g1").board
+    every = [t.name for t in board.territories]
+    pages = [p for p in written if p.suffix == ".html"]
+    pictures = [p for p in written if p.suffix == ".png"]
+    assert len(pages) > 12 and len(pictures) > 12
+    for page in pages:
+        text = html.unescape(re.sub(r"<[^>]+>", " ", page.read_text()))
+        assert not names_in(text, every), (page.name, sorted(names_in(text, every)))
+        assert not re.search(r"\b\d+ terr", text), page.name
+    for picture in pictures:
+        data = json.loads(picture.read_bytes()[len(FAKE_PNG) :])
+        assert set(data["owner"]) == {fog.HIDDEN} and set(data["armies"]) == {0}
+        assert {armies for _, _, armies in data["legend"]} == {-1}
 
 
 def test_the_audit_finds_the_board_in_a_game_without_fog(
