@@ -24,8 +24,8 @@ import pytest
 
 from pbem.report import render
 from pbem.rules import fog
-from pbem.site import build, build_site
 from pbem.rules.state import ENDED, GameState
+from pbem.site import build, build_site
 from tests.longgame_helpers import Mail, World, new_table
 
 PLAYERS = ["alice", "bob", "carol", "dave"]

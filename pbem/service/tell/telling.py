@@ -29,7 +29,7 @@ from sqlmodel import Session, col, select
 from pbem import orders
 from pbem.orderlog import replay
 from pbem.report import context as rc
-from pbem.report import ics, letters, render, views
+from pbem.report import fogview, ics, letters, render, views
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.report.wire import boundaries_of, mail_bytes
@@ -324,7 +324,12 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
 def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     info = shared.info(params)
     seat = notice.seat
-    mine = () if seat is None else tuple(views.example_orders(shared.state, seat))
+    # the examples from the asker's own view (under fog: no territory out of sight)
+    mine = (
+        ()
+        if seat is None
+        else tuple(views.example_orders(fogview.state_for(shared.state, seat), seat))
+    )
     text = letters.your_games(params.get("games", [])) + orders.help_text(info.board)
     help_ = rc.Help(notice.recipient, text, info, mine, token=params.get("token", ""))
     return Told(notice, shared.game, render.render_help(help_))
