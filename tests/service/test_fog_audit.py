@@ -21,12 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlmodel import col, select
 
 from pbem.report import render
 from pbem.rules import fog
 from pbem.rules.state import ENDED, GameState
+from pbem.service.play.games import find_game
+from pbem.service.play.loading import definition_of
 from pbem.site import build, build_site
-from tests.longgame_helpers import Mail, World, new_table
+from pbem.store import TurnResult
+from tests.longgame_helpers import Mail, Table, World, new_table
 
 PLAYERS = ["alice", "bob", "carol", "dave"]
 FAKE_PNG = b"\x89PNG\r\n\x1a\nFOG-AUDIT"
@@ -75,6 +79,37 @@ def names_in(text: str, names: Sequence[str]) -> set[str]:
     return found
 
 
+def steps(world: World) -> list[tuple[int, int | None, GameState]]:
+    """(turn, seat, state after) of every stored step of g1, in order (seat None:
+    no turn, like the deal)."""
+    with world.session(write=False) as session:
+        game = find_game(session, "g1")
+        definition = definition_of(session, game)
+        rows = session.exec(
+            select(TurnResult).where(TurnResult.game_id == game.id).order_by(col(TurnResult.seq))
+        )
+        return [
+            (
+                r.turn,
+                r.seat,
+                GameState.from_dict(
+                    json.loads(r.snapshot_json), definition.board, definition.options
+                ),
+            )
+            for r in rows
+        ]
+
+
+def drawn(data: dict[str, Any], state: GameState, view: frozenset[int]) -> bool:
+    """Whether the picture's data is ``state`` through ``view``, exactly: the
+    true owner and armies in sight, no owner (HIDDEN) and no armies elsewhere."""
+    return all(
+        (data["owner"][t], data["armies"][t])
+        == ((state.owner[t], state.armies[t]) if t in view else (fog.HIDDEN, 0))
+        for t in range(len(state.owner))
+    )
+
+
 class Audit:
     """What each player may see, and the check of one mail."""
 
@@ -84,6 +119,7 @@ class Audit:
         self.cards: dict[str, set[int]] = {name: set() for name in PLAYERS}
         self.checked = 0
         self.rows = 0  # players table rows seen
+        self.examples = 0  # HELP mails with example orders
         # the views of the turn reports a player got since their last turn: the
         # your-turn mail's "since your last turn" repeats what they told
         self.told: dict[str, set[int]] = {name: set() for name in PLAYERS}
@@ -93,16 +129,25 @@ class Audit:
             if player.name in self.cards:
                 self.cards[player.name].update(player.cards)
 
-    def check(self, name: str, mail: Mail, before: GameState, now: GameState) -> None:
+    def check(self, name: str, mail: Mail, states: list[GameState]) -> None:
+        """``states``: those the mail may be written from, the newest first (the
+        state before the poll that sent it and every step stored in it)."""
+        now = states[0]
         seat = next(i for i, p in enumerate(now.players) if p.name == name)
         board = now.board
         if now.phase == ENDED:
             return  # the final board is shown to all
-        if mail.kind == "turn_report":
-            view = fog.sight(before, seat) | fog.sight(now, seat)
+        if mail.kind == "turn_report":  # its turn's states, stored
+            turn = int(re.match(r"\[g1\] Turn (\d+):", mail.subject)[1])  # type: ignore[index]
+            stored = steps(self.world)
+            i = next(i for i, (t, s, _) in enumerate(stored) if t == turn and s is not None)
+            before, after = stored[i - 1][2], stored[i][2]
+            view = fog.sight(before, seat) | fog.sight(after, seat)
             self.told[name] |= view
+            boards = [(after, view)]
         else:
-            view = fog.sight(now, seat)
+            boards = [(state, fog.sight(state, seat)) for state in states]
+            view = frozenset().union(*(seen for _, seen in boards))
         own_words = " ".join(self.sent[name])
         allowed = set(view)
         if mail.kind == "your_turn":  # "since your last turn": what their reports told
@@ -113,14 +158,15 @@ class Audit:
         hidden = [t.name for t in board.territories if t.index not in allowed]
         assert hidden, "a fogged game hides something from everyone"
         every = [t.name for t in board.territories]
-        leaked = names_in(texts(mail), every)
+        text = texts(mail)
+        if mail.kind == "help":  # the map's reference (every name, static) is exempt
+            assert "THE ORDER LANGUAGE" in mail.text
+            text = mail.subject + " " + mail.text.split("THE ORDER LANGUAGE")[0]
+            self.examples += "For example, on your own territories" in text
+        leaked = names_in(text, every)
         assert not leaked & set(hidden), (name, mail, sorted(leaked & set(hidden)), mail.text)
         for data in picture_data(mail):
-            for t in range(len(board.territories)):
-                if t in view:
-                    assert (data["owner"][t], data["armies"][t]) == (now.owner[t], now.armies[t])
-                else:
-                    assert (data["owner"][t], data["armies"][t]) == (fog.HIDDEN, 0), (name, t)
+            assert any(drawn(data, state, seen) for state, seen in boards), (name, mail)
             for legend_name, _terr, armies in data["legend"]:
                 assert legend_name == name or armies == -1, (name, mail, data["legend"])
         colours = {p.name: p.colour for p in self.world.players("g1")}
@@ -131,6 +177,7 @@ class Audit:
                 if cells[0] != name:
                     assert cells[2:4] == ["?", "?"], (name, mail, line)
         assert "State hash" not in texts(mail), (name, mail)
+        assert not re.search(r"it is \w+'s", texts(mail)), (name, mail)  # no owner named
         self.checked += 1
 
 
@@ -138,7 +185,7 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     audit = play_audited(tmp_path, monkeypatch, fog_on=True)
-    assert audit.checked >= 4 * 12 and audit.rows > 100
+    assert audit.checked >= 4 * 12 and audit.rows > 100 and audit.examples == 1
     # the site: the public view, what every player sees of the board: nothing
     monkeypatch.setattr(build, "map_picture", fake_picture)
     with audit.world.session() as session:
@@ -167,11 +214,23 @@ def test_the_audit_finds_the_board_in_a_game_without_fog(
         play_audited(tmp_path, monkeypatch, fog_on=False)
 
 
+def ask_the_board(table: Table, now: GameState) -> bool:
+    """A player not to move asks for STATUS, HISTORY 2 and HELP, and sends
+    orders naming two territories out of their sight (each its own mail)."""
+    seat = next(i for i in now.order if i != now.current)
+    board = now.board
+    hidden = [t.name for t in board.territories if t.index not in fog.sight(now, seat)]
+    player = table[now.players[seat].name]
+    for body in ("STATUS", "HISTORY 2", "HELP", f"CHECK\nFORTIFY 1 {hidden[0]} -> {hidden[1]}"):
+        player.write(body)
+    return True
+
+
 def play_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fog_on: bool) -> Audit:
     """Three rounds of a seeded game of four by mail, every mail audited."""
     monkeypatch.setattr(render, "map_picture", fake_picture)
     world = World(tmp_path)
-    overrides = {"placement": "auto", "fog": str(fog_on).lower()}
+    overrides = {"placement": "blind", "fog": str(fog_on).lower()}
     table = new_table(world, "g1", PLAYERS, overrides=overrides, seed=5)
     audit = Audit(world)
     original = world.send
@@ -181,27 +240,34 @@ def play_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fog_on: bool) 
         return original(sender, body, *args, **kwargs)
 
     world.send = send  # type: ignore[method-assign]
-    before = world.state("g1")
+    before = [world.state("g1")]
+    done = len(steps(world))
     kinds: set[str] = set()
-    gm_reports = []
-    for _ in range(40):
+    asked = False
+    for _ in range(60):
         new = table.read_all()
-        now = world.state("g1")
-        audit.seen_cards(before)
-        audit.seen_cards(now)
+        stored = steps(world)
+        states = [state for _, _, state in reversed(stored[done:])] + before
+        done = len(stored)
+        for state in states:
+            audit.seen_cards(state)
         for name, mails in new.items():
             for mail in mails:
                 kinds.add(mail.kind)
-                audit.check(name, mail, before, now)
+                audit.check(name, mail, states)
+        now = states[0]
         if now.turn > 12 or now.phase == ENDED:
             break
+        if now.turn == 6 and not asked:
+            asked = ask_the_board(table, now)
         for seat in table.seats.values():
             seat.answer()
-        before = now
+        before = [now]
         world.poll()
     gm_reports = [m for m in table.gm if m.kind == "turn_report"]
     assert world.state("g1").turn > 12
-    assert {"game_start", "your_turn", "turn_report", "receipt"} <= kinds
+    told = {"game_start", "setup_report", "your_turn", "turn_report", "receipt", "status"}
+    assert told | {"help", "error_reply"} <= kinds, kinds
     # the GM's copy sees the whole board, state hash included
     assert gm_reports and all("State hash" in texts(m) for m in gm_reports)
     return audit
