@@ -20,6 +20,7 @@ from pbem.rules.events import (
     TerritoriesDealt,
 )
 from pbem.rules.options import Options
+from pbem.rules.simulate import play_game
 from pbem.rules.state import ENDED, REINFORCE, GameState
 from tests.rules.support import arrange, new_state
 
@@ -134,3 +135,13 @@ def test_a_bot_decides_from_its_players_view_only() -> None:
             assert plan
     plain, plain_changed = replace_options(state, fog=False), replace_options(changed, fog=False)
     assert make_bot("greedy", 1).plan_turn(plain) != make_bot("greedy", 1).plan_turn(plain_changed)
+
+
+def test_whole_fogged_games_of_bots_reach_a_winner() -> None:
+    """Bots that see only their view still finish games: greedy (never into the
+    fog) and random, four players on the classic map."""
+    board = new_state(3).board
+    for bot in ("greedy", "random", "greedy,random"):
+        result = play_game(board, Options(fog=True), 4, seed=3, bot=bot, cap=3000)
+        assert not result.capped and result.winner is not None, bot
+        assert result.reason == "domination"
