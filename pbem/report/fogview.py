@@ -6,8 +6,9 @@ states of a report (hidden territories without owner or armies), the events
 of a turn (those naming a hidden territory left out, another's trade without
 its cards), the players table and the picture's legend (another player's
 counts of territories, armies and continents hidden: they would tell how
-much of the board they hold out of sight), and the state hash (left out: a
-player could test guesses of the hidden board against a plain one). The
+much of the board they hold out of sight), and the state hash and the
+digests of others' orders (left out: a player could test guesses of the hidden
+board, or of orders naming it, against them). The
 GM's copy (viewer None) and a game without fog go through unchanged.
 """
 
@@ -47,12 +48,16 @@ def turn_report(report: TurnReport, viewer: int | None) -> TurnReport:
     events = tuple(
         e for e in (fog.event_seen(e, viewer, view) for e in report.events) if e is not None
     )
+    own = after.players[viewer].name
     return replace(
         report,
         before=fog.seen(before, viewer, view),
         after=fog.seen(after, viewer, view),
         events=events,
         state_hash="",
+        # a digest of another's orders text (dice v2 without a SALT) could be tested
+        # against guesses of orders naming territories out of sight: only SALTs stay
+        dice_inputs=tuple(d for d in report.dice_inputs if d[1] != "orders" or d[0] == own),
     )
 
 

@@ -76,3 +76,13 @@ def test_the_board_shows_only_the_turns_view_and_the_gm_sees_all() -> None:
     gm = render_turn_report(report, None)
     assert "Mongolia" in gm.text and "State hash after turn 1" in gm.text
     assert "p2 receives 3 armies: 3 for 11 territories." in gm.text
+
+
+def test_no_digest_of_anothers_orders_under_fog() -> None:
+    """Dice v2: a digest of another player's orders text could be tested against
+    guessed orders; a SALT's digest and the reader's own stay."""
+    inputs = (("p2", "orders", "aa" * 32), ("p3", "SALT", "bb" * 32), ("p1", "orders", "cc" * 32))
+    report = replace(fogged_report(), dice_inputs=inputs)
+    mine = render_turn_report(report, 0).text
+    assert "aa" * 32 not in mine and "bb" * 32 in mine and "cc" * 32 in mine
+    assert "aa" * 32 in render_turn_report(report, None).text
