@@ -23,14 +23,17 @@ from typing import Any
 import pytest
 from sqlmodel import col, select
 
+from pbem.orderlog.records import read_record, verify_record
 from pbem.report import render
 from pbem.rules import fog
 from pbem.rules.state import ENDED, GameState
+from pbem.service.play.archive import export_record, replay_game
 from pbem.service.play.games import find_game
+from pbem.service.play.history import render_turn
 from pbem.service.play.loading import definition_of
 from pbem.site import build, build_site
 from pbem.store import TurnResult
-from tests.longgame_helpers import Mail, Table, World, new_table
+from tests.longgame_helpers import SECRET, Mail, Table, World, new_table
 
 PLAYERS = ["alice", "bob", "carol", "dave"]
 FAKE_PNG = b"\x89PNG\r\n\x1a\nFOG-AUDIT"
@@ -118,6 +121,7 @@ class Audit:
         self.sent: dict[str, list[str]] = {name: [] for name in PLAYERS}
         self.cards: dict[str, set[int]] = {name: set() for name in PLAYERS}
         self.checked = 0
+        self.received: dict[str, list[Mail]] = {name: [] for name in PLAYERS}
         self.rows = 0  # players table rows seen
         self.examples = 0  # HELP mails with example orders
         # the views of the turn reports a player got since their last turn: the
@@ -132,6 +136,7 @@ class Audit:
     def check(self, name: str, mail: Mail, states: list[GameState]) -> None:
         """``states``: those the mail may be written from, the newest first (the
         state before the poll that sent it and every step stored in it)."""
+        self.received[name].append(mail)
         now = states[0]
         seat = next(i for i, p in enumerate(now.players) if p.name == name)
         board = now.board
@@ -190,6 +195,18 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
     monkeypatch.setattr(build, "map_picture", fake_picture)
     with audit.world.session() as session:
         written = build_site(session, audit.world.ctx, tmp_path / "site")
+        # the record and the replay see everything, fog named in the options
+        game = find_game(session, "g1")
+        assert replay_game(session, game).ok
+        text = export_record(session, game, with_secret=True, force=True)
+        # `pbem render --turn 3 --as alice` is alice's copy; without --as, the GM's
+        as_alice = render_turn(session, audit.world.ctx, game, 3, 0)
+        as_gm = render_turn(session, audit.world.ctx, game, 3, None)
+    mailed = next(m for m in audit.received["alice"] if m.subject.startswith("[g1] Turn 3:"))
+    assert as_alice.text == mailed.text
+    assert "State hash" in as_gm.text and "State hash" not in as_alice.text
+    assert '\\"fog\\": true' in text
+    assert verify_record(read_record(text), SECRET.hex()).ok
     board = audit.world.state("g1").board
     every = [t.name for t in board.territories]
     pages = [p for p in written if p.suffix == ".html"]
