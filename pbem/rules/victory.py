@@ -221,5 +221,9 @@ def _end_terminator(state: GameState) -> list[GameWon]:
     state.win_reason = "points"
     state.phase = ENDED
     points = gametypes.points(state, best)
-    detail = f"{points} point(s), decided by {rule}, after {state.options.max_turns} round(s)"
+    rounds = state.options.max_turns
+    detail = (
+        f"{points} point{'' if points == 1 else 's'}, decided by {rule}, "
+        f"after {rounds} round{'' if rounds == 1 else 's'}"
+    )
     return [GameWon(best, "points", detail)]
