@@ -99,6 +99,12 @@ def standings(state: GameState) -> list[int]:
     return sorted(state.order, key=lambda s: _rank_key(state, s))
 
 
+def standings_by_board(state: GameState) -> list[int]:
+    """The round limit's ranking of a standard game: most territories, then most
+    armies, then the earlier in turn order."""
+    return sorted(state.order, key=lambda s: _rank_key(state, s)[1:])
+
+
 def _rank_key(state: GameState, seat: int) -> tuple[int, int, int, int]:
     return (
         -points(state, seat),
