@@ -381,7 +381,7 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
         "winner": winner,
         "reason": (
             endnotes.limit_reason(state)
-            if state.win_reason == "max_turns"
+            if state.win_reason in ("max_turns", "points")
             else turnview.WIN_REASONS.get(state.win_reason, state.win_reason)
         ),
         "win_mission": win_mission,
