@@ -70,8 +70,16 @@ def test_each_target_is_only_in_its_own_players_mail(tmp_path: Path) -> None:
         assert first[name] in seen  # told at the start
         for mail in mails:
             assert "target" not in mail.subject.lower(), mail
-    hunter_mail = " ".join(t for m in table.mails(names[hunter]) for t in _texts(m))
-    assert f"secret target: {inherited}" in hunter_mail.replace("\n", " ")
+    hunter_mail = " ".join(
+        " ".join(t.split()) for m in table.mails(names[hunter]) for t in _texts(m)
+    )
+    told = (
+        f"Your new secret target: {inherited} (the target of {names[removed]}, who left the game)."
+    )
+    assert told in hunter_mail  # in the catch-up block of the hunter's next your-turn mail
+    for name in PLAYERS:
+        if name != names[hunter]:
+            assert not any("new secret target" in m.text for m in table.mails(name)), name
     for mail in table.gm:  # the GM's observer copies: no target, the game over aside
         if mail.kind != "game_over":
             assert not _named_targets([mail]), mail
