@@ -38,7 +38,9 @@ def _names(items: Sequence[str]) -> str:
 
 def _inherited_by(event: Event, seat: int) -> bool:
     """An assassin target ``seat`` took over from a player who left the game."""
-    return isinstance(event, TargetDealt) and event.seat == seat and event.inherited_from is not None
+    if not isinstance(event, TargetDealt):
+        return False
+    return event.seat == seat and event.inherited_from is not None
 
 
 def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int) -> list[str]:
