@@ -142,6 +142,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": views.round_of(report.before),
+        "round_limit": report.after.options.max_turns,  # "round 3 of 20"
     }
     return template_mail("turn_report", subject, game.address_of(viewer), context, game, images)
 

@@ -33,6 +33,10 @@ def test_terminator_points_are_public_and_the_game_over_ranks_by_them() -> None:
     sample = play_sample(seed=6, players=4, turns=None, options=load_preset("terminator"))
     scored = [r for r in sample.reports if any(isinstance(e, PointScored) for e in r.events)]
     assert [r.turn for r in scored] == [59, 60]  # two players score a point each
+    first = render_turn_report(sample.reports[0], 0)
+    assert (
+        first.text.startswith("Turn 1 (round 1 of 20): ") and "Round 1 of 20 &middot;" in first.html
+    )
     report = scored[0]
     point = next(e for e in report.events if isinstance(e, PointScored))
     scorer = report.after.players[point.seat].name
