@@ -134,6 +134,26 @@ def decided_by(state: GameState, first: int, second: int | None, use_points: boo
     return rules[-1]
 
 
+# ---------------------------------------------------------------------- bots
+def bot_bonus(state: GameState, seat: int, owner: list[int], target: int) -> float | None:
+    """What the game type adds to a bot's wish to attack ``target`` on its planned
+    board ``owner``; None: do not attack it. Assassin: go for your target (+0.2),
+    and never take the last territory of another player (their hunter would win).
+    Terminator: a kill is a point (+0.2 for a player's last territory)."""
+    defender = owner[target]
+    if defender < 0 or state.players[defender].neutral:
+        return 0.0
+    last = owner.count(defender) == 1
+    goal = state.options.goal
+    if goal == ASSASSIN:
+        if target_of(state, seat) == defender:
+            return 0.2
+        return None if last else 0.0
+    if goal == TERMINATOR and last:
+        return 0.2
+    return 0.0
+
+
 # ------------------------------------------------------------------ the hooks
 def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
     """After ``loser`` left the board (``eliminated_by`` set): a point in

@@ -30,9 +30,9 @@ def test_an_assassin_report_names_the_target_only_in_its_players_copy() -> None:
 
 
 def test_terminator_points_are_public_and_the_game_over_ranks_by_them() -> None:
-    sample = play_sample(seed=6, players=4, turns=None, options=load_preset("terminator"))
+    sample = play_sample(seed=8, players=4, turns=None, options=load_preset("terminator"))
     scored = [r for r in sample.reports if any(isinstance(e, PointScored) for e in r.events)]
-    assert [r.turn for r in scored] == [59, 60]  # two players score a point each
+    assert [r.turn for r in scored] == [29, 67]  # two players score a point each
     first = render_turn_report(sample.reports[0], 0)
     assert (
         first.text.startswith("Turn 1 (round 1 of 20): ") and "Round 1 of 20 &middot;" in first.html
@@ -48,10 +48,21 @@ def test_terminator_points_are_public_and_the_game_over_ranks_by_them() -> None:
     final = sample.final
     over = render_game_over(GameOver(sample.game, final, sample.out_turns), None)
     text = " ".join(over.text.split())
-    assert final.win_reason == "points" and final.turn == 70  # 20 rounds, two out
-    assert "p3 (yellow) wins sim-6 on the round limit: most territories (points tied)" in text
-    assert "Points: p3 1 point, p2 1 point, p4 0 points, p1 0 points." in text
-    assert "1 p3 yellow winner, 1 point 28 109 2 p2 blue still in, 1 point 14 114" in text
+    assert final.win_reason == "points" and final.turn == 67  # 20 rounds, two out
+    assert "p4 (green) wins sim-8 on the round limit: most territories (points tied)" in text
+    assert "Points: p4 1 point, p2 1 point, p3 0 points, p1 0 points." in text
+    assert "1 p4 green winner, 1 point 30 119 2 p2 blue still in, 1 point 12 144" in text
+    assert "3 p3 yellow out, by p2, turn 67, 0 points 0 0 4 p1 red out, by p4, turn 29" in text
+
+
+def test_points_come_before_territories_at_the_round_limit() -> None:
+    """Seed 5: p2 (1 point, 10 territories) wins over p4 (0 points, 17)."""
+    sample = play_sample(seed=5, players=4, turns=None, options=load_preset("terminator"))
+    final = sample.final
+    assert [final.territory_count(s) for s in range(4)] == [0, 10, 15, 17]
+    over = render_game_over(GameOver(sample.game, final, sample.out_turns), 2)
+    text = " ".join(over.text.split())
+    assert "p2 (blue) wins sim-5 on the round limit: most points, after 67 turns." in text
 
 
 def test_the_round_limit_names_the_rule_that_decided() -> None:

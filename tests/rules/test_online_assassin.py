@@ -156,3 +156,17 @@ def test_whole_assassin_bot_games_end_with_a_winner_and_replay_the_same() -> Non
     again = play_game(classic(), replace(ASSASSIN), 4, 7, bot="greedy", keep_hashes=True)
     assert first.winner is not None and first.reason == "assassin"
     assert first.hashes == again.hashes and first.final_hash == again.final_hash
+
+
+def test_the_greedy_bot_hunts_its_own_target_and_spares_the_others() -> None:
+    """A greedy bot never takes the last territory of a player it does not hunt
+    (their hunter would win): in games of greedy bots each win is the winner's
+    own kill."""
+    for seed in (1, 2, 3, 4, 5):
+        state, _ = play_checked_game(ASSASSIN, 4, seed, ["greedy"])
+        winner = state.winner
+        target = state.targets[winner]
+        assert state.win_reason == "assassin"
+        assert state.players[target].eliminated_by == winner
+        out = [p for p in state.players if not p.alive]
+        assert len(out) == 1  # only the winner's target was eliminated
