@@ -170,3 +170,21 @@ def test_the_greedy_bot_hunts_its_own_target_and_spares_the_others() -> None:
         assert state.players[target].eliminated_by == winner
         out = [p for p in state.players if not p.alive]
         assert len(out) == 1  # only the winner's target was eliminated
+
+
+def test_the_odds_say_what_taking_a_last_territory_does() -> None:
+    """The CHECK and receipt odds (to the player to move only): p2 attacks Alaska,
+    p1's last territory, with p1 its own target, then with p1 another's."""
+    from pbem.orders.forecast import forecast_lines
+    from pbem.orders.parser import parse_orders
+
+    orders = parse_orders("ATTACK Kamchatka -> Alaska\n", classic()).orders
+    state = _hunt([3, 0, 1, 2])  # p2 hunts p1
+    lines = forecast_lines(state, orders, 2)
+    assert lines[-1] == "  Taking Alaska eliminates p1, your target: you win the game."
+    state = _hunt([1, 2, 3, 0])  # p0 hunts p1
+    lines = forecast_lines(state, orders, 2)
+    assert lines[-1] == (
+        "  Taking Alaska eliminates p1, who is not your target: their hunter wins the game."
+    )
+    assert forecast_lines(state, orders, 0) == []  # not p0's turn: no odds at all

@@ -134,3 +134,17 @@ def test_whole_terminator_bot_games_end_with_a_winner_and_replay_the_same() -> N
     first = play_game(classic(), TERMINATOR, 4, 5, bot="greedy", keep_hashes=True)
     again = play_game(classic(), TERMINATOR, 4, 5, bot="greedy", keep_hashes=True)
     assert first.winner is not None and first.hashes == again.hashes
+
+
+def test_the_odds_say_a_kill_is_a_point() -> None:
+    from pbem.orders.forecast import forecast_lines
+    from pbem.orders.parser import parse_orders
+
+    state = new_state(4, TERMINATOR, game="term")
+    arrange(state, {1: [0], 2: [33]}, armies={33: 10})
+    start_turn(state, 2)
+    orders = parse_orders(
+        f"PLACE {state.reinforcements} Kamchatka\nATTACK Kamchatka -> Alaska\n", classic()
+    ).orders
+    lines = forecast_lines(state, orders, 2)
+    assert lines[-1] == "  Taking Alaska eliminates p1: a point for you."
