@@ -210,6 +210,14 @@ def end_by_turn_limit(state: GameState) -> list[GameWon]:
     return [GameWon(best, "max_turns", f"most territories after {rounds} round(s)")]
 
 
+def limit_ends_on_removal(state: GameState) -> bool:
+    """Terminator: a player removed during the last turn of round N ends the game
+    there. (Standard games play on into round N + 1 for one turn, as they always
+    have: stored games replay the same.)"""
+    limit = state.options.max_turns
+    return state.options.goal == gametypes.TERMINATOR and 0 < limit < state.round
+
+
 def _end_terminator(state: GameState) -> list[GameWon]:
     """Terminator at the round limit: the first of the standings still in the
     game wins; the detail names the rule that put them before the next."""

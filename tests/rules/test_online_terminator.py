@@ -148,3 +148,16 @@ def test_the_odds_say_a_kill_is_a_point() -> None:
     ).orders
     lines = forecast_lines(state, orders, 2)
     assert lines[-1] == "  Taking Alaska eliminates p1: a point for you."
+
+
+def test_a_removal_on_the_last_turn_of_the_last_round_ends_the_game() -> None:
+    state = new_state(3, replace(TERMINATOR, max_turns=1), game="rounds")
+    for _ in range(2):
+        state.reinforcements = 0
+        engine.end_turn(state, ScriptedDice())
+    last = state.order[2]
+    assert state.current == last and state.round == 1
+    events = engine.remove_player(state, last, "resigned")
+    assert events[-2] == TurnEnded(3, last, None)
+    assert isinstance(events[-1], GameWon) and events[-1].reason == "points"
+    assert state.phase == ENDED and state.turn == 3  # round 2 never begins
