@@ -461,7 +461,7 @@ TurnEnded.kind = "turn_ended"
 @dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
     seat: int
-    reason: str  # "domination", "capitals", "mission", "max_turns"
+    reason: str  # "domination", "capitals", "mission", "max_turns", "assassin", "points"
     detail: str = ""
 
     def __init__(self, seat: int, reason: str, detail: str = '') -> None:
