@@ -33,7 +33,7 @@ from typing import Any
 
 from pbem.orders.model import Order
 from pbem.orders.validate import turn_actions
-from pbem.rules import attacking, combat, defence, engine, fog
+from pbem.rules import attacking, combat, defence, engine, fog, gametypes
 from pbem.rules.actions import (
     Attack,
     CommanderUse,
@@ -459,6 +459,37 @@ def forecast_lines(state: GameState, orders: Sequence[Order], seat: int | None =
     if seat is not None and fog_hides(state, seat, actions):
         return [FOG_NO_ODDS]
     try:
-        return format_forecast(forecast(state, actions), state)
+        lines = format_forecast(forecast(state, actions), state)
     except RulesError as exc:
         return [f"No odds for these orders: {exc}."]
+    if fog.fogged(state):  # "eliminates bob" would tell how many territories bob holds
+        return lines
+    return lines + game_type_notes(state, actions)
+
+
+def game_type_notes(state: GameState, actions: Sequence[TurnAction]) -> list[str]:
+    """Assassin and terminator: what taking a player's last territory (on the
+    board as it stands) would do. Told to the player to move only, like the
+    odds: the mover's own target is theirs to know."""
+    goal = state.options.goal
+    if goal not in (gametypes.ASSASSIN, gametypes.TERMINATOR):
+        return []
+    me, names = state.current, state.board.territories
+    notes = []
+    for action in actions:
+        if not isinstance(action, Attack):
+            continue
+        defender = state.owner[action.target]
+        if defender < 0 or state.players[defender].neutral or state.owner.count(defender) != 1:
+            continue
+        who, where = state.players[defender].name, names[action.target].name
+        if goal == gametypes.TERMINATOR:
+            notes.append(f"  Taking {where} eliminates {who}: a point for you.")
+        elif gametypes.target_of(state, me) == defender:
+            notes.append(f"  Taking {where} eliminates {who}, your target: you win the game.")
+        else:
+            notes.append(
+                f"  Taking {where} eliminates {who}, who is not your target: their hunter "
+                "wins the game."
+            )
+    return notes

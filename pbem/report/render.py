@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import fogview, setupview, subjects, turnview, views
+from pbem.report import endnotes, fogview, setupview, subjects, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -42,6 +42,7 @@ from pbem.report.textfmt import (
     when,
     when_short,
 )
+from pbem.rules import gametypes
 from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
 from pbem.vocab import LetterKind
 
@@ -96,13 +97,14 @@ def _marks_key(state: GameState, changed: Sequence[int]) -> str:
 
 
 def _private(state: GameState, seat: int | None) -> dict[str, Any]:
-    """The viewer's own cards and mission (empty for an observer)."""
+    """The viewer's own cards, mission and assassin target (empty for an observer)."""
     if seat is None or seat >= len(state.players):
-        return {"your_cards": None, "mission": ""}
+        return {"your_cards": None, "mission": "", "target": ""}
     return {
         "your_cards": views.hand_text(state.board, state.players[seat].cards),
         "your_card_count": len(state.players[seat].cards),
         "mission": views.mission_text(state, seat),
+        "target": views.target_text(state, seat),  # assassin: private, like the mission
         # standing orders DEFEND WITH 1: private, like the cards
         "defend_one": [
             state.board.territories[t].name for t in state.defend_one if state.owner[t] == seat
@@ -157,6 +159,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": views.round_of(report.before),
+        "round_limit": report.after.options.max_turns,  # "round 3 of 20"
     }
     return template_mail("turn_report", subject, game.address_of(viewer), context, game, images)
 
@@ -405,8 +408,13 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
         **_board_context(game, state, None),
         "state": state,
         "winner": winner,
-        "reason": turnview.WIN_REASONS.get(state.win_reason, state.win_reason),
+        "reason": (
+            endnotes.limit_reason(state)
+            if state.win_reason in ("max_turns", "points")
+            else turnview.WIN_REASONS.get(state.win_reason, state.win_reason)
+        ),
         "win_mission": win_mission,
+        "end_notes": endnotes.end_notes(state),
         "standings": standings,
         "secret": game.secret_hex,
         "cid": cid,
@@ -417,10 +425,13 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
 def _standings(over: GameOver) -> list[list[str]]:
     game, state = over.game, over.state
     playing = [s for s in range(len(state.players)) if not state.players[s].neutral]
+    ranked = gametypes.standings(state)  # terminator: by points, out of the game or not
 
     def key(seat: int) -> tuple:
         if seat == state.winner:
             return (0, 0, 0, 0)
+        if state.options.goal == gametypes.TERMINATOR:
+            return (1, ranked.index(seat), 0, seat)
         if state.players[seat].alive:
             return (1, -state.territory_count(seat), -state.army_count(seat), seat)
         return (2, -over.out_turns.get(seat, -1), 0, seat)
@@ -450,7 +461,7 @@ def _standings(over: GameOver) -> list[list[str]]:
                 str(place),
                 player.name,
                 views.who(game, state, seat).colour,
-                result,
+                endnotes.points_result(state, seat, result),
                 str(state.territory_count(seat)),
                 str(state.army_count(seat)),
             ]

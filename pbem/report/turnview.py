@@ -32,7 +32,9 @@ from pbem.rules.events import (
     MovedIn,
     PlaceSkipped,
     PlayerEliminated,
+    PointScored,
     Roll,
+    TargetDealt,
     TradeSkipped,
 )
 from pbem.rules.state import GameState
@@ -48,6 +50,8 @@ WIN_REASONS = {
     "capitals": "by holding the headquarters",
     "mission": "by completing a secret mission",
     "max_turns": "on the turn limit: most territories",
+    "assassin": "as assassin: their secret target was eliminated",
+    "points": "on the round limit: most points",
 }
 
 
@@ -246,6 +250,21 @@ class _Telling:
             by = players[event.by].name
             self.attacks.items.append(f"{loser} is out: eliminated by {by}{taken}.")
 
+    def point_scored(self, event: PointScored) -> None:
+        name = self.after.players[event.seat].name
+        self.attacks.items.append(f"{name} scores a point ({plural(event.points, 'point')}).")
+
+    def target_dealt(self, event: TargetDealt) -> None:
+        """An inherited assassin target: told to the hunter alone."""
+        if self.viewer == event.seat and event.inherited_from is not None:
+            players = self.after.players
+            line = (
+                f"Your new secret target: {players[event.target].name} (the target of "
+                f"{players[event.inherited_from].name}, who left the game)."
+            )
+            self.attacks.items.append(line)
+            self.private.append(line)
+
     def cards_taken(self, event: CardsTaken) -> None:
         if self.viewer == event.seat:
             line = f"You took {hand_text(self.board, event.cards)}."
@@ -302,6 +321,8 @@ _TELLERS: dict[type, Callable[[_Telling, Any], None]] = {
     CardDrawn: _Telling.card_drawn,
     DeckShuffled: _Telling.deck_shuffled,
     GameWon: _Telling.game_won,
+    PointScored: _Telling.point_scored,
+    TargetDealt: _Telling.target_dealt,
 }
 
 

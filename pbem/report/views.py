@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import WIDTH, join_words, plural
+from pbem.rules import gametypes
 from pbem.rules.actions import Claim
 from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
@@ -47,6 +48,7 @@ class PlayerRow:
     to_move: bool
     status: str  # "", "out", "winner"
     holder: str = ""  # who holds the seat, when `pbem replace` gave it to another
+    points: int | None = None  # terminator's points (public); None in other games
 
     @property
     def shown_name(self) -> str:
@@ -164,6 +166,16 @@ def conquered(before: GameState, after: GameState) -> list[int]:
     return [t for t, (a, b) in enumerate(zip(before.owner, after.owner, strict=True)) if a != b]
 
 
+def target_text(state: GameState, seat: int | None) -> str:
+    """Assassin: the name of the player ``seat`` hunts now ("" in other games).
+    Private to ``seat``, like the mission: only ever in that player's own copy."""
+    target = gametypes.target_of(state, seat)
+    if target is None or seat is None or not state.players[seat].alive:
+        return ""
+    player = state.players[target]
+    return f"{player.name} ({player.colour})" if player.colour else player.name
+
+
 def mission_text(state: GameState, seat: int | None) -> str:
     if seat is None:
         return ""
@@ -195,14 +207,24 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 to_move=seat == to_move,
                 status=status,
                 holder=next((p.holder for p in game.players if p.seat == seat), ""),
+                points=_points(state, seat),
             )
         )
     return rows
 
 
+def _points(state: GameState, seat: int) -> int | None:
+    """Terminator: the seat's points, shown to everyone; None in other games."""
+    if state.options.goal != gametypes.TERMINATOR or state.players[seat].neutral:
+        return None
+    return gametypes.points(state, seat)
+
+
 def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]], str]:
-    """Header, cells and alignment of the players table (the text part's columns)."""
+    """Header, cells and alignment of the players table (the text part's columns);
+    terminator adds the points."""
     header = ["  Player", "Colour", "Terr", "Armies", "Cards", "Continents", "Next"]
+    scored = any(r.points is not None for r in rows)
     cells = []
     for r in rows:
         cells.append(
@@ -215,7 +237,10 @@ def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]],
                 r.continents,
                 str(r.next_armies) if r.next_armies is not None else r.status or "-",
             ]
+            + ([str(r.points) if r.points is not None else "-"] if scored else [])
         )
+    if scored:
+        return header + ["Points"], cells, "llrrrlrr"
     return header, cells, "llrrrlr"
 
 

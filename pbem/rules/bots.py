@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from pbem.rules import fog, opening
+from pbem.rules import fog, gametypes, opening
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -392,6 +392,7 @@ class GreedyBot(Bot):
         owner = list(state.owner)
         graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
+        game_type = state.options.goal in (gametypes.ASSASSIN, gametypes.TERMINATOR)
         plan: list[TurnAction] = []
         for _ in range(len(owner)):
             best = None
@@ -402,7 +403,13 @@ class GreedyBot(Bot):
                     if owner[target] in (seat, fog.HIDDEN):  # never into the fog
                         continue
                     chance = win_chance(armies[source] - 1, armies[target])
-                    key = (chance + (0.1 if target in goal else 0.0), -source, -target)
+                    extra = 0.1 if target in goal else 0.0
+                    if game_type:  # assassin, terminator: whose territory it is matters
+                        bonus = gametypes.bot_bonus(state, seat, owner, target)
+                        if bonus is None:
+                            continue
+                        extra += bonus
+                    key = (chance + extra, -source, -target)
                     if chance >= self.threshold and (best is None or key > best[0]):
                         best = (key, source, target)
             if best is None:

@@ -474,6 +474,9 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
         )
         if state.order.index(following) <= position:
             state.round += 1
+        if victory.limit_ends_on_removal(state):  # terminator: round N's last turn was this
+            events.append(TurnEnded(state.turn, seat, None))
+            return events + victory.end_by_turn_limit(state)
         events.append(TurnEnded(state.turn, seat, following))
         state.current = following
         events += begin_turn(state)

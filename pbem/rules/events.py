@@ -461,7 +461,7 @@ TurnEnded.kind = "turn_ended"
 @dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
     seat: int
-    reason: str  # "domination", "capitals", "mission", "max_turns"
+    reason: str  # "domination", "capitals", "mission", "max_turns", "assassin", "points"
     detail: str = ""
 
     def __init__(self, seat: int, reason: str, detail: str = '') -> None:
@@ -487,6 +487,42 @@ class RulesChanged(Event):
 
 
 RulesChanged.kind = "rules_changed"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
+class TargetDealt(Event):
+    """Assassin: ``seat`` hunts ``target`` (dealt at the start, or inherited
+    from a hunted player who left the game: ``inherited_from``); private."""
+
+    seat: int
+    target: int
+    inherited_from: int | None = None
+
+    def __init__(self, seat: int, target: int, inherited_from: int | None = None) -> None:
+        self.seat = seat
+        self.target = target
+        self.inherited_from = inherited_from
+
+
+TargetDealt.kind = "target"
+TargetDealt.private = True
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
+class PointScored(Event):
+    """Terminator: ``seat`` eliminated ``eliminated`` and has ``points`` now."""
+
+    seat: int
+    eliminated: int
+    points: int
+
+    def __init__(self, seat: int, eliminated: int, points: int) -> None:
+        self.seat = seat
+        self.eliminated = eliminated
+        self.points = points
+
+
+PointScored.kind = "point"
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -515,6 +551,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnEnded,
         GameWon,
         RulesChanged,
+        TargetDealt,
+        PointScored,
     )
 }
 

@@ -8,7 +8,7 @@ and raises RulesError naming the rule before it changes anything.
 
 from __future__ import annotations
 
-from pbem.rules import victory
+from pbem.rules import gametypes, victory
 from pbem.rules.armies import RULEBOOK, check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.engine import (
@@ -50,7 +50,8 @@ def new_game(
 ) -> tuple[GameState, list[Event]]:
     """Seat the players (name, colour), draw the turn order, deal or open the draft.
 
-    Uses the ``setup`` stream, in this order: turn order, missions, the deal,
+    Uses the ``setup`` stream, in this order: turn order, missions (or the
+    assassin targets), the deal,
     the draw pile, and auto placement when no player input is needed first.
     """
     options.check_players(len(players))
@@ -90,6 +91,8 @@ def new_game(
 
     if options.goal == "mission":
         events += _deal_missions(state, rng)
+    elif options.goal == gametypes.ASSASSIN:
+        events += gametypes.deal_targets(state, rng)
 
     if options.rules_version == 1:
         # rules version 1: the rulebook's numbers on every map (armies.RULEBOOK)

@@ -21,7 +21,9 @@ from pbem.rules.optionwords import (
     FIXED_RULES,
     FIXED_RULES_V1,
     FIXED_RULES_V2,
+    GOAL_NAMES,
     MAX_ARMIES_V2,
+    MAX_TURNS_TERMINATOR,
     NEUTRAL_DEFENCE,
     WORDS,
 )
@@ -41,7 +43,8 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
     "fortify": ("adjacent", "chained", "unlimited", "none"),
-    "goal": ("domination", "capital", "mission"),
+    # game types (online settings): assassin and terminator are goals too
+    "goal": ("domination", "capital", "mission", "assassin", "terminator"),
     "mission_win": ("at_once", "own_turn"),
     "mission_deck": ("rulebook", "extended"),
 }
@@ -113,8 +116,13 @@ class Options:
             raise OptionsError("players: need 2 <= min_players <= max_players <= 6")
         if self.capitals_to_win and self.goal != "capital":
             raise OptionsError("option capitals_to_win needs goal = capital")
-        if self.goal == "capital" and self.max_players < 3:
-            raise OptionsError("Capital Risk needs 3 or more players")
+        if self.goal in ("capital", "assassin", "terminator") and self.max_players < 3:
+            raise OptionsError(f"{GOAL_NAMES[self.goal]} needs 3 or more players")
+        if self.goal == "terminator" and self.max_turns == 0:
+            raise OptionsError(
+                "goal = terminator needs a round limit: set max_turns to the number of "
+                "rounds (e.g. max_turns = 20)"
+            )
         bonus = self.territory_bonus in ("per_card", "per_set")
         if self.card_values == "none" and (self.card_reroll or bonus):
             raise OptionsError(
@@ -164,8 +172,7 @@ class Options:
                 f"these rules need {self.min_players} to {self.max_players} players, not {count}"
             )
         if self.goal != "domination" and count < 3:
-            goal = "Capital Risk" if self.goal == "capital" else "Secret Mission"
-            raise OptionsError(f"{goal} needs 3 or more players, not {count}")
+            raise OptionsError(f"{GOAL_NAMES[self.goal]} needs 3 or more players, not {count}")
 
     def applies(self, name: str, players: int | None = None) -> bool:
         """Whether option ``name`` tells a player anything about a game of these
@@ -214,6 +221,8 @@ class Options:
                 lines.append(CARD_REROLL_V3)
             elif f.name == "commander" and value and self.rules_version >= 3:
                 lines.append(COMMANDER_V3)
+            elif f.name == "max_turns" and self.goal == "terminator":
+                lines.append(MAX_TURNS_TERMINATOR.format(value))
             elif f.name == "max_armies" and self.rules_version <= 2:
                 lines.append(MAX_ARMIES_V2.format(value))
             elif isinstance(words, dict):

@@ -80,6 +80,15 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         "domination": "Win by eliminating every other player.",
         "capital": "Win by holding every headquarters at once.",
         "mission": "Win by completing your secret mission.",
+        "assassin": (
+            "Assassin: each player has a secret target (all targets form one circle); "
+            "you win the moment your target is eliminated, by anyone; the target of a "
+            "player who resigns or is removed passes to the player who hunted them."
+        ),
+        "terminator": (
+            "Terminator: 1 point for each player you eliminate; the game ends at the "
+            "round limit or when one player is left."
+        ),
     },
     "mission_win": {
         "at_once": (
@@ -130,6 +139,21 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         False: "No fog of war: the whole board is shown to all.",
     },
 }
+
+# The game types' names in messages (options errors, "needs 3 or more players").
+GOAL_NAMES: Final[dict[str, str]] = {
+    "domination": "Domination",
+    "capital": "Capital Risk",
+    "mission": "Secret Mission",
+    "assassin": "Assassin",
+    "terminator": "Terminator",
+}
+
+# max_turns under goal = terminator: the points decide first.
+MAX_TURNS_TERMINATOR: Final = (
+    "The game ends after {} rounds of turns; of the players still in the game, most "
+    "points wins, then most territories, then most armies, then the earlier in turn order."
+)
 
 # Rules every preset plays (no option changes them), said after the options.
 FIXED_RULES: Final[tuple[str, ...]] = (

@@ -1,9 +1,10 @@
-"""Who has won: domination, Capital Risk, secret missions, the turn limit."""
+"""Who has won: domination, Capital Risk, secret missions, assassin, the turn limit."""
 
 from __future__ import annotations
 
 from typing import Final
 
+from pbem.rules import gametypes
 from pbem.rules.board import Board, Mission, MissionKind
 from pbem.rules.events import Event, GameWon
 from pbem.rules.options import Options
@@ -36,6 +37,10 @@ def winner(state: GameState) -> tuple[int, str, str] | None:
             return found
     elif goal == "capital":
         found = _capital_winner(state)
+        if found is not None:
+            return found
+    elif goal == gametypes.ASSASSIN:
+        found = gametypes.assassin_winner(state)
         if found is not None:
             return found
     alive = state.alive_seats()
@@ -139,6 +144,8 @@ def on_elimination(state: GameState, loser: int, by: int) -> list[Event]:
     from the game instead (resigned, or removed by the GM: its armies stay,
     neutral) is no longer in play: its holders need 24 territories."""
     state.players[loser].eliminated_by = by
+    if state.options.goal in (gametypes.ASSASSIN, gametypes.TERMINATOR):
+        return gametypes.on_elimination(state, loser, by)
     if state.options.rules_version == 1:
         return _on_elimination_v1(state, loser, by)
     if state.options.goal != "mission" or not state.players[by].neutral:
@@ -187,7 +194,10 @@ def _capital_winner(state: GameState) -> tuple[int, str, str] | None:
 
 
 def end_by_turn_limit(state: GameState) -> list[GameWon]:
-    """After max_turns rounds: most territories, then most armies, then turn order."""
+    """After max_turns rounds: most territories, then most armies, then turn order
+    (terminator: most points first)."""
+    if state.options.goal == gametypes.TERMINATOR:
+        return _end_terminator(state)
     alive = state.alive_seats()
     best = max(
         alive,
@@ -198,3 +208,30 @@ def end_by_turn_limit(state: GameState) -> list[GameWon]:
     state.phase = ENDED
     rounds = state.options.max_turns
     return [GameWon(best, "max_turns", f"most territories after {rounds} round(s)")]
+
+
+def limit_ends_on_removal(state: GameState) -> bool:
+    """Terminator: a player removed during the last turn of round N ends the game
+    there. (Standard games play on into round N + 1 for one turn, as they always
+    have: stored games replay the same.)"""
+    limit = state.options.max_turns
+    return state.options.goal == gametypes.TERMINATOR and 0 < limit < state.round
+
+
+def _end_terminator(state: GameState) -> list[GameWon]:
+    """Terminator at the round limit: the first of the standings still in the
+    game wins; the detail names the rule that put them before the next."""
+    ranked = [s for s in gametypes.standings(state) if state.players[s].alive]
+    best = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else None
+    rule = gametypes.decided_by(state, best, second, use_points=True)
+    state.winner = best
+    state.win_reason = "points"
+    state.phase = ENDED
+    points = gametypes.points(state, best)
+    rounds = state.options.max_turns
+    detail = (
+        f"{points} point{'' if points == 1 else 's'}, decided by {rule}, "
+        f"after {rounds} round{'' if rounds == 1 else 's'}"
+    )
+    return [GameWon(best, "points", detail)]

@@ -64,12 +64,14 @@ def test_presets_and_what_they_change() -> None:
     names = preset_names(presets_dir())
     assert names == [
         "2016",
+        "assassin",
         "capital",
         "classic",
         "european",
         "european-domination",
         "expert",
         "secret-mission",
+        "terminator",
         "two-player",
     ]
     for name in names:
@@ -105,6 +107,8 @@ def test_presets_and_what_they_change() -> None:
         "two-player": {"max_players": 2},
         "capital": {"goal": "capital", "min_players": 3},
         "secret-mission": {"goal": "mission", "min_players": 3},
+        "assassin": {"goal": "assassin", "min_players": 3},
+        "terminator": {"goal": "terminator", "max_turns": 20, "min_players": 3},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pbem.rules import gametypes
 from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.options import Options
@@ -104,8 +105,14 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mission_text(state: GameState, seat: int) -> str | None:
+    """The secret mission, or in assassin the secret target (the GM sees all)."""
     mission = mission_of(state, seat)
-    return mission.text if mission is not None else None
+    if mission is not None:
+        return mission.text
+    target = gametypes.target_of(state, seat)
+    if target is not None and state.players[seat].alive:
+        return f"secret target {state.players[target].name}"
+    return None
 
 
 def describe_game(state: GameState, info: dict[str, Any]) -> str:

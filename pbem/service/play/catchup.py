@@ -18,7 +18,9 @@ from pbem.rules.events import (
     CardsTraded,
     Event,
     PlayerEliminated,
+    PointScored,
     RulesChanged,
+    TargetDealt,
     event_from_dict,
 )
 from pbem.rules.state import GameState
@@ -32,6 +34,13 @@ def _names(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _inherited_by(event: Event, seat: int) -> bool:
+    """An assassin target ``seat`` took over from a player who left the game."""
+    if not isinstance(event, TargetDealt):
+        return False
+    return event.seat == seat and event.inherited_from is not None
 
 
 def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int) -> list[str]:
@@ -53,6 +62,15 @@ def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int
         elif isinstance(event, PlayerEliminated):
             taken = f" (and {event.cards_taken} cards)" if event.cards_taken else ""
             out.append(f"{name[event.by]} eliminated {name[event.seat]}{taken}.")
+        elif isinstance(event, PointScored):  # terminator: public
+            points = f"{event.points} point{'' if event.points == 1 else 's'}"
+            out.append(f"{name[event.seat]} scores a point ({points} now).")
+        elif _inherited_by(event, seat):  # assassin: this player's own, the event is private
+            assert isinstance(event, TargetDealt) and event.inherited_from is not None
+            rules.append(
+                f"Your new secret target: {name[event.target]} (the target of "
+                f"{name[event.inherited_from]}, who left the game)."
+            )
         elif isinstance(event, CardsTraded) and event.seat != seat:
             trades.setdefault(event.seat, []).append(event.value)
     lines = rules + [
