@@ -461,7 +461,7 @@ TurnEnded.kind = "turn_ended"
 @dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
     seat: int
-    reason: str  # "domination", "capitals", "mission", "max_turns"
+    reason: str  # "domination", "capitals", "mission", "max_turns", "team"
     detail: str = ""
 
     def __init__(self, seat: int, reason: str, detail: str = '') -> None:
@@ -471,6 +471,26 @@ class GameWon(Event):
 
 
 GameWon.kind = "won"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
+class TeamHandover(Event):
+    """Team games: a player removed from the game (resigned, removed by the GM,
+    kicked) hands their territories and cards to their first surviving teammate."""
+
+    seat: int
+    to: int
+    territories: int
+    cards: int
+
+    def __init__(self, seat: int, to: int, territories: int, cards: int) -> None:
+        self.seat = seat
+        self.to = to
+        self.territories = territories
+        self.cards = cards
+
+
+TeamHandover.kind = "team_handover"
 
 
 @dataclass(init=False, slots=True, unsafe_hash=True)
@@ -515,6 +535,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TurnEnded,
         GameWon,
         RulesChanged,
+        TeamHandover,
     )
 }
 

@@ -31,6 +31,7 @@ from pbem.rules.ruleversions import (
     RULES_VERSIONS,
     stored_rules_version,
 )
+from pbem.rules.teamrules import TEAM_SIZES, check_team_players
 
 # option name -> allowed values (for the string-valued options)
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
@@ -71,6 +72,8 @@ class Options:
     min_players: int = 2
     max_players: int = 6
     rules_version: int = RULES_VERSION
+    # teams (online settings): 0 no teams; 2 doubles, 3 triples (rules/teams.py)
+    team_size: int = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -109,11 +112,26 @@ class Options:
             raise OptionsError("option capitals_to_win needs goal = capital")
         if self.goal == "capital" and self.max_players < 3:
             raise OptionsError("Capital Risk needs 3 or more players")
+        self._check_teams()
         bonus = self.territory_bonus in ("per_card", "per_set")
         if self.card_values == "none" and (self.card_reroll or bonus):
             raise OptionsError(
                 "card_values = none leaves no cards for card_reroll or "
                 f"territory_bonus = {self.territory_bonus}"
+            )
+
+    def _check_teams(self) -> None:
+        """Teams of 2 or 3 in games of domination (teams.TEAM_SIZES)."""
+        if self.team_size not in TEAM_SIZES:
+            raise OptionsError(
+                "option team_size must be 0 (no teams), 2 (doubles) or 3 (triples), not "
+                f"{self.team_size} (quadruples need 8 players; pbem seats at most 6)"
+            )
+        if self.team_size and self.goal != "domination":
+            raise OptionsError(f"team games are played for domination, not goal = {self.goal}")
+        if self.team_size and self.max_players < 2 * self.team_size:
+            raise OptionsError(
+                f"team_size = {self.team_size} needs max_players of {2 * self.team_size} or more"
             )
 
     # -- construction ----------------------------------------------------------
@@ -153,6 +171,7 @@ class Options:
         if self.goal != "domination" and count < 3:
             goal = "Capital Risk" if self.goal == "capital" else "Secret Mission"
             raise OptionsError(f"{goal} needs 3 or more players, not {count}")
+        check_team_players(self.team_size, count)
 
     def applies(self, name: str, players: int | None = None) -> bool:
         """Whether option ``name`` tells a player anything about a game of these
@@ -180,6 +199,8 @@ class Options:
             return players == 2 if players is not None else self.min_players == 2
         if name in ("min_players", "max_players"):
             return players is None
+        if name == "team_size":
+            return self.team_size != 0
         if name == "rules_version":
             return self.rules_version != RULES_VERSION
         return True

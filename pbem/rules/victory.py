@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from pbem.rules import teams
 from pbem.rules.board import Board, Mission, MissionKind
 from pbem.rules.events import Event, GameWon
 from pbem.rules.options import Options
@@ -38,6 +39,8 @@ def winner(state: GameState) -> tuple[int, str, str] | None:
         found = _capital_winner(state)
         if found is not None:
             return found
+    if state.options.team_size:
+        return teams.team_win(state)
     alive = state.alive_seats()
     if len(alive) == 1:
         return alive[0], "domination", ""
