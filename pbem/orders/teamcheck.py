@@ -47,3 +47,9 @@ def attack_problems(
         return []
     name = state.board.territories[target].name
     return [problem_at(order, teammate_attack(state, target), 1, name)]
+
+
+def placeable(state: GameState, seat: int, territory: int, taken: Collection[int]) -> bool:
+    """A PLACE after an ATTACK may go on the player's territory, one an earlier
+    ATTACK takes, or (team games) a teammate's."""
+    return territory in taken or friendly(state, seat, territory)

@@ -242,9 +242,7 @@ class _TurnCheck:
         self.place_orders.append(order)
         for i, (armies, territory) in enumerate(action.placements):
             self.placed += armies  # counted as written, so a wrong name is one problem
-            if not teamcheck.friendly(
-                self.state, self.seat, territory
-            ):  # (a teammate's may take them)
+            if not teamcheck.friendly(self.state, self.seat, territory):  # or a teammate's
                 name = self.state.board.territories[territory].name
                 self.problems.append(problem_at(order, not_yours(self.state, territory), i, name))
             elif armies < 1:
@@ -264,9 +262,7 @@ class _TurnCheck:
         """PLACE after an ATTACK: armies only an elimination can give, so their
         number is not checked; the territories must be the player's by then."""
         for i, (armies, territory) in enumerate(action.placements):
-            if not self._mine(territory) and not teamcheck.friendly(
-                self.state, self.seat, territory
-            ):
+            if not teamcheck.placeable(self.state, self.seat, territory, self.taken):
                 name = self.state.board.territories[territory].name
                 message = f"{not_yours(self.state, territory)}, and no earlier ATTACK takes it"
                 self.problems.append(problem_at(order, message, i, name))

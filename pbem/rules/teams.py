@@ -150,3 +150,11 @@ def teammate_attack(state: GameState, target: int) -> str:
     return (
         f"{name} is your teammate {state.players[owner].name}'s: teammates do not attack each other"
     )
+
+
+def teammates_territories(state: GameState, seat: int) -> set[int]:
+    """The territories of the teammates of ``seat`` (empty without teams): a bot
+    never attacks them."""
+    if not state.options.team_size:
+        return set()
+    return {t for t, owner in enumerate(state.owner) if is_teammate(state, seat, owner)}
