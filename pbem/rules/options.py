@@ -48,6 +48,10 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+# Options of the online settings, left out of to_dict at their default (the value here).
+QUIET_AT_DEFAULT: Final[dict[str, Any]] = {"team_size": 0}
+
+
 @dataclass(frozen=True)
 class Options:
     claim: str = "deal"
@@ -160,7 +164,13 @@ class Options:
         return replace(self, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every option, but those of QUIET_AT_DEFAULT at their default: the stored
+        options and records of games that do not use them read as before."""
+        data = asdict(self)
+        for name in QUIET_AT_DEFAULT:
+            if data[name] == QUIET_AT_DEFAULT[name]:
+                del data[name]
+        return data
 
     def check_players(self, count: int) -> None:
         """Refuse a player count the options do not allow."""

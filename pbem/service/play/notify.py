@@ -35,9 +35,11 @@ from pbem.service.context import Context
 from pbem.service.play import catchup, history, notices, schedule
 from pbem.service.play.games import players_of
 from pbem.service.play.gamesettings import mail_mode, settings, settings_of
+from pbem.service.play.loading import stored_options
 from pbem.service.play.mailinfo import epoch, game_info, host_of
 from pbem.service.play.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
 from pbem.service.play.passwords import reply_token
+from pbem.service.play.teamplay import team_targets
 from pbem.store import Game, Player, PressRecord, id_of
 from pbem.vocab import GamePhase, GameStatus, Refusal, SeatStatus
 from pbem.vocab import NoticeKind as K
@@ -308,6 +310,8 @@ def relay_press(
     targets = (
         players if to_all else [p for p in players if p.name.lower() == press.recipient.lower()]
     )
+    if press.to_team:  # team games: the sender's teammates, nobody else
+        targets = team_targets(stored_options(game), sender.seat, players)
     if not targets:
         raise ServiceError(f"no other player named {press.recipient} is in {game.name}")
     done = f"press to {press.recipient}"
