@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import setupview, subjects, turnview, views
+from pbem.report import setupview, subjects, teamview, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -214,6 +214,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "mover": views.who(game, state, state.current) if playing else None,
         "capital": game.options.goal == "capital",
         "headquarters": state.board.territories[hq].name if hq is not None else "",
+        "your_team": teamview.your_team(state, seat),
     }
     return template_mail("game_start", subject, you.address, context, game, images)
 

@@ -32,6 +32,7 @@ from pbem.rules.events import (
     PlaceSkipped,
     PlayerEliminated,
     Roll,
+    TeamHandover,
     TradeSkipped,
 )
 from pbem.rules.state import GameState
@@ -47,6 +48,7 @@ WIN_REASONS = {
     "capitals": "by holding the headquarters",
     "mission": "by completing a secret mission",
     "max_turns": "on the turn limit: most territories",
+    "team": "with their team: every other team is out",
 }
 
 
@@ -243,6 +245,15 @@ class _Telling:
             by = players[event.by].name
             self.attacks.items.append(f"{loser} is out: eliminated by {by}{taken}.")
 
+    def team_handover(self, event: TeamHandover) -> None:
+        players = self.after.players
+        self.out.append(players[event.seat].name)
+        self.attacks.items.append(
+            f"{players[event.seat].name} left the game: their "
+            f"{plural(event.territories, 'territory', 'territories')} and "
+            f"{plural(event.cards, 'card')} go to their teammate {players[event.to].name}."
+        )
+
     def cards_taken(self, event: CardsTaken) -> None:
         if self.viewer == event.seat:
             line = f"You took {hand_text(self.board, event.cards)}."
@@ -294,6 +305,7 @@ _TELLERS: dict[type, Callable[[_Telling, Any], None]] = {
     AttackSkipped: _Telling.attack_skipped,
     PlayerEliminated: _Telling.player_eliminated,
     CardsTaken: _Telling.cards_taken,
+    TeamHandover: _Telling.team_handover,
     Fortified: _Telling.fortified,
     FortifySkipped: _Telling.fortify_skipped,
     CardDrawn: _Telling.card_drawn,

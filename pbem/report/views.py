@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pbem.report import teamview
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import WIDTH, join_words, plural
@@ -47,6 +48,7 @@ class PlayerRow:
     to_move: bool
     status: str  # "", "out", "winner"
     holder: str = ""  # who holds the seat, when `pbem replace` gave it to another
+    team: str = ""  # team games: the seat's team letter ("A")
 
     @property
     def shown_name(self) -> str:
@@ -183,7 +185,8 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
         names = [continent_short(board, c) for c in held]
         continents = ", ".join(names) if len(", ".join(names)) <= 16 else f"{len(held)} cont."
         alive = player.alive and not player.neutral
-        status = "winner" if state.winner == seat else ("" if player.alive else "out")
+        won = teamview.won(state, seat)  # (team games: every player of the winning team)
+        status = "winner" if won else ("" if player.alive else "out")
         rows.append(
             PlayerRow(
                 who=who(game, state, seat),
@@ -195,6 +198,7 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 to_move=seat == to_move,
                 status=status,
                 holder=next((p.holder for p in game.players if p.seat == seat), ""),
+                team=teamview.team_letter(state, seat),
             )
         )
     return rows
@@ -203,6 +207,8 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
 def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]], str]:
     """Header, cells and alignment of the players table (the text part's columns)."""
     header = ["  Player", "Colour", "Terr", "Armies", "Cards", "Continents", "Next"]
+    if any(r.team for r in rows):  # team games: a Team column after the colour
+        header.insert(2, "Team")
     cells = []
     for r in rows:
         cells.append(
@@ -216,7 +222,23 @@ def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]],
                 str(r.next_armies) if r.next_armies is not None else r.status or "-",
             ]
         )
-    return header, cells, "llrrrlr"
+        if len(header) == 8:
+            cells[-1].insert(2, r.team)
+    return header, cells, "llrrrlr" if len(header) == 7 else "lllrrrlr"
+
+
+def team_standing(rows: Sequence[PlayerRow]) -> list[str]:
+    """Team games: each team's territories and armies together, after the players
+    table (nothing without teams)."""
+    letters = sorted({r.team for r in rows if r.team})
+    if not letters:
+        return []
+    parts = [
+        f"team {t} {sum(r.territories for r in rows if r.team == t)} territories, "
+        f"{sum(r.armies for r in rows if r.team == t)} armies"
+        for t in letters
+    ]
+    return ["", f"Teams: {'; '.join(parts)}."]
 
 
 def board_blocks(

@@ -77,10 +77,10 @@ def winning_team(state: GameState) -> int | None:
     """The team every surviving player is on, or None while two teams play."""
     if not state.options.team_size:
         return None
-    teams = {team_of(state, s) for s in state.alive_seats()}
-    if len(teams) != 1:
+    alive = state.alive_seats()
+    team = team_of(state, alive[0]) if alive else None
+    if team is None or any(team_of(state, s) != team for s in alive):
         return None
-    (team,) = teams
     return team
 
 

@@ -19,6 +19,7 @@ from pbem.rules.events import (
     Event,
     PlayerEliminated,
     RulesChanged,
+    TeamHandover,
     event_from_dict,
 )
 from pbem.rules.state import GameState
@@ -53,6 +54,8 @@ def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int
         elif isinstance(event, PlayerEliminated):
             taken = f" (and {event.cards_taken} cards)" if event.cards_taken else ""
             out.append(f"{name[event.by]} eliminated {name[event.seat]}{taken}.")
+        elif isinstance(event, TeamHandover):  # team games: a removed player's all to a teammate
+            out.append(f"{name[event.seat]} left the game; {name[event.to]} took their armies.")
         elif isinstance(event, CardsTraded) and event.seat != seat:
             trades.setdefault(event.seat, []).append(event.value)
     lines = rules + [
