@@ -50,7 +50,7 @@ def team_rows(state: GameState) -> list[TeamRow]:
 def team_lines(state: GameState) -> list[str]:
     """The teams' standing as text lines (none without teams)."""
     return [
-        f"{r.name.capitalize()} ({r.players}): {r.territories} territories, {r.armies} armies"
+        f"Team {r.name[-1]} ({r.players}): {r.territories} territories, {r.armies} armies"
         + (" - out" if r.out else "")
         for r in team_rows(state)
     ]
