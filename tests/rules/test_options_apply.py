@@ -25,6 +25,8 @@ EXPECTED: dict[str, set[str]] = {
     "european": COMMON | CARDS | {"fixed_mixed_set", "mission_win", "mission_deck"},
     "european-domination": COMMON | CARDS | {"fixed_mixed_set"},
     "expert": COMMON | CARDS | {"max_armies", "card_reroll", "commander"},
+    "doubles": COMMON | CARDS | {"team_size"},
+    "triples": COMMON | CARDS | {"team_size"},
 }
 
 

@@ -66,16 +66,18 @@ def test_presets_and_what_they_change() -> None:
         "2016",
         "capital",
         "classic",
+        "doubles",
         "european",
         "european-domination",
         "expert",
         "secret-mission",
+        "triples",
         "two-player",
     ]
     for name in names:
         assert len(preset_description(name)) > 20
     changed = {
-        name: {k: v for k, v in load_preset(name).to_dict().items() if v != CLASSIC.to_dict()[k]}
+        name: {k: v for k, v in load_preset(name).to_dict().items() if v != getattr(CLASSIC, k)}
         for name in names
     }
     assert changed == {
@@ -105,6 +107,8 @@ def test_presets_and_what_they_change() -> None:
         "two-player": {"max_players": 2},
         "capital": {"goal": "capital", "min_players": 3},
         "secret-mission": {"goal": "mission", "min_players": 3},
+        "doubles": {"team_size": 2, "min_players": 4},
+        "triples": {"team_size": 3, "min_players": 6},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pbem import orders
 from pbem.rules.options import Options
 from pbem.rules.teamrules import team_name
 from pbem.service.errors import ServiceError
-from pbem.store import Player
+from pbem.service.play.loading import stored_options
+from pbem.store import Game, Player
 
 
 def team_targets(options: Options, seat: int, players: Sequence[Player]) -> list[Player]:
@@ -23,3 +25,15 @@ def team_targets(options: Options, seat: int, players: Sequence[Player]) -> list
             f"PRESS TO TEAM: nobody else of your {team_name(seat // size)} is in the game"
         )
     return team
+
+
+def press_targets(
+    game: Game, seat: int, press: orders.Press, players: Sequence[Player]
+) -> list[Player]:
+    """Who a press block reaches among ``players`` (the others still in the game):
+    all of them (TO ALL), the teammates (TO TEAM), or the player named."""
+    if press.to_all:
+        return list(players)
+    if press.to_team:
+        return team_targets(stored_options(game), seat, players)
+    return [p for p in players if p.name.lower() == press.recipient.lower()]
