@@ -360,15 +360,16 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
     if state.winner is None:
         raise ValueError(f"game {game.name} has no winner yet")
     winner = views.who(game, state, state.winner)
+    won_by = teamview.winners(state)  # (team games: the team and its players)
     standings = _standings(over)
     subject = subjects.fit(
         [
             subjects.with_token(
-                f"{subjects.tag(game.name)}Game over: {winner.name} wins after "
+                f"{subjects.tag(game.name)}Game over: {won_by} wins after "
                 f"{plural(state.turn, 'turn')}",
                 token,
             ),
-            subjects.with_token(f"{subjects.tag(game.name)}Game over: {winner.name} wins", token),
+            subjects.with_token(f"{subjects.tag(game.name)}Game over: {won_by} wins", token),
         ]
     )
     cid, images = _picture(game, state, [], f"{game.name}: the final board", "final")
@@ -378,6 +379,7 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
         **_board_context(game, state, None),
         "state": state,
         "winner": winner,
+        "won_by": won_by,
         "reason": turnview.WIN_REASONS.get(state.win_reason, state.win_reason),
         "win_mission": win_mission,
         "standings": standings,

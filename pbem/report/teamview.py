@@ -74,3 +74,12 @@ def won(state: GameState, seat: int) -> bool:
     out or not."""
     winner = state.winner
     return winner is not None and (seat == winner or teams.is_teammate(state, winner, seat))
+
+
+def winners(state: GameState) -> str:
+    """Who won, in words: the winner's name, or (team games) the team with its players."""
+    assert state.winner is not None
+    team = teams.team_of(state, state.winner)
+    if state.win_reason != "team" or team is None:
+        return state.players[state.winner].name
+    return teams.team_label(state, team)

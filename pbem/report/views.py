@@ -114,7 +114,9 @@ def sides(game: GameInfo, state: GameState) -> list[Side]:
     out = []
     for seat, player in enumerate(state.players):
         rgb = NEUTRAL if player.neutral else colour_rgb(who(game, state, seat).colour, seat)
-        out.append(Side(player.name, rgb, state.territory_count(seat), state.army_count(seat)))
+        team = teamview.team_letter(state, seat)  # team games: the legend names the team
+        name = f"{player.name} (team {team})" if team else player.name
+        out.append(Side(name, rgb, state.territory_count(seat), state.army_count(seat)))
     return out
 
 
