@@ -292,7 +292,7 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
         "removal": (
             "the greedy bot plays their seat"
             if reminder.on_removal == "bot"
-            else "their territories become neutral"
+            else teamview.removal_words(state, seat)
         ),
     }
     return template_mail("reminder", subject, game.address_of(seat), context, game)

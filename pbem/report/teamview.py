@@ -83,3 +83,10 @@ def winners(state: GameState) -> str:
     if state.win_reason != "team" or team is None:
         return state.players[state.winner].name
     return teams.team_label(state, team)
+
+
+def removal_words(state: GameState, seat: int) -> str:
+    """What becomes of a removed player's territories (a reminder's words)."""
+    if teams.heir(state, seat) is not None:
+        return "their territories and cards go to their first surviving teammate"
+    return "their territories become neutral"
