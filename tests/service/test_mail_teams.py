@@ -73,10 +73,12 @@ def test_a_doubles_game_of_bots_by_mail_ends_with_a_team_and_verifies(tmp_path) 
     table.run(lambda: world.state("td").winner is not None, limit=600)
     state = world.state("td")
     assert state.win_reason == "team"
+    assert (state.players[state.winner].name, state.turn) == ("cat", 70)  # team B: cat, dan
     winners = {s for s in range(4) if s // 2 == state.winner // 2}
     table.read_all()
     over = table.mails("ann", "game_over")
-    assert over and "with their team: every other team is out" in over[0].flat
+    assert [m.untokened for m in over] == ["[td] Game over: team B (cat, dan) wins after 70 turns"]
+    assert "with their team: every other team is out" in over[0].flat
     with world.session() as session:
         game = find_game(session, "td")
         assert replay_game(session, game).ok
