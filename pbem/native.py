@@ -54,6 +54,8 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "options",
         "simulate",
         "state",
+        "teamrules",
+        "teams",
         "turnplan",
         "victory",
     )

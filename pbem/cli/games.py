@@ -38,6 +38,15 @@ def init(config: ConfigOption = None) -> None:
             typer.echo(f"inbox {path} (a Maildir: players' mail is dropped into {path}/new)")
 
 
+TeamsOption = Annotated[
+    str | None,
+    typer.Option(
+        help="With -o team_size=N: the GM's teams, e.g. 'alice,bob / carol,dave' "
+        "(the players are seated team after team)."
+    ),
+]
+
+
 def new(
     game: Annotated[str, typer.Argument(help="The game's name, e.g. world-1.")],
     player: Annotated[
@@ -73,6 +82,7 @@ def new(
             "remove_after_misses=2, on_removal=bot, reminder_hours=[24,6]).",
         ),
     ] = None,
+    teams: TeamsOption = None,
     config: ConfigOption = None,
 ) -> None:
     """Create a game (players seated, or --open for JOIN by mail); prints passwords once."""
@@ -87,7 +97,7 @@ def new(
             cfg.defaults, turn_hours=hours or None, adjudicate=adjudicate_at
         )
         settings.update(parse_settings(setting or []))
-        specs = [parse_player(p) for p in player or []]
+        specs = _seated_in_teams([parse_player(p) for p in player or []], teams, preset, overrides)
         created = create_game(
             session,
             game,
@@ -125,6 +135,26 @@ def _option_overrides(options: list[str]) -> dict[str, str]:
             fail(f"--option {item!r}: expected K=V")
         overrides[key.strip()] = value
     return overrides
+
+
+def _seated_in_teams(
+    specs: list[Any], teams: str | None, preset: str, overrides: dict
+) -> list[Any]:
+    """The players in the seat order of the GM's --teams (teams by seat blocks)."""
+    if teams is None:
+        return specs
+    from pbem.rules.errors import OptionsError
+    from pbem.rules.teamrules import seats_in_teams
+    from pbem.service.play.games import options_for
+
+    if not specs:
+        fail("--teams names the players of --player (a game open for JOIN is seated by joining)")
+    try:
+        size = options_for(preset, overrides).team_size
+        order = seats_in_teams([s.name for s in specs], teams, size)
+    except OptionsError as exc:
+        fail(str(exc))
+    return [specs[i] for i in order]
 
 
 def _check_new_game_flags(

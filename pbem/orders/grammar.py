@@ -20,6 +20,7 @@ LEFT = "LEFT"
 ROLLS = ("ROLLS", "ROLL")
 MOVE = "MOVE"
 ALL = "ALL"
+TEAM = "TEAM"  # PRESS TO TEAM: the sender's teammates (team games)
 BUT = "BUT"
 MIN = "MIN"
 WILD = "WILD"
@@ -221,9 +222,9 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
     OrderDef(
         "PRESS",
         COMMAND,
-        "PRESS TO name|ALL",
-        "A message relayed to one player or to all: the lines after it, kept exactly as "
-        "written, up to a line ENDPRESS.",
+        "PRESS TO name|ALL|TEAM",
+        "A message relayed to one player, to all, or (team games) to your teammates: the "
+        "lines after it, kept exactly as written, up to a line ENDPRESS.",
         ("PRESS TO carol\nShall we leave each other alone this turn?\nENDPRESS",),
     ),
     OrderDef(

@@ -281,9 +281,9 @@ def _absent(p: LineParser) -> LineResult:
 
 def _press(p: LineParser) -> LineResult:
     p.expect_word(g.TO, expected="TO")
-    token = p.word("a player's name or ALL")
+    token = p.word("a player's name, ALL or TEAM")
     p.end()
-    recipient = "ALL" if token.upper == "ALL" else token.text
+    recipient = token.upper if token.upper in (g.ALL, g.TEAM) else token.text
     return PressStart(recipient, p.line, p.head.column, p.raw)
 
 

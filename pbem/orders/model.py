@@ -161,6 +161,11 @@ class Press:
     def to_all(self) -> bool:
         return self.recipient == "ALL"
 
+    @property
+    def to_team(self) -> bool:
+        """PRESS TO TEAM: the sender's teammates still in the game (team games)."""
+        return self.recipient == "TEAM"
+
 
 @dataclass
 class ParsedMail:

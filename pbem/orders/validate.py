@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pbem.orders import v3checks
+from pbem.orders import teamcheck, v3checks
 from pbem.orders.cardcheck import held_set
 from pbem.orders.errors import (
     OrderProblem,
@@ -242,7 +242,7 @@ class _TurnCheck:
         self.place_orders.append(order)
         for i, (armies, territory) in enumerate(action.placements):
             self.placed += armies  # counted as written, so a wrong name is one problem
-            if self.state.owner[territory] != self.seat:
+            if not teamcheck.friendly(self.state, self.seat, territory):  # or a teammate's
                 name = self.state.board.territories[territory].name
                 self.problems.append(problem_at(order, not_yours(self.state, territory), i, name))
             elif armies < 1:
@@ -262,7 +262,7 @@ class _TurnCheck:
         """PLACE after an ATTACK: armies only an elimination can give, so their
         number is not checked; the territories must be the player's by then."""
         for i, (armies, territory) in enumerate(action.placements):
-            if not self._mine(territory):
+            if not teamcheck.placeable(self.state, self.seat, territory, self.taken):
                 name = self.state.board.territories[territory].name
                 message = f"{not_yours(self.state, territory)}, and no earlier ATTACK takes it"
                 self.problems.append(problem_at(order, message, i, name))
@@ -301,6 +301,7 @@ class _TurnCheck:
             and (owner[source] == seat or source in self.taken)
             and (source in self.unknown or self.upper[source] >= 2)
             and owner[target] != seat
+            and not teamcheck.is_teammate(state, seat, owner[target])
             and 1 <= action.dice <= 3
             and (not action.reroll or state.options.card_reroll)
             and not action.commander
@@ -340,6 +341,7 @@ class _TurnCheck:
             self.problems.append(
                 problem_at(order, f"{target_name} is already yours", 1, target_name)
             )
+        self.problems += teamcheck.attack_problems(state, self.seat, order, target, self.taken)
         if not 1 <= action.dice <= 3:
             self.problems.append(problem_at(order, "an attacker rolls 1 to 3 dice"))
         if action.reroll and not state.options.card_reroll:
@@ -366,6 +368,8 @@ class _TurnCheck:
             return
         source, target = action.source, action.target
         names = board.territories
+        if self._into_teammate(order, action):
+            return
         for item, territory in ((1, source), (2, target)):
             if not self._mine(territory):
                 self.problems.append(
@@ -388,6 +392,16 @@ class _TurnCheck:
         self._check_amount(order, action)
         self.unknown.update((source, target))
         self.actions.append(action)
+
+    def _into_teammate(self, order: Order, action: Fortify) -> bool:
+        """A FORTIFY into a teammate's territory (team games), checked: True when it is one."""
+        found = teamcheck.fortify_problems(self.state, self.seat, order, self._mine, action)
+        if found is not None:
+            self.problems += found
+            self._check_amount(order, action)
+            self.unknown.update((action.source, action.target))
+            self.actions.append(action)
+        return found is not None
 
     def _chain(self, source: int, target: int) -> bool:
         seen = {source}

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import endnotes, fogview, setupview, subjects, turnview, views
+from pbem.report import endnotes, fogview, setupview, subjects, teamview, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -238,6 +238,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "mover": views.who(game, state, state.current) if playing else None,
         "capital": game.options.goal == "capital",
         "headquarters": state.board.territories[hq].name if hq is not None else "",
+        "your_team": teamview.your_team(state, seat),
     }
     return template_mail("game_start", subject, you.address, context, game, images)
 
@@ -322,7 +323,7 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
         "removal": (
             "the greedy bot plays their seat"
             if reminder.on_removal == "bot"
-            else "their territories become neutral"
+            else teamview.removal_words(state, seat)
         ),
     }
     return template_mail("reminder", subject, game.address_of(seat), context, game)
@@ -390,15 +391,16 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
     if state.winner is None:
         raise ValueError(f"game {game.name} has no winner yet")
     winner = views.who(game, state, state.winner)
+    won_by = teamview.winners(state)  # (team games: the team and its players)
     standings = _standings(over)
     subject = subjects.fit(
         [
             subjects.with_token(
-                f"{subjects.tag(game.name)}Game over: {winner.name} wins after "
+                f"{subjects.tag(game.name)}Game over: {won_by} wins after "
                 f"{plural(state.turn, 'turn')}",
                 token,
             ),
-            subjects.with_token(f"{subjects.tag(game.name)}Game over: {winner.name} wins", token),
+            subjects.with_token(f"{subjects.tag(game.name)}Game over: {won_by} wins", token),
         ]
     )
     cid, images = _picture(game, state, [], f"{game.name}: the final board", "final")
@@ -408,6 +410,7 @@ def render_game_over(over: GameOver, viewer: int | None, token: str = "") -> Ren
         **_board_context(game, state, None),
         "state": state,
         "winner": winner,
+        "won_by": won_by,
         "reason": (
             endnotes.limit_reason(state)
             if state.win_reason in ("max_turns", "points")

@@ -60,7 +60,7 @@ def _players_text(rows: list[views.PlayerRow]) -> str:
 
 def _players_text_of(rows: list[views.PlayerRow]) -> str:
     header, cells, align = views.player_table(rows)
-    return "\n".join(table(cells, align, header))
+    return "\n".join(table(cells, align, header) + views.team_standing(rows))
 
 
 def _table_text(rows: list[list[Any]], align: str, header: list[str] | None = None) -> str:

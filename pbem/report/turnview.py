@@ -35,6 +35,7 @@ from pbem.rules.events import (
     PointScored,
     Roll,
     TargetDealt,
+    TeamHandover,
     TradeSkipped,
 )
 from pbem.rules.state import GameState
@@ -52,6 +53,7 @@ WIN_REASONS = {
     "max_turns": "on the turn limit: most territories",
     "assassin": "as assassin: their secret target was eliminated",
     "points": "on the round limit: most points",
+    "team": "with their team: every other team is out",
 }
 
 
@@ -265,6 +267,15 @@ class _Telling:
             self.attacks.items.append(line)
             self.private.append(line)
 
+    def team_handover(self, event: TeamHandover) -> None:
+        players = self.after.players
+        self.out.append(players[event.seat].name)
+        self.attacks.items.append(
+            f"{players[event.seat].name} left the game: their "
+            f"{plural(event.territories, 'territory', 'territories')} and "
+            f"{plural(event.cards, 'card')} go to their teammate {players[event.to].name}."
+        )
+
     def cards_taken(self, event: CardsTaken) -> None:
         if self.viewer == event.seat:
             line = f"You took {hand_text(self.board, event.cards)}."
@@ -316,6 +327,7 @@ _TELLERS: dict[type, Callable[[_Telling, Any], None]] = {
     AttackSkipped: _Telling.attack_skipped,
     PlayerEliminated: _Telling.player_eliminated,
     CardsTaken: _Telling.cards_taken,
+    TeamHandover: _Telling.team_handover,
     Fortified: _Telling.fortified,
     FortifySkipped: _Telling.fortify_skipped,
     CardDrawn: _Telling.card_drawn,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pbem.report import teamview
 from pbem.report.context import GameInfo
 from pbem.report.picture.colours import NEUTRAL, Side, colour_rgb, hex_colour, text_on
 from pbem.report.textfmt import WIDTH, join_words, plural
@@ -49,6 +50,7 @@ class PlayerRow:
     status: str  # "", "out", "winner"
     holder: str = ""  # who holds the seat, when `pbem replace` gave it to another
     points: int | None = None  # terminator's points (public); None in other games
+    team: str = ""  # team games: the seat's team letter ("A")
 
     @property
     def shown_name(self) -> str:
@@ -114,7 +116,9 @@ def sides(game: GameInfo, state: GameState) -> list[Side]:
     out = []
     for seat, player in enumerate(state.players):
         rgb = NEUTRAL if player.neutral else colour_rgb(who(game, state, seat).colour, seat)
-        out.append(Side(player.name, rgb, state.territory_count(seat), state.army_count(seat)))
+        team = teamview.team_letter(state, seat)  # team games: the legend names the team
+        name = f"{player.name} (team {team})" if team else player.name
+        out.append(Side(name, rgb, state.territory_count(seat), state.army_count(seat)))
     return out
 
 
@@ -195,7 +199,8 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
         names = [continent_short(board, c) for c in held]
         continents = ", ".join(names) if len(", ".join(names)) <= 16 else f"{len(held)} cont."
         alive = player.alive and not player.neutral
-        status = "winner" if state.winner == seat else ("" if player.alive else "out")
+        won = teamview.won(state, seat)  # (team games: every player of the winning team)
+        status = "winner" if won else ("" if player.alive else "out")
         rows.append(
             PlayerRow(
                 who=who(game, state, seat),
@@ -208,6 +213,7 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 status=status,
                 holder=next((p.holder for p in game.players if p.seat == seat), ""),
                 points=_points(state, seat),
+                team=teamview.team_letter(state, seat),
             )
         )
     return rows
@@ -222,26 +228,48 @@ def _points(state: GameState, seat: int) -> int | None:
 
 def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]], str]:
     """Header, cells and alignment of the players table (the text part's columns);
-    terminator adds the points."""
+    team games add a Team column after the colour, terminator the points."""
     header = ["  Player", "Colour", "Terr", "Armies", "Cards", "Continents", "Next"]
+    align = "llrrrlr"
     scored = any(r.points is not None for r in rows)
+    teamed = any(r.team for r in rows)
     cells = []
     for r in rows:
-        cells.append(
-            [
-                ("> " if r.to_move else "  ") + r.shown_name,
-                r.who.colour,
-                str(r.territories),
-                str(r.armies),
-                str(r.cards),
-                r.continents,
-                str(r.next_armies) if r.next_armies is not None else r.status or "-",
-            ]
-            + ([str(r.points) if r.points is not None else "-"] if scored else [])
-        )
+        row = [
+            ("> " if r.to_move else "  ") + r.shown_name,
+            r.who.colour,
+            str(r.territories),
+            str(r.armies),
+            str(r.cards),
+            r.continents,
+            str(r.next_armies) if r.next_armies is not None else r.status or "-",
+        ]
+        if teamed:
+            row.insert(2, r.team)
+        if scored:
+            row.append(str(r.points) if r.points is not None else "-")
+        cells.append(row)
+    if teamed:
+        header.insert(2, "Team")
+        align = "lll" + align[2:]
     if scored:
-        return header + ["Points"], cells, "llrrrlrr"
-    return header, cells, "llrrrlr"
+        header.append("Points")
+        align += "r"
+    return header, cells, align
+
+
+def team_standing(rows: Sequence[PlayerRow]) -> list[str]:
+    """Team games: each team's territories and armies together, after the players
+    table (nothing without teams, nor under fog, where others' counts are unknown)."""
+    letters = sorted({r.team for r in rows if r.team})
+    if not letters or any(isinstance(r.territories, str) for r in rows):
+        return []
+    parts = [
+        f"team {t} {sum(int(r.territories) for r in rows if r.team == t)} territories, "
+        f"{sum(int(r.armies) for r in rows if r.team == t)} armies"
+        for t in letters
+    ]
+    return ["", f"Teams: {'; '.join(parts)}."]
 
 
 def board_blocks(

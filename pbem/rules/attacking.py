@@ -9,7 +9,7 @@ before it changes anything.
 
 from __future__ import annotations
 
-from pbem.rules import victory
+from pbem.rules import teams, victory
 from pbem.rules.actions import CommanderUse
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
@@ -171,6 +171,8 @@ def _check_attack(
         raise RulesError("attack", f"{board.territories[source].name} is not yours")
     if state.owner[target] == me:
         raise RulesError("attack", f"{board.territories[target].name} is already yours")
+    if teams.is_teammate(state, me, state.owner[target]):
+        raise RulesError("attack", teams.teammate_attack(state, target))
     if target not in neighbours_of(board)[source]:
         raise RulesError(
             "adjacency",

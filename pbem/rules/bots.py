@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from pbem.rules import fog, gametypes, opening
+from pbem.rules import fog, gametypes, opening, teams
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -250,7 +250,8 @@ class View:
         graph = neighbours_of(state.board)
         own = [t for t, here in enumerate(state.owner) if here == seat]
         mine = set(own)
-        edge = [t for t in own if not mine.issuperset(graph[t])]
+        held = mine | teams.teammates_territories(state, seat)  # (team games: no border there)
+        edge = [t for t in own if not held.issuperset(graph[t])]
         return cls(seat, own, mine, edge, list(state.armies))
 
 
@@ -296,7 +297,10 @@ def full_board_attack(state: GameState, view: View) -> list[TurnAction]:
     if not view.borders or any(armies[t] < cap for t in view.own):
         return []
     source = max(view.borders, key=lambda t: (armies[t], -t))
-    targets = [n for n in neighbours_of(state.board)[source] if n not in view.mine]
+    friends = teams.teammates_territories(state, view.seat)
+    targets = [n for n in neighbours_of(state.board)[source] if n not in view.mine | friends]
+    if not targets:
+        return []
     target = min(targets, key=lambda t: (armies[t], t))
     return [Attack(source, target, move=ALL)]
 
@@ -325,6 +329,8 @@ class RandomBot(Bot):
         plan: list[TurnAction] = []
         sources = [t for t in view.borders if armies[t] > 2]
         rng.shuffle(sources)
+        for t in teams.teammates_territories(state, seat):  # never attacked: as if the bot's
+            owner[t] = seat
         while sources:
             source = sources.pop()
             strength = armies[source] - 1
@@ -380,6 +386,7 @@ class GreedyBot(Bot):
         seat, owner = view.seat, state.owner
         graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
+        goal -= teams.teammates_territories(state, seat)  # never attacked
 
         def score(t: int) -> tuple[int, int, int]:
             enemies_in_goal = sum(1 for n in graph[t] if owner[n] != seat and n in goal)
@@ -394,13 +401,14 @@ class GreedyBot(Bot):
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
         game_type = state.options.goal in (gametypes.ASSASSIN, gametypes.TERMINATOR)
         plan: list[TurnAction] = []
+        friends = teams.teammates_territories(state, seat)  # never attacked
         for _ in range(len(owner)):
             best = None
             for source, here in enumerate(owner):
                 if here != seat or armies[source] < 3:
                     continue
                 for target in graph[source]:
-                    if owner[target] in (seat, fog.HIDDEN):  # never into the fog
+                    if owner[target] in (seat, fog.HIDDEN) or target in friends:  # not into the fog
                         continue
                     chance = win_chance(armies[source] - 1, armies[target])
                     extra = 0.1 if target in goal else 0.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from pbem.rules import victory
+from pbem.rules import teams, victory
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream
 from pbem.rules.errors import RulesError
@@ -203,7 +203,9 @@ def place(state: GameState, territory: int, armies: int, seat: int | None = None
             "armies are placed before attacking (or, after an elimination, "
             "the armies of the sets it made you trade)",
         )
-    if state.owner[territory] != state.current:
+    if state.owner[territory] != state.current and not teams.friendly(
+        state, state.current, territory
+    ):  # (team games: a teammate's territory takes armies too)
         name = state.board.territories[territory].name
         raise RulesError("placement", f"{name} is not {state.players[state.current].name}'s")
     if armies < 1:
@@ -330,11 +332,12 @@ def fortify(
     allowed = 1_000_000 if options.fortify == "unlimited" else 1
     if state.fortifies_this_turn >= allowed:
         raise RulesError("fortify", "only one fortifying move is allowed in a turn")
-    if state.owner[source] != me or state.owner[target] != me:
-        raise RulesError("fortify", "both territories must be yours")
+    into_teammate = teams.is_teammate(state, me, state.owner[target])
+    if state.owner[source] != me or (state.owner[target] != me and not into_teammate):
+        raise RulesError("fortify", teams.fortify_refusal(state, me, source, target))
     if source == target:
         raise RulesError("fortify", "from and to are the same territory")
-    if options.fortify == "adjacent":
+    if options.fortify == "adjacent" or into_teammate:  # (into a teammate's: adjacent only)
         if target not in board.territories[source].neighbours:
             raise RulesError(
                 "adjacency",
@@ -445,6 +448,10 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
         raise RulesError("removal", "players can be removed once the game is under way")
     if state.pending_move is not None and state.current == seat:
         move_armies(state, state.pending_move[2], None)
+    heir = teams.heir(state, seat)
+    if heir is not None:  # team games: all to the first surviving teammate, none neutral
+        handed = teams.hand_over(state, seat, heir)
+        return handed + _next_after_removal(state, seat)
     neutral = state.neutral_seat
     if neutral is None:
         state.players.append(Player(name=NEUTRAL_NAME, neutral=True))
@@ -464,9 +471,16 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
     events: list[Event] = [PlayerEliminated(seat, neutral, 0)]
     events += victory.on_elimination(state, seat, neutral)
     alive = state.alive_seats()
-    if len(alive) == 1:
+    if len(alive) == 1 and not state.options.team_size:  # (a team's win: check_victory)
         return events + finish(state, alive[0], "domination", f"{player.name} {reason}")
     events += check_victory(state)
+    return events + _next_after_removal(state, seat)
+
+
+def _next_after_removal(state: GameState, seat: int) -> list[Event]:
+    """The turn handed on when the removed player was to move."""
+    events: list[Event] = []
+    alive = state.alive_seats()
     if state.phase != ENDED and state.current == seat:
         position = state.order.index(seat)
         following = next(

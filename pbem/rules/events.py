@@ -461,7 +461,7 @@ TurnEnded.kind = "turn_ended"
 @dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
     seat: int
-    reason: str  # "domination", "capitals", "mission", "max_turns", "assassin", "points"
+    reason: str  # "domination", "capitals", "mission", "max_turns", "assassin", "points", "team"
     detail: str = ""
 
     def __init__(self, seat: int, reason: str, detail: str = '') -> None:
@@ -471,6 +471,26 @@ class GameWon(Event):
 
 
 GameWon.kind = "won"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
+class TeamHandover(Event):
+    """Team games: a player removed from the game (resigned, removed by the GM,
+    kicked) hands their territories and cards to their first surviving teammate."""
+
+    seat: int
+    to: int
+    territories: int
+    cards: int
+
+    def __init__(self, seat: int, to: int, territories: int, cards: int) -> None:
+        self.seat = seat
+        self.to = to
+        self.territories = territories
+        self.cards = cards
+
+
+TeamHandover.kind = "team_handover"
 
 
 @dataclass(init=False, slots=True, unsafe_hash=True)
@@ -523,62 +543,3 @@ class PointScored(Event):
 
 
 PointScored.kind = "point"
-
-
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (
-        TurnOrderDrawn,
-        TerritoriesDealt,
-        TerritoryClaimed,
-        MissionDealt,
-        HeadquartersChosen,
-        DeckShuffled,
-        TurnBegan,
-        CardsTraded,
-        ArmiesPlaced,
-        AttackResolved,
-        AttackSkipped,
-        MovedIn,
-        PlayerEliminated,
-        CardsTaken,
-        Fortified,
-        FortifySkipped,
-        PlaceSkipped,
-        TradeSkipped,
-        DefenceOrdered,
-        CardDrawn,
-        TurnEnded,
-        GameWon,
-        RulesChanged,
-        TargetDealt,
-        PointScored,
-    )
-}
-
-
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event stored as JSON (tuples come back as lists)."""
-    data = dict(data)
-    cls = EVENT_TYPES[data.pop("kind")]
-    if cls is AttackResolved:
-        data["rolls"] = tuple(
-            Roll(
-                attacker=tuple(r["attacker"]),
-                defender=tuple(r["defender"]),
-                attacker_losses=r["attacker_losses"],
-                defender_losses=r["defender_losses"],
-                rerolled=tuple(r["rerolled"]) if r.get("rerolled") else None,
-                commander=tuple(r["commander"]) if r.get("commander") else None,
-            )
-            for r in data["rolls"]
-        )
-    for key, value in list(data.items()):
-        if isinstance(value, list):
-            data[key] = tuple(tuple(v) if isinstance(v, list) else v for v in value)
-    return cls(**data)
-
-
-def seats_that_see(event: Event) -> int | None:
-    """The only seat allowed to see a private event, or None for a public one."""
-    return getattr(event, "seat", None) if event.private else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
+from pbem.rules import teams
 from pbem.rules.events import (
     ArmiesPlaced,
     AttackResolved,
@@ -58,11 +59,13 @@ def turn_visible(before: GameState, after: GameState, seat: int | None) -> froze
 
 def sight(state: GameState, seat: int) -> frozenset[int]:
     """``seat``'s territories and their neighbours, whatever the option and
-    phase: what ``visible`` gives under fog."""
+    phase: what ``visible`` gives under fog. In a team game a teammate's
+    territories count as one's own (teammates place on each other's: they
+    share their sight)."""
     graph = neighbours_of(state.board)
     seen: set[int] = set()
     for t, owner in enumerate(state.owner):
-        if owner == seat:
+        if owner == seat or teams.is_teammate(state, seat, owner):
             seen.add(t)
             seen.update(graph[t])
     return frozenset(seen)

@@ -8,7 +8,7 @@ and raises RulesError naming the rule before it changes anything.
 
 from __future__ import annotations
 
-from pbem.rules import gametypes, victory
+from pbem.rules import gametypes, teams, victory
 from pbem.rules.armies import RULEBOOK, check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.engine import (
@@ -86,6 +86,7 @@ def new_game(
 
     order = list(range(len(players)))
     rng.shuffle(order)
+    order = teams.interleave(order, options.team_size)  # teams alternate (no die)
     state.order = order
     events.append(TurnOrderDrawn(tuple(order)))
 

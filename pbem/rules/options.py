@@ -33,6 +33,7 @@ from pbem.rules.ruleversions import (
     RULES_VERSIONS,
     stored_rules_version,
 )
+from pbem.rules.teamrules import TEAM_SIZES, check_team_players
 
 # option name -> allowed values (for the string-valued options)
 CHOICES: Final[dict[str, tuple[str, ...]]] = {
@@ -50,8 +51,10 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
-# fog of war (online settings): written only when on (see Options.to_dict)
-QUIET_DEFAULTS: Final[dict[str, Any]] = {"fog": False}
+# Options of the online settings, written to stored options and records only when
+# not at their default (the value here): games and records that do not use them
+# stay byte for byte as before (Options.to_dict).
+QUIET_DEFAULTS: Final[dict[str, Any]] = {"fog": False, "team_size": 0}
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Options:
     rules_version: int = RULES_VERSION
     # fog of war (online settings)
     fog: bool = False
+    # teams (online settings): 0 no teams; 2 doubles, 3 triples (rules/teams.py)
+    team_size: int = 0
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -123,11 +128,26 @@ class Options:
                 "goal = terminator needs a round limit: set max_turns to the number of "
                 "rounds (e.g. max_turns = 20)"
             )
+        self._check_teams()
         bonus = self.territory_bonus in ("per_card", "per_set")
         if self.card_values == "none" and (self.card_reroll or bonus):
             raise OptionsError(
                 "card_values = none leaves no cards for card_reroll or "
                 f"territory_bonus = {self.territory_bonus}"
+            )
+
+    def _check_teams(self) -> None:
+        """Teams of 2 or 3 in games of domination (teams.TEAM_SIZES)."""
+        if self.team_size not in TEAM_SIZES:
+            raise OptionsError(
+                "option team_size must be 0 (no teams), 2 (doubles) or 3 (triples), not "
+                f"{self.team_size} (quadruples need 8 players; pbem seats at most 6)"
+            )
+        if self.team_size and self.goal != "domination":
+            raise OptionsError(f"team games are played for domination, not goal = {self.goal}")
+        if self.team_size and self.max_players < 2 * self.team_size:
+            raise OptionsError(
+                f"team_size = {self.team_size} needs max_players of {2 * self.team_size} or more"
             )
 
     # -- construction ----------------------------------------------------------
@@ -173,6 +193,7 @@ class Options:
             )
         if self.goal != "domination" and count < 3:
             raise OptionsError(f"{GOAL_NAMES[self.goal]} needs 3 or more players, not {count}")
+        check_team_players(self.team_size, count)
 
     def applies(self, name: str, players: int | None = None) -> bool:
         """Whether option ``name`` tells a player anything about a game of these
@@ -200,6 +221,8 @@ class Options:
             return players == 2 if players is not None else self.min_players == 2
         if name in ("min_players", "max_players"):
             return players is None
+        if name == "team_size":
+            return self.team_size != 0
         if name == "rules_version":
             return self.rules_version != RULES_VERSION
         if name == "fog":

@@ -138,6 +138,26 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         ),
         False: "No fog of war: the whole board is shown to all.",
     },
+    # teams (online settings)
+    "team_size": {
+        0: "No teams: every player for themselves.",
+        2: (
+            "Doubles: teams of 2 by seat (seats 1-2 team A, 3-4 team B, ...), teams take "
+            "turns alternately; you may PLACE on a teammate's territory and FORTIFY from "
+            "yours into a teammate's adjacent one, never ATTACK a teammate; a team wins "
+            "together when every other team is out (not every other player); a removed "
+            "player's territories and cards go to their first surviving teammate; "
+            "PRESS TO TEAM reaches your team."
+        ),
+        3: (
+            "Triples: teams of 3 by seat (seats 1-3 team A, 4-6 team B), teams take "
+            "turns alternately; you may PLACE on a teammate's territory and FORTIFY from "
+            "yours into a teammate's adjacent one, never ATTACK a teammate; a team wins "
+            "together when every other team is out (not every other player); a removed "
+            "player's territories and cards go to their first surviving teammate; "
+            "PRESS TO TEAM reaches your team."
+        ),
+    },
 }
 
 # The game types' names in messages (options errors, "needs 3 or more players").

@@ -8,7 +8,7 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import attacking, defence, engine
+from pbem.rules import attacking, defence, engine, teams
 from pbem.rules.actions import (
     Attack,
     CommanderUse,
@@ -119,6 +119,8 @@ def attack_problem(state: GameState, source: int, target: int) -> str | None:
         return "source no longer yours"
     if state.owner[target] == me:
         return "target already yours"
+    if teams.is_teammate(state, me, state.owner[target]):
+        return "target now a teammate's"
     if state.armies[source] < 2:
         return "source has only one army"
     return None
@@ -132,7 +134,7 @@ def place_after_attack(state: GameState, action: Place) -> list[Event]:
     for armies, territory in action.placements:
         if state.phase == ENDED:
             break
-        if state.owner[territory] != me:
+        if not teams.friendly(state, me, territory):
             events.append(PlaceSkipped(me, territory, armies, "territory not yours"))
             continue
         if not state.reinforcements:
@@ -169,7 +171,12 @@ def _attack(
     # attack_problem, inlined: this runs for every attack of every simulated turn
     me = state.current
     owner = state.owner
-    if owner[source] != me or owner[target] == me or armies[source] < 2:
+    if (
+        owner[source] != me
+        or owner[target] == me
+        or armies[source] < 2
+        or (state.options.team_size and teams.is_teammate(state, me, owner[target]))
+    ):
         problem = attack_problem(state, source, target)
         return [AttackSkipped(me, source, target, problem)]  # type: ignore[arg-type]
     until = action.until
@@ -207,8 +214,11 @@ def _attack(
 def _fortify(state: GameState, action: Fortify) -> list[Event]:
     me = state.current
     source, target = action.source, action.target
-    if state.owner[source] != me or state.owner[target] != me:
+    if state.owner[source] != me or not teams.friendly(state, me, target):
         return [FortifySkipped(me, source, target, "territory no longer yours")]
+    into_teammate = state.owner[target] != me
+    if into_teammate and not state.board.adjacent(source, target):
+        return [FortifySkipped(me, source, target, "a teammate's territory is not adjacent")]
     available = state.armies[source] - 1
     asked = action.amount.resolve(available)
     armies = min(asked, available)
@@ -216,6 +226,10 @@ def _fortify(state: GameState, action: Fortify) -> list[Event]:
         return [FortifySkipped(me, source, target, "no army free to move")]
     if engine.room_for(state, target) < 1:
         return [FortifySkipped(me, source, target, "already holds the most armies allowed")]
-    if state.options.fortify != "adjacent" and not engine.connected(state, source, target):
+    if (
+        state.options.fortify != "adjacent"
+        and not into_teammate
+        and not engine.connected(state, source, target)
+    ):
         return [FortifySkipped(me, source, target, "no chain of own territories any more")]
     return engine.fortify(state, source, target, armies, asked=asked if armies != asked else None)

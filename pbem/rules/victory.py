@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from pbem.rules import gametypes
+from pbem.rules import gametypes, teams
 from pbem.rules.board import Board, Mission, MissionKind
 from pbem.rules.events import Event, GameWon
 from pbem.rules.options import Options
@@ -43,6 +43,8 @@ def winner(state: GameState) -> tuple[int, str, str] | None:
         found = gametypes.assassin_winner(state)
         if found is not None:
             return found
+    if state.options.team_size:  # teams play domination only (Options refuses the rest)
+        return teams.team_win(state)
     alive = state.alive_seats()
     if len(alive) == 1:
         return alive[0], "domination", ""

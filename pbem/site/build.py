@@ -22,11 +22,11 @@ from pbem.orderlog import replay
 from pbem.orderlog.replay import COMMAND
 from pbem.paths import templates_dir
 from pbem.report import context as rc
-from pbem.report import fogview, ics, turnview, views
+from pbem.report import fogview, ics, teamview, turnview, views
 from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules import fog
-from pbem.rules.events import event_from_dict
+from pbem.rules.eventcodec import event_from_dict
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.ops.stats import ResponseStats, duration, response_stats
@@ -350,7 +350,7 @@ def _status(game: Game, state: GameState | None) -> str:
         return "waiting for players"
     if state.phase == ENDED:
         if state.winner is not None:
-            return f"over: won by {state.players[state.winner].name} ({state.win_reason})"
+            return f"over: won by {teamview.winners(state)} ({state.win_reason})"
         return "over"
     if game.status == GameStatus.PAUSED:
         return "paused by the game master"

@@ -230,7 +230,9 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
     players = [
         (n, c)
         for n, c in zip(
-            ("ann", "bob", "cat", "dan"), ("red", "blue", "yellow", "green"), strict=False
+            ("ann", "bob", "cat", "dan", "eve", "fay"),
+            ("red", "blue", "yellow", "green", "black", "purple"),
+            strict=False,
         )
     ][:count]
     name = f"{preset}-{version[-2:]}"

@@ -16,6 +16,7 @@ import pytest
 from pbem.maps.presets import load_preset
 from pbem.rules import attacking, engine, gametypes
 from pbem.rules.errors import OptionsError
+from pbem.rules.eventcodec import event_from_dict, seats_that_see
 from pbem.rules.events import (
     AttackResolved,
     GameWon,
@@ -23,8 +24,6 @@ from pbem.rules.events import (
     PlayerEliminated,
     TargetDealt,
     TurnOrderDrawn,
-    event_from_dict,
-    seats_that_see,
 )
 from pbem.rules.options import Options
 from pbem.rules.simulate import play_game

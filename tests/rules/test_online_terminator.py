@@ -16,7 +16,8 @@ import pytest
 from pbem.maps.presets import load_preset
 from pbem.rules import attacking, engine, gametypes
 from pbem.rules.errors import OptionsError
-from pbem.rules.events import GameWon, PlayerEliminated, PointScored, TurnEnded, seats_that_see
+from pbem.rules.eventcodec import seats_that_see
+from pbem.rules.events import GameWon, PlayerEliminated, PointScored, TurnEnded
 from pbem.rules.options import Options
 from pbem.rules.simulate import play_game
 from pbem.rules.state import ENDED

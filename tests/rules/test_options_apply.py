@@ -27,6 +27,8 @@ EXPECTED: dict[str, set[str]] = {
     "expert": COMMON | CARDS | {"max_armies", "card_reroll", "commander"},
     "assassin": COMMON | CARDS,
     "terminator": COMMON | CARDS | {"max_turns"},
+    "doubles": COMMON | CARDS | {"team_size"},
+    "triples": COMMON | CARDS | {"team_size"},
 }
 
 

@@ -17,14 +17,14 @@ from pbem.orders.validate import turn_actions
 from pbem.report.views import setup_task
 from pbem.rules import attacking, engine, opening
 from pbem.rules.actions import Attack, Claim, Defend
+from pbem.rules.eventcodec import seats_that_see
 from pbem.rules.events import (
     ArmiesPlaced,
     CardsTraded,
     DefenceOrdered,
     PlaceSkipped,
     TerritoryClaimed,
-    seats_that_see,
-)
+    )
 from pbem.rules.optionwords import FIXED_RULES
 from pbem.rules.setupplan import play_setup
 from pbem.rules.state import CLAIM, PLACE, GameState

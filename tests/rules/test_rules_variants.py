@@ -67,17 +67,19 @@ def test_presets_and_what_they_change() -> None:
         "assassin",
         "capital",
         "classic",
+        "doubles",
         "european",
         "european-domination",
         "expert",
         "secret-mission",
         "terminator",
+        "triples",
         "two-player",
     ]
     for name in names:
         assert len(preset_description(name)) > 20
     changed = {
-        name: {k: v for k, v in load_preset(name).to_dict().items() if v != CLASSIC.to_dict()[k]}
+        name: {k: v for k, v in load_preset(name).to_dict().items() if v != getattr(CLASSIC, k)}
         for name in names
     }
     assert changed == {
@@ -109,6 +111,8 @@ def test_presets_and_what_they_change() -> None:
         "secret-mission": {"goal": "mission", "min_players": 3},
         "assassin": {"goal": "assassin", "min_players": 3},
         "terminator": {"goal": "terminator", "max_turns": 20, "min_players": 3},
+        "doubles": {"team_size": 2, "min_players": 4},
+        "triples": {"team_size": 3, "min_players": 6},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):

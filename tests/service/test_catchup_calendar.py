@@ -11,7 +11,8 @@ from sqlmodel import select
 
 from pbem.maps import builtin_map
 from pbem.report import ics
-from pbem.rules.events import AttackResolved, CardsTraded, PlayerEliminated, event_from_dict
+from pbem.rules.eventcodec import event_from_dict
+from pbem.rules.events import AttackResolved, CardsTraded, PlayerEliminated
 from pbem.service.play.catchup import since_lines
 from pbem.store import TurnResult
 from tests.longgame_helpers import START, World, new_table

@@ -15,7 +15,8 @@ import pytest
 from sqlmodel import select
 
 from pbem.report import views
-from pbem.rules.events import CardDrawn, CardsTaken, event_from_dict
+from pbem.rules.eventcodec import event_from_dict
+from pbem.rules.events import CardDrawn, CardsTaken
 from pbem.service.play.games import find_game, load, players_of
 from pbem.service.play.passwords import turn_token
 from pbem.site import build_site

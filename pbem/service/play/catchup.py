@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from sqlmodel import Session, col, select
 
+from pbem.rules.eventcodec import event_from_dict
 from pbem.rules.events import (
     AttackResolved,
     CardsTraded,
@@ -21,8 +22,8 @@ from pbem.rules.events import (
     PointScored,
     RulesChanged,
     TargetDealt,
-    event_from_dict,
-)
+    TeamHandover,
+    )
 from pbem.rules.state import GameState
 from pbem.store import Game, Outbox, Player, TurnResult
 
@@ -71,6 +72,8 @@ def since_lines(state: GameState, seat: int, events: Sequence[Event], press: int
                 f"Your new secret target: {name[event.target]} (the target of "
                 f"{name[event.inherited_from]}, who left the game)."
             )
+        elif isinstance(event, TeamHandover):  # team games: a removed player's all to a teammate
+            out.append(f"{name[event.seat]} left the game; {name[event.to]} took their armies.")
         elif isinstance(event, CardsTraded) and event.seat != seat:
             trades.setdefault(event.seat, []).append(event.value)
     lines = rules + [

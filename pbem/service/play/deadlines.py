@@ -22,6 +22,7 @@ from sqlmodel import Session, col, select
 
 from pbem.service.context import Context
 from pbem.service.play.gamesettings import DEFAULTS, autopilot_seats, bot_seats, settings
+from pbem.service.play.loading import stored_options
 from pbem.service.play.schedule import aware_utc, period_key, state_row
 from pbem.store import (
     Game,
@@ -322,6 +323,8 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
             "the greedy bot plays the seat."
             if settings(game)["on_removal"] == "bot"
             else "their territories become neutral."
+            if not stored_options(game).team_size
+            else "their territories and cards go to their first surviving teammate."
         ),
         subject=f"{player.name} removed during the setup",
     )

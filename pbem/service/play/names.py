@@ -23,7 +23,7 @@ MAX_GAME_NAME = 40  # a subject tag [name] and a file name carry it whole
 MAX_PLAYER_NAME = 20
 MAX_ADDRESS = 254  # RFC 5321: the longest forward path
 MAX_LOCAL_PART = 64
-RESERVED_PLAYER_NAMES = frozenset({"ALL", "NEUTRAL", "GM"})  # words of PRESS TO and reports
+RESERVED_PLAYER_NAMES = frozenset({"ALL", "NEUTRAL", "GM", "TEAM"})  # words of PRESS TO and reports
 SHOWN = 60  # characters of a refused value quoted in a message
 
 # The subject tag of pbem/service/intake/mailflow.py is [A-Za-z0-9_-]+; a leading

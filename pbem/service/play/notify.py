@@ -38,6 +38,7 @@ from pbem.service.play.gamesettings import mail_mode, settings, settings_of
 from pbem.service.play.mailinfo import epoch, game_info, host_of
 from pbem.service.play.notices import alert, iso, seq_now, step_seqs  # noqa: F401 - alert: notify.alert
 from pbem.service.play.passwords import reply_token
+from pbem.service.play.teamplay import press_targets
 from pbem.store import Game, Player, PressRecord, id_of
 from pbem.vocab import GamePhase, GameStatus, Refusal, SeatStatus
 from pbem.vocab import NoticeKind as K
@@ -305,9 +306,7 @@ def relay_press(
         if p.seat != sender.seat and p.status == SeatStatus.ACTIVE
     ]
     to_all = press.to_all
-    targets = (
-        players if to_all else [p for p in players if p.name.lower() == press.recipient.lower()]
-    )
+    targets = press_targets(game, sender.seat, press, players)  # (TO TEAM: the teammates)
     if not targets:
         raise ServiceError(f"no other player named {press.recipient} is in {game.name}")
     done = f"press to {press.recipient}"

@@ -1,0 +1,44 @@
+"""`pbem new --teams`: the GM's teams seat the players team after team, stored
+with the game; wrong teams are refused before any game is made."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pbem.rules import teams
+from tests.cli.test_gm_cli import pbem, state_of, write_config
+
+FOUR = [x for n in ("alice", "bob", "carol", "dave") for x in ("-p", f"{n}:{n}@example.org")]
+
+
+def test_the_gms_teams_seat_the_players_and_wrong_teams_are_refused(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "g")
+    wrong = pbem(
+        "new",
+        "world-1",
+        *FOUR,
+        "--preset",
+        "doubles",
+        "--teams",
+        "alice,bob,carol / dave",
+        "--config",
+        config,
+    )
+    assert wrong.exit_code == 1
+    assert "--teams: every team has 2 players; alice, bob, carol has 3" in wrong.stderr
+    five = [*FOUR, "-p", "erin:erin@example.org"]
+    odd = pbem("new", "world-1", *five, "--preset", "doubles", "--config", config)
+    assert odd.exit_code != 0
+    assert (
+        "doubles needs a number of players that is a multiple of 2, not 5"
+        in odd.output + odd.stderr
+    )
+    made = pbem(
+        "new", "world-1", *FOUR, "--preset", "doubles", "--teams", "alice,carol / bob,dave",
+        "--dice", "v1", "--config", config,
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output + made.stderr
+    state = state_of(config)
+    assert [p.name for p in state.players] == ["alice", "carol", "bob", "dave"]
+    assert [teams.team_of(state, s) for s in range(4)] == [0, 0, 1, 1]
+    assert teams.team_label(state, 0) == "team A (alice, carol)"
