@@ -41,6 +41,7 @@ from pbem.rules.actions import (
 )
 from pbem.rules.cards import designs_of, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
+from pbem.rules.online import moves_allowed, path_needed, trench_message, trenched
 from pbem.rules.state import SETUP_PHASES, GameState
 
 
@@ -290,6 +291,10 @@ class _TurnCheck:
     def _mine(self, territory: int) -> bool:
         return self.state.owner[territory] == self.seat or territory in self.taken
 
+    def _trenched(self, source: int) -> bool:
+        """Trench warfare: taken this turn, or by an earlier ATTACK of these orders."""
+        return source in self.taken or trenched(self.state, source)
+
     def attack(self, order: Order, action: Attack) -> None:
         state = self.state
         source, target = action.source, action.target
@@ -306,6 +311,7 @@ class _TurnCheck:
             and not action.commander
             and (until.kind == UntilKind.CONQUERED or until.n >= 1)
             and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
+            and not (state.options.trench and self._trenched(source))
         ):
             self.attack_problems(order, action)
         if self.version3:  # who a forced trade's cards may come from (trade_after_attack)
@@ -336,6 +342,9 @@ class _TurnCheck:
         elif source not in self.unknown and self.upper[source] < 2:
             message = f"{source_name} has {_armies(self.upper[source])}; an attack needs at least 2"
             self.problems.append(problem_at(order, message, 0, source_name))
+        if state.options.trench and self._mine(source) and self._trenched(source):
+            message = trench_message(source_name, earlier=source in self.taken)
+            self.problems.append(problem_at(order, message, 0, source_name))
         if state.owner[target] == self.seat:
             self.problems.append(
                 problem_at(order, f"{target_name} is already yours", 1, target_name)
@@ -361,7 +370,7 @@ class _TurnCheck:
         if rule == "none":
             self.problems.append(problem_at(order, "these rules allow no FORTIFY"))
             return
-        if rule != "unlimited" and self.fortifies > 1:
+        if self.fortifies > moves_allowed(state.options):
             self.problems.append(problem_at(order, "only one FORTIFY is allowed in a turn"))
             return
         source, target = action.source, action.target
@@ -379,7 +388,7 @@ class _TurnCheck:
             if rule == "adjacent" and not board.adjacent(source, target):
                 message = not_adjacent(board, source, target)
                 self.problems.append(problem_at(order, message, 2, names[target].name))
-            elif rule != "adjacent" and not self._chain(source, target):
+            elif path_needed(state.options) and not self._chain(source, target):
                 message = (
                     f"no chain of your territories joins {names[source].name} "
                     f"and {names[target].name}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from pbem.rules import opening
+from pbem.rules import online, opening
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -183,7 +183,7 @@ class Bot(ABC):
             actions.append(Place(tuple(placements)))
             for n, territory in placements:
                 view.armies[territory] += n
-        attacks = self.attacks(state, view, rng)
+        attacks = online.lawful_attacks(state, self.attacks(state, view, rng))
         if not attacks and options.max_armies and options.rules_version >= 3:
             attacks = full_board_attack(state, view)
         actions += attacks
@@ -218,6 +218,9 @@ class Bot(ABC):
                     best = t
         if best < 0:
             return None
+        if state.options.fortify == "parachute":  # any own territory: the most threatened
+            target = online.parachute_target(state, best, mine, armies)
+            return None if target is None else Fortify(best, target, ALL)
         targets = [n for n in graph[best] if not mine.issuperset(graph[n])]
         if not targets:
             return None

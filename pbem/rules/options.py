@@ -40,7 +40,7 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "territory_bonus": ("once", "per_card", "per_set"),
     "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
-    "fortify": ("adjacent", "chained", "unlimited", "none"),
+    "fortify": ("adjacent", "chained", "unlimited", "none", "parachute"),
     "goal": ("domination", "capital", "mission"),
     "mission_win": ("at_once", "own_turn"),
     "mission_deck": ("rulebook", "extended"),
@@ -71,6 +71,9 @@ class Options:
     min_players: int = 2
     max_players: int = 6
     rules_version: int = RULES_VERSION
+    # spoils, parachute and trench (online settings)
+    card_value_cap: int = 0  # escalating/linear sets worth at most this (0: no cap)
+    trench: bool = False  # a territory taken this turn may not attack this turn
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -109,11 +112,25 @@ class Options:
             raise OptionsError("option capitals_to_win needs goal = capital")
         if self.goal == "capital" and self.max_players < 3:
             raise OptionsError("Capital Risk needs 3 or more players")
+        self._check_online()
         bonus = self.territory_bonus in ("per_card", "per_set")
         if self.card_values == "none" and (self.card_reroll or bonus):
             raise OptionsError(
                 "card_values = none leaves no cards for card_reroll or "
                 f"territory_bonus = {self.territory_bonus}"
+            )
+
+    def _check_online(self) -> None:
+        """The card value cap caps values that rise: not fixed ones, not none."""
+        cap = self.card_value_cap
+        if cap and self.card_values not in ("escalating", "linear"):
+            raise OptionsError(
+                f"option card_value_cap caps escalating or linear card values, "
+                f"not card_values = {self.card_values} (set card_value_cap = 0)"
+            )
+        if cap < 0 or 0 < cap < 4:
+            raise OptionsError(
+                "option card_value_cap must be 0 (no cap) or at least 4 (the first set's value)"
             )
 
     # -- construction ----------------------------------------------------------
@@ -159,7 +176,7 @@ class Options:
         options with ``players`` players (None: a preset, any count it allows).
 
         Left out: an extra rule that is off (re-rolls, commander, an army cap,
-        a turn limit), an option read only under another option's value (the
+        a turn limit, a card value cap, trench warfare), an option read only under another option's value (the
         card options without cards, the mission and Capital Risk options
         under another goal), the two-player neutral in a game of more players,
         and, in a game, its limits on the number of players."""
@@ -168,6 +185,8 @@ class Options:
             return bool(getattr(self, name)) and (cards or name == "commander")
         if name in ("max_armies", "max_turns"):
             return bool(getattr(self, name) != 0)
+        if name in ("card_value_cap", "trench"):
+            return bool(getattr(self, name))
         if name == "fixed_mixed_set":
             return self.card_values == "fixed"
         if name in ("territory_bonus", "traded_cards", "forced_trade_at", "max_trades"):

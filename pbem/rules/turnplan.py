@@ -8,7 +8,7 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import attacking, defence, engine
+from pbem.rules import attacking, defence, engine, online
 from pbem.rules.actions import (
     Attack,
     CommanderUse,
@@ -216,6 +216,6 @@ def _fortify(state: GameState, action: Fortify) -> list[Event]:
         return [FortifySkipped(me, source, target, "no army free to move")]
     if engine.room_for(state, target) < 1:
         return [FortifySkipped(me, source, target, "already holds the most armies allowed")]
-    if state.options.fortify != "adjacent" and not engine.connected(state, source, target):
+    if online.path_needed(state.options) and not engine.connected(state, source, target):
         return [FortifySkipped(me, source, target, "no chain of own territories any more")]
     return engine.fortify(state, source, target, armies, asked=asked if armies != asked else None)
