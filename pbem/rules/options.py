@@ -47,6 +47,11 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 }
 
 
+# Options stored only when set: those of the online settings (spoils,
+# parachute, trench), whose default is the behaviour before they existed.
+QUIET_AT_DEFAULT: Final[tuple[str, ...]] = ("card_value_cap", "trench")
+
+
 @dataclass(frozen=True)
 class Options:
     claim: str = "deal"
@@ -159,7 +164,14 @@ class Options:
         return replace(self, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The options as stored (games, records): an online setting at its
+        default is left out, so a game or record that does not use it is
+        written byte for byte as before the setting existed."""
+        data = asdict(self)
+        for name in QUIET_AT_DEFAULT:
+            if data[name] == _DEFAULTS[name]:
+                del data[name]
+        return data
 
     def check_players(self, count: int) -> None:
         """Refuse a player count the options do not allow."""
@@ -208,7 +220,7 @@ class Options:
         apply (``applies``) to a game of ``players`` players (None: a preset)."""
         lines = []
         for f in fields(self):
-            if not self.applies(f.name, players):
+            if not self.applies(f.name, players) or f.name == "card_value_cap":
                 continue
             value = getattr(self, f.name)
             words = WORDS[f.name]
@@ -224,6 +236,8 @@ class Options:
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
+            if f.name == "card_values" and self.card_value_cap:  # the cap, next to its values
+                lines.append(str(WORDS["card_value_cap"]).format(self.card_value_cap))
             if f.name == "neutral" and value and self.rules_version >= 3:
                 lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)
@@ -273,3 +287,6 @@ def preset_options(text: str, source: str) -> Options:
 def preset_text_description(text: str) -> str:
     """The ``description`` line of a preset file's text."""
     return str(tomllib.loads(text).get("description", ""))
+
+
+_DEFAULTS: Final[dict[str, Any]] = {f.name: f.default for f in fields(Options)}

@@ -25,6 +25,10 @@ EXPECTED: dict[str, set[str]] = {
     "european": COMMON | CARDS | {"fixed_mixed_set", "mission_win", "mission_deck"},
     "european-domination": COMMON | CARDS | {"fixed_mixed_set"},
     "expert": COMMON | CARDS | {"max_armies", "card_reroll", "commander"},
+    "flat-rate": COMMON | CARDS | {"fixed_mixed_set"},
+    "capped-escalation": COMMON | CARDS | {"card_value_cap"},
+    "trench": COMMON | CARDS | {"trench"},
+    "parachute": COMMON | CARDS,
 }
 
 

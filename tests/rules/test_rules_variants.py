@@ -10,7 +10,7 @@ Seat colours in these tests: p0 red, p1 blue, p2 yellow, p3 green, p4 black.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -65,17 +65,22 @@ def test_presets_and_what_they_change() -> None:
     assert names == [
         "2016",
         "capital",
+        "capped-escalation",
         "classic",
         "european",
         "european-domination",
         "expert",
+        "flat-rate",
+        "parachute",
         "secret-mission",
+        "trench",
         "two-player",
     ]
     for name in names:
         assert len(preset_description(name)) > 20
+    classic = asdict(CLASSIC)
     changed = {
-        name: {k: v for k, v in load_preset(name).to_dict().items() if v != CLASSIC.to_dict()[k]}
+        name: {k: v for k, v in asdict(load_preset(name)).items() if v != classic[k]}
         for name in names
     }
     assert changed == {
@@ -105,6 +110,10 @@ def test_presets_and_what_they_change() -> None:
         "two-player": {"max_players": 2},
         "capital": {"goal": "capital", "min_players": 3},
         "secret-mission": {"goal": "mission", "min_players": 3},
+        "flat-rate": {"card_values": "fixed", "fixed_mixed_set": True, "fortify": "chained"},
+        "capped-escalation": {"card_value_cap": 30, "fortify": "chained"},
+        "trench": {"trench": True, "fortify": "chained"},
+        "parachute": {"fortify": "parachute"},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):
