@@ -340,7 +340,7 @@ class RandomBot(Bot):
             owner[target] = seat
             armies[target] = left
             armies[source] = 1
-            if left > 2:
+            if left > 2 and not state.options.trench:  # trench: taken, it may not attack
                 sources.append(target)
         return plan
 
@@ -395,10 +395,11 @@ class GreedyBot(Bot):
         graph = neighbours_of(state.board)
         goal = set(state.board.continents[self.target_continent(state, seat)].territories)
         plan: list[TurnAction] = []
+        trench = state.options.trench  # only from territories held at the start of the turn
         for _ in range(len(owner)):
             best = None
             for source, here in enumerate(owner):
-                if here != seat or armies[source] < 3:
+                if here != seat or armies[source] < 3 or (trench and state.owner[source] != seat):
                     continue
                 for target in graph[source]:
                     if owner[target] == seat:

@@ -51,19 +51,18 @@ def moves_allowed(options: Options) -> int:
 
 # -- bots -------------------------------------------------------------------------
 def lawful_attacks(state: GameState, plan: list[TurnAction]) -> list[TurnAction]:
-    """A bot's plan under trench warfare: no attack from a territory an earlier
-    attack of the plan (or of this turn) takes. The rest stays in order."""
+    """A bot's plan under trench warfare: only the attacks from territories held
+    at the start of the turn (and not taken earlier in it): any other source
+    would be taken this turn, or not be the bot's. The rest stays in order."""
     if not state.options.trench:
         return plan
-    taken = set(state.taken_this_turn)
-    kept: list[TurnAction] = []
-    for action in plan:
-        if isinstance(action, Attack):
-            if action.source in taken:
-                continue
-            taken.add(action.target)
-        kept.append(action)
-    return kept
+    me, owner = state.current, state.owner
+    return [
+        action
+        for action in plan
+        if not isinstance(action, Attack)
+        or (owner[action.source] == me and not trenched(state, action.source))
+    ]
 
 
 def parachute_target(
