@@ -188,10 +188,11 @@ class Options:
         options with ``players`` players (None: a preset, any count it allows).
 
         Left out: an extra rule that is off (re-rolls, commander, an army cap,
-        a turn limit, a card value cap, trench warfare), an option read only under another option's value (the
-        card options without cards, the mission and Capital Risk options
-        under another goal), the two-player neutral in a game of more players,
-        and, in a game, its limits on the number of players."""
+        a turn limit, a card value cap, trench warfare), an option read only
+        under another option's value (the card options without cards, the
+        mission and Capital Risk options under another goal), the two-player
+        neutral in a game of more players, and, in a game, its limits on the
+        number of players."""
         cards = self.card_values != "none"
         if name in ("card_reroll", "commander"):
             return bool(getattr(self, name)) and (cards or name == "commander")
