@@ -27,7 +27,7 @@ EXPECTED: dict[str, set[str]] = {
     "expert": COMMON | CARDS | {"max_armies", "card_reroll", "commander"},
     "flat-rate": COMMON | CARDS | {"fixed_mixed_set"},
     "capped-escalation": COMMON | CARDS | {"card_value_cap"},
-    "trench": COMMON | CARDS | {"trench"},
+    "trench": COMMON | CARDS | {"fixed_mixed_set", "trench"},
     "parachute": COMMON | CARDS,
 }
 

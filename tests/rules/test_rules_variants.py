@@ -112,7 +112,12 @@ def test_presets_and_what_they_change() -> None:
         "secret-mission": {"goal": "mission", "min_players": 3},
         "flat-rate": {"card_values": "fixed", "fixed_mixed_set": True, "fortify": "chained"},
         "capped-escalation": {"card_value_cap": 30, "fortify": "chained"},
-        "trench": {"trench": True, "fortify": "chained"},
+        "trench": {
+            "trench": True,
+            "card_values": "fixed",
+            "fixed_mixed_set": True,
+            "fortify": "chained",
+        },
         "parachute": {"fortify": "parachute"},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
