@@ -153,3 +153,12 @@ def test_a_trench_bot_game_to_a_winner_replays_and_verifies(bot: str, seed: int)
     assert game.replayed == result.hashes and game.final_hash == result.final_hash
     assert game.verified_ok, game.verify_message
     assert game.verified_steps == result.turns + 1
+
+
+def test_records_carry_trench_and_older_options_read_without_it() -> None:
+    stored = load_preset("trench").to_dict()
+    assert stored["trench"] is True and "card_value_cap" not in stored
+    assert Options.from_stored(stored) == load_preset("trench")
+    older = Options().to_dict()
+    assert "trench" not in older and Options.from_stored(older).trench is False
+    assert TRENCH.applies("trench") and not Options().applies("trench")
