@@ -49,7 +49,8 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 
 # Options stored only when set: those of the online settings (spoils,
 # parachute, trench), whose default is the behaviour before they existed.
-QUIET_AT_DEFAULT: Final[tuple[str, ...]] = ("card_value_cap", "trench")
+# Each with its default (the dataclass's below).
+QUIET_AT_DEFAULT: Final[dict[str, Any]] = {"card_value_cap": 0, "trench": False}
 
 
 @dataclass(frozen=True)
@@ -168,8 +169,8 @@ class Options:
         default is left out, so a game or record that does not use it is
         written byte for byte as before the setting existed."""
         data = asdict(self)
-        for name in QUIET_AT_DEFAULT:
-            if data[name] == _DEFAULTS[name]:
+        for name, default in QUIET_AT_DEFAULT.items():
+            if data[name] == default:
                 del data[name]
         return data
 
@@ -288,6 +289,3 @@ def preset_options(text: str, source: str) -> Options:
 def preset_text_description(text: str) -> str:
     """The ``description`` line of a preset file's text."""
     return str(tomllib.loads(text).get("description", ""))
-
-
-_DEFAULTS: Final[dict[str, Any]] = {f.name: f.default for f in fields(Options)}

@@ -5,7 +5,7 @@ place a set's worth is used, the options' combinations, records, bot games."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import pytest
 
@@ -19,7 +19,7 @@ from pbem.rules.cards import set_value
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import OptionsError
 from pbem.rules.events import CardsTraded
-from pbem.rules.options import Options
+from pbem.rules.options import QUIET_AT_DEFAULT, Options
 from pbem.rules.optionwords import WORDS
 from pbem.rules.simulate import setup_game
 from pbem.rules.state import ENDED, GameState
@@ -199,3 +199,8 @@ def test_every_set_of_a_bot_game_is_worth_its_capped_escalation() -> None:
         (n, min((4, 6, 8, 10, 12)[n - 1] if n <= 5 else 15 + 5 * (n - 6), 12)) for n, _ in worth
     ]
     assert [n for n, _ in worth] == list(range(1, len(worth) + 1))
+
+
+def test_the_quiet_options_defaults_are_the_dataclass_defaults() -> None:
+    defaults = {f.name: f.default for f in fields(Options)}
+    assert {name: defaults[name] for name in QUIET_AT_DEFAULT} == QUIET_AT_DEFAULT
