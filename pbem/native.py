@@ -66,6 +66,7 @@ NATIVE_MODULES: tuple[str, ...] = tuple(
         "lexer",
         "linereader",
         "lines",
+        "mailorders",
         "parser",
         "setupcheck",
         "validate",

@@ -106,8 +106,9 @@ def rules(
 
     presets = preset_names(presets_dir())
     if name is None:
+        width = max(16, *(len(p) + 2 for p in presets))  # a long name keeps a gap
         for preset in presets:
-            typer.echo(f"{preset:<16}{preset_description(preset)}")
+            typer.echo(f"{preset:<{width}}{preset_description(preset)}")
         return
     if name in presets:
         try:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pbem.orders.errors import OrderProblem, OrdersError, format_problems
     from pbem.orders.execute import execute_setup, execute_turn
     from pbem.orders.help import help_text
+    from pbem.orders.mailorders import validate_mail
     from pbem.orders.model import (
         WILD_CARD,
         Absent,
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
     from pbem.orders.render import as_order, render_action, render_orders
     from pbem.orders.setupcheck import validate_setup
     from pbem.orders.textbot import TextBot
-    from pbem.orders.validate import turn_actions, validate_mail, validate_turn
+    from pbem.orders.validate import turn_actions, validate_turn
 
 _WHERE = {
     "CheckResult": "pbem.orders.check",

@@ -20,11 +20,11 @@ from pbem.orders.errors import (
 )
 from pbem.orders.forecast import forecast_lines
 from pbem.orders.lexer import source_lines
+from pbem.orders.mailorders import validate_mail
 from pbem.orders.model import TURN_KEYWORDS, ParsedMail
 from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_orders
 from pbem.orders.setupcheck import PHASE_WORDS
-from pbem.orders.validate import validate_mail
 from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 

@@ -138,7 +138,9 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "a 6 on the first roll of this attack where that wins a comparison; with no "
         "COMMANDER in your orders, on the turn's first roll of 3 dice where it wins one. "
         "Attacks run in the order written; one that has become impossible is "
-        "skipped and reported.",
+        "skipped and reported. Under trench warfare (option trench) a territory taken "
+        "this turn may not attack again this turn: an ATTACK from the territory an "
+        "earlier ATTACK takes is refused.",
         (
             "ATTACK {a} -> {b}",
             "ATTACK {a} -> {b} UNTIL 4 LEFT MOVE ALL",
@@ -163,8 +165,9 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         TURN,
         "FORTIFY n|ALL|ALL BUT n from -> to",
         "Move armies between two of your territories after the attacks (ALL: all but one). "
-        "The rules say whether they must be adjacent or joined by your territories, and how "
-        "many moves a turn allows. One army always stays behind.",
+        "The rules say whether they must be adjacent, joined by your territories, or any "
+        "two of yours (parachute), and how many moves a turn allows. One army always "
+        "stays behind.",
         ("FORTIFY 4 {b} -> {c}", "FORTIFY ALL BUT 2 {b} -> {c}"),
     ),
     OrderDef(

@@ -1,6 +1,6 @@
 """Orders against a game's state, before any die is rolled: every problem, or none.
 Setup orders are checked by setupcheck.py; a whole mail (its TURN guard, then
-its orders) here.
+its orders) by mailorders.py.
 
 What can be known before the dice is checked here (ORDERS.md): whose turn
 it is, cards held and sets, the armies due, ownership at the start of the
@@ -19,15 +19,14 @@ from pbem.orders.cardcheck import held_set
 from pbem.orders.errors import (
     OrderProblem,
     OrdersError,
-    in_line_order,
     not_yours,
     one_of,
     problem_at,
     whole_problem,
 )
 from pbem.orders.linereader import not_adjacent
-from pbem.orders.model import TURN_KEYWORDS, Order, ParsedMail
-from pbem.orders.setupcheck import setup_cap_problems, turn_gate, validate_setup
+from pbem.orders.model import TURN_KEYWORDS, Order
+from pbem.orders.setupcheck import turn_gate
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -41,7 +40,8 @@ from pbem.rules.actions import (
 )
 from pbem.rules.cards import designs_of, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.online import moves_allowed, path_needed, trench_message, trenched
+from pbem.rules.state import GameState
 
 
 def _plural(n: int, word: str) -> str:
@@ -290,6 +290,10 @@ class _TurnCheck:
     def _mine(self, territory: int) -> bool:
         return self.state.owner[territory] == self.seat or territory in self.taken
 
+    def _trenched(self, source: int) -> bool:
+        """Trench warfare: taken this turn, or by an earlier ATTACK of these orders."""
+        return source in self.taken or trenched(self.state, source)
+
     def attack(self, order: Order, action: Attack) -> None:
         state = self.state
         source, target = action.source, action.target
@@ -307,6 +311,7 @@ class _TurnCheck:
             and not action.commander
             and (until.kind == UntilKind.CONQUERED or until.n >= 1)
             and (move.n >= 1 or move.kind not in (AmountKind.N, AmountKind.ALL_BUT))
+            and not (state.options.trench and self._trenched(source))
         ):
             self.attack_problems(order, action)
         if self.version3:  # who a forced trade's cards may come from (trade_after_attack)
@@ -337,6 +342,9 @@ class _TurnCheck:
         elif source not in self.unknown and self.upper[source] < 2:
             message = f"{source_name} has {_armies(self.upper[source])}; an attack needs at least 2"
             self.problems.append(problem_at(order, message, 0, source_name))
+        if state.options.trench and self._mine(source) and self._trenched(source):
+            message = trench_message(source_name, earlier=source in self.taken)
+            self.problems.append(problem_at(order, message, 0, source_name))
         if state.owner[target] == self.seat:
             self.problems.append(
                 problem_at(order, f"{target_name} is already yours", 1, target_name)
@@ -363,7 +371,7 @@ class _TurnCheck:
         if rule == "none":
             self.problems.append(problem_at(order, "these rules allow no FORTIFY"))
             return
-        if rule != "unlimited" and self.fortifies > 1:
+        if self.fortifies > moves_allowed(state.options):
             self.problems.append(problem_at(order, "only one FORTIFY is allowed in a turn"))
             return
         source, target = action.source, action.target
@@ -383,7 +391,7 @@ class _TurnCheck:
             if rule == "adjacent" and not board.adjacent(source, target):
                 message = not_adjacent(board, source, target)
                 self.problems.append(problem_at(order, message, 2, names[target].name))
-            elif rule != "adjacent" and not self._chain(source, target):
+            elif path_needed(state.options) and not self._chain(source, target):
                 message = (
                     f"no chain of your territories joins {names[source].name} "
                     f"and {names[target].name}"
@@ -556,45 +564,3 @@ def turn_actions(state: GameState, orders: Sequence[Order]) -> list[TurnAction]:
     if problems:
         raise OrdersError(problems)
     return actions
-
-
-# ----------------------------------------------------------------------- mail
-def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderProblem]:
-    """The TURN guard, then the orders against the phase the game is in; the
-    problems in line order (errors.in_line_order).
-
-    A mail with no orders (only commands or press) has no problems here. The
-    partial mail of an OrdersError is checked too: its lines that were read, in
-    turn, and the totals its unreadable lines cannot change (``mail.unread``).
-    """
-    return checked_mail(state, seat, mail)[0]
-
-
-def checked_mail(
-    state: GameState, seat: int, mail: ParsedMail
-) -> tuple[list[OrderProblem], list[TurnAction]]:
-    """``validate_mail``'s problems and, for a turn without problems, its actions
-    (``turn_actions``), from one walk over the orders."""
-    problems: list[OrderProblem] = []
-    if mail.turn is not None:
-        asked = mail.turn.value
-        if state.phase in SETUP_PHASES:
-            now = "the game is still being set up"
-        else:
-            now = f"the game is at turn {state.turn}"
-        if state.phase in SETUP_PHASES or asked != state.turn:
-            problems.append(
-                OrderProblem(mail.turn.line, mail.turn.column, str(asked), f"TURN {asked}: {now}")
-            )
-    if not mail.orders:
-        return problems, []
-    if state.phase in SETUP_PHASES:
-        return in_line_order(
-            problems
-            + validate_setup(state, seat, mail.orders, mail.unread_orders)
-            + setup_cap_problems(state, seat, mail.orders)
-        ), []
-    found, actions = checked_turn(state, seat, mail.orders, mail.unread)
-    if problems or found:
-        return in_line_order(problems + found), actions
-    return problems, actions

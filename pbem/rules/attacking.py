@@ -9,7 +9,7 @@ before it changes anything.
 
 from __future__ import annotations
 
-from pbem.rules import teams, victory
+from pbem.rules import online, teams, victory
 from pbem.rules.actions import CommanderUse
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream, battle, roll
@@ -181,6 +181,8 @@ def _check_attack(
         )
     if state.armies[source] < 2:
         raise RulesError("attack", f"{board.territories[source].name} has only one army")
+    if online.trenched(state, source):
+        raise RulesError(online.TRENCH_RULE, online.trench_message(board.territories[source].name))
     if not 1 <= dice <= 3:
         raise RulesError("attack", "an attacker rolls 1 to 3 dice")
 
@@ -260,6 +262,7 @@ def _conquer(state: GameState, source: int, target: int, last: Roll, one_die: bo
     if state.defend_neutral:  # so do the orders for a neutral territory
         state.defend_neutral = [p for p in state.defend_neutral if p[1] != target]
     state.conquered_this_turn = True
+    online.note_conquest(state, target)
     state.last_conquest = target
     state.pending_move = (source, target, minimum)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
-from pbem.rules import fog, gametypes, opening, teams
+from pbem.rules import fog, gametypes, online, opening, teams
 from pbem.rules.actions import (
     Amount,
     AmountKind,
@@ -184,7 +184,7 @@ class Bot(ABC):
             actions.append(Place(tuple(placements)))
             for n, territory in placements:
                 view.armies[territory] += n
-        attacks = self.attacks(state, view, rng)
+        attacks = online.lawful_attacks(state, self.attacks(state, view, rng))
         if not attacks and options.max_armies and options.rules_version >= 3:
             attacks = full_board_attack(state, view)
         actions += attacks
@@ -219,6 +219,9 @@ class Bot(ABC):
                     best = t
         if best < 0:
             return None
+        if state.options.fortify == "parachute":  # any own territory: the most threatened
+            target = online.parachute_target(state, best, mine, armies)
+            return None if target is None else Fortify(best, target, ALL)
         targets = [n for n in graph[best] if not mine.issuperset(graph[n])]
         if not targets:
             return None
@@ -344,7 +347,7 @@ class RandomBot(Bot):
             owner[target] = seat
             armies[target] = left
             armies[source] = 1
-            if left > 2:
+            if left > 2 and not state.options.trench:  # trench: taken, it may not attack
                 sources.append(target)
         return plan
 
@@ -402,10 +405,11 @@ class GreedyBot(Bot):
         game_type = state.options.goal in (gametypes.ASSASSIN, gametypes.TERMINATOR)
         plan: list[TurnAction] = []
         friends = teams.teammates_territories(state, seat)  # never attacked
+        trench = state.options.trench  # only from territories held at the start of the turn
         for _ in range(len(owner)):
             best = None
             for source, here in enumerate(owner):
-                if here != seat or armies[source] < 3:
+                if here != seat or armies[source] < 3 or (trench and state.owner[source] != seat):
                     continue
                 for target in graph[source]:
                     if owner[target] in (seat, fog.HIDDEN) or target in friends:  # not into the fog

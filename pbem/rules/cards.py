@@ -69,13 +69,21 @@ def set_value(options: Options, set_number: int, designs: list[str]) -> int:
     mode = options.card_values
     if mode == "escalating":
         if set_number <= len(ESCALATING):
-            return ESCALATING[set_number - 1]
-        return ESCALATING[-1] + 5 * (set_number - len(ESCALATING))
+            value = ESCALATING[set_number - 1]
+        else:
+            value = ESCALATING[-1] + 5 * (set_number - len(ESCALATING))
+        return capped(options, value)
     if mode == "linear":
-        return 3 + set_number
+        return capped(options, 3 + set_number)
     if mode == "fixed":
         return fixed_value(designs, options.fixed_mixed_set)
     raise ValueError("card_values = none has no sets")
+
+
+def capped(options: Options, value: int) -> int:
+    """Capped escalation: a rising value stops at card_value_cap (0: no cap)."""
+    cap = options.card_value_cap
+    return min(value, cap) if cap else value
 
 
 def fixed_value(designs: list[str], mixed: bool = False) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from pbem.rules import teams, victory
+from pbem.rules import online, teams, victory
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream
 from pbem.rules.errors import RulesError
@@ -95,6 +95,8 @@ def begin_turn(state: GameState) -> list[Event]:
     state.bonus_taken = False
     state.conquered_this_turn = False
     state.fortifies_this_turn = 0
+    if state.taken_this_turn:  # trench warfare: a new turn, every territory may attack
+        state.taken_this_turn = []
     state.commander_used = False
     state.pending_move = None
     state.last_conquest = None
@@ -329,8 +331,7 @@ def fortify(
         raise RulesError("fortify", "these rules have no fortifying moves")
     check_territory(state, source, "fortify")
     check_territory(state, target, "fortify")
-    allowed = 1_000_000 if options.fortify == "unlimited" else 1
-    if state.fortifies_this_turn >= allowed:
+    if state.fortifies_this_turn >= online.moves_allowed(options):
         raise RulesError("fortify", "only one fortifying move is allowed in a turn")
     into_teammate = teams.is_teammate(state, me, state.owner[target])
     if state.owner[source] != me or (state.owner[target] != me and not into_teammate):
@@ -344,7 +345,7 @@ def fortify(
                 f"{board.territories[source].name} and {board.territories[target].name} "
                 "are not adjacent",
             )
-    elif not connected(state, source, target):
+    elif online.path_needed(options) and not connected(state, source, target):
         raise RulesError(
             "fortify",
             f"no chain of your territories joins {board.territories[source].name} "

@@ -43,7 +43,7 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "territory_bonus": ("once", "per_card", "per_set"),
     "traded_cards": ("bottom", "discard", "removed"),
     "move_in": ("dice", "survivors"),
-    "fortify": ("adjacent", "chained", "unlimited", "none"),
+    "fortify": ("adjacent", "chained", "unlimited", "none", "parachute"),
     # game types (online settings): assassin and terminator are goals too
     "goal": ("domination", "capital", "mission", "assassin", "terminator"),
     "mission_win": ("at_once", "own_turn"),
@@ -54,7 +54,12 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
 # Options of the online settings, written to stored options and records only when
 # not at their default (the value here): games and records that do not use them
 # stay byte for byte as before (Options.to_dict).
-QUIET_DEFAULTS: Final[dict[str, Any]] = {"fog": False, "team_size": 0}
+QUIET_DEFAULTS: Final[dict[str, Any]] = {
+    "fog": False,
+    "team_size": 0,
+    "card_value_cap": 0,
+    "trench": False,
+}
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,9 @@ class Options:
     fog: bool = False
     # teams (online settings): 0 no teams; 2 doubles, 3 triples (rules/teams.py)
     team_size: int = 0
+    # spoils, parachute and trench (online settings)
+    card_value_cap: int = 0  # escalating/linear sets worth at most this (0: no cap)
+    trench: bool = False  # a territory taken this turn may not attack this turn
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -129,6 +137,7 @@ class Options:
                 "rounds (e.g. max_turns = 20)"
             )
         self._check_teams()
+        self._check_online()
         bonus = self.territory_bonus in ("per_card", "per_set")
         if self.card_values == "none" and (self.card_reroll or bonus):
             raise OptionsError(
@@ -148,6 +157,19 @@ class Options:
         if self.team_size and self.max_players < 2 * self.team_size:
             raise OptionsError(
                 f"team_size = {self.team_size} needs max_players of {2 * self.team_size} or more"
+            )
+
+    def _check_online(self) -> None:
+        """The card value cap caps values that rise: not fixed ones, not none."""
+        cap = self.card_value_cap
+        if cap and self.card_values not in ("escalating", "linear"):
+            raise OptionsError(
+                f"option card_value_cap caps escalating or linear card values, "
+                f"not card_values = {self.card_values} (set card_value_cap = 0)"
+            )
+        if cap < 0 or 0 < cap < 4:
+            raise OptionsError(
+                "option card_value_cap must be 0 (no cap) or at least 4 (the first set's value)"
             )
 
     # -- construction ----------------------------------------------------------
@@ -200,15 +222,18 @@ class Options:
         options with ``players`` players (None: a preset, any count it allows).
 
         Left out: an extra rule that is off (re-rolls, commander, an army cap,
-        a turn limit), an option read only under another option's value (the
-        card options without cards, the mission and Capital Risk options
-        under another goal), the two-player neutral in a game of more players,
-        and, in a game, its limits on the number of players."""
+        a turn limit, a card value cap, trench warfare), an option read only
+        under another option's value (the card options without cards, the
+        mission and Capital Risk options under another goal), the two-player
+        neutral in a game of more players, and, in a game, its limits on the
+        number of players."""
         cards = self.card_values != "none"
         if name in ("card_reroll", "commander"):
             return bool(getattr(self, name)) and (cards or name == "commander")
         if name in ("max_armies", "max_turns"):
             return bool(getattr(self, name) != 0)
+        if name in ("card_value_cap", "trench"):
+            return bool(getattr(self, name))
         if name == "fixed_mixed_set":
             return self.card_values == "fixed"
         if name in ("territory_bonus", "traded_cards", "forced_trade_at", "max_trades"):
@@ -234,7 +259,7 @@ class Options:
         apply (``applies``) to a game of ``players`` players (None: a preset)."""
         lines = []
         for f in fields(self):
-            if not self.applies(f.name, players):
+            if not self.applies(f.name, players) or f.name == "card_value_cap":
                 continue
             value = getattr(self, f.name)
             words = WORDS[f.name]
@@ -252,6 +277,8 @@ class Options:
                 lines.append(words[value])
             else:
                 lines.append(words.format(value))
+            if f.name == "card_values" and self.card_value_cap:  # the cap, next to its values
+                lines.append(str(WORDS["card_value_cap"]).format(self.card_value_cap))
             if f.name == "neutral" and value and self.rules_version >= 3:
                 lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)

@@ -60,6 +60,10 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         "chained": "One fortifying move per turn, along a chain of own territories.",
         "unlimited": "Any number of fortifying moves, along chains of own territories.",
         "none": "No fortifying moves.",
+        "parachute": (
+            "One fortifying move per turn, between any two own territories (parachute: "
+            "no path needed)."
+        ),
     },
     "max_armies": (
         "A territory holds at most {} armies: a PLACE over it is refused, and armies are "
@@ -157,6 +161,18 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
             "player's territories and cards go to their first surviving teammate; "
             "PRESS TO TEAM reaches your team."
         ),
+    },
+    # spoils, parachute and trench (online settings)
+    "card_value_cap": (
+        "Capped escalation: no card set is worth more than {} armies; the values rise "
+        "to the cap and stay there."
+    ),
+    "trench": {
+        True: (
+            "Trench warfare: a territory taken this turn may not attack again this turn "
+            "(one territory's advance per turn from each front)."
+        ),
+        False: "A territory taken this turn may attack on at once.",
     },
 }
 

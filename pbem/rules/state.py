@@ -131,6 +131,9 @@ class GameState:
     # RULES command), 0 while it plays the version it started with. A snapshot
     # carries it, so a state read back plays by ``options`` of that version.
     rules_upgraded_to: int = 0
+    # Trench warfare (option trench): the territories taken this turn, which
+    # may not attack until the next turn. In conquest order; empty otherwise.
+    taken_this_turn: list[int] = field(default_factory=list)
     # Assassin (goal = assassin): each seat's secret target, by seat (-1: none),
     # empty in every other game so that their hashes stay as they were.
     targets: list[int] = field(default_factory=list)
@@ -180,6 +183,7 @@ class GameState:
         new.removed_cards = list(self.removed_cards)
         new.defend_one = list(self.defend_one)
         new.defend_neutral = list(self.defend_neutral)
+        new.taken_this_turn = list(self.taken_this_turn)
         new.targets = list(self.targets)
         return new
 
@@ -220,6 +224,8 @@ class GameState:
             data["defend_neutral"] = [[seat, t] for seat, t in self.defend_neutral]
         if self.rules_upgraded_to:  # only when upgraded: other games' hashes stay as they were
             data["rules_upgraded_to"] = self.rules_upgraded_to
+        if self.taken_this_turn:  # only under trench: other games' hashes stay as they were
+            data["taken_this_turn"] = list(self.taken_this_turn)
         if self.targets:  # assassin games only: other games' hashes stay as they were
             data["targets"] = list(self.targets)
         return data
@@ -254,6 +260,8 @@ class GameState:
             defend = f'"defend_neutral":[{pairs}],' + defend
         upgraded = self.rules_upgraded_to
         rules = f'"rules_upgraded_to":{_int(upgraded)},' if upgraded else ""
+        taken = self.taken_this_turn
+        trench = f'"taken_this_turn":{_ints(taken)},' if taken else ""
         targets = f'"targets":{_ints(self.targets)},' if self.targets else ""
         return (
             f'{{"armies":{_ints(self.armies)},"bonus_taken":{_bool(self.bonus_taken)},'
@@ -269,7 +277,7 @@ class GameState:
             f'"phase":{_str(self.phase)},"players":[{players}],'
             f'"reinforcements":{_int(self.reinforcements)},'
             f'"removed_cards":{_ints(self.removed_cards)},"round":{_int(self.round)},'
-            f'{rules}"sets_traded":{_int(self.sets_traded)},{targets}'
+            f'{rules}"sets_traded":{_int(self.sets_traded)},{trench}{targets}'
             f'"trades_this_turn":{_int(self.trades_this_turn)},"turn":{_int(self.turn)},'
             f'"win_reason":{_str(self.win_reason)},"winner":{_opt(self.winner)}}}'
         )

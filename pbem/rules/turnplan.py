@@ -8,7 +8,7 @@ validates before this runs, so that means a bug or a stale validation.
 
 from __future__ import annotations
 
-from pbem.rules import attacking, defence, engine, teams
+from pbem.rules import attacking, defence, engine, online, teams
 from pbem.rules.actions import (
     Attack,
     CommanderUse,
@@ -227,7 +227,7 @@ def _fortify(state: GameState, action: Fortify) -> list[Event]:
     if engine.room_for(state, target) < 1:
         return [FortifySkipped(me, source, target, "already holds the most armies allowed")]
     if (
-        state.options.fortify != "adjacent"
+        online.path_needed(state.options)
         and not into_teammate
         and not engine.connected(state, source, target)
     ):

@@ -29,6 +29,10 @@ EXPECTED: dict[str, set[str]] = {
     "terminator": COMMON | CARDS | {"max_turns"},
     "doubles": COMMON | CARDS | {"team_size"},
     "triples": COMMON | CARDS | {"team_size"},
+    "flat-rate": COMMON | CARDS | {"fixed_mixed_set"},
+    "capped-escalation": COMMON | CARDS | {"card_value_cap"},
+    "trench": COMMON | CARDS | {"fixed_mixed_set", "trench"},
+    "parachute": COMMON | CARDS,
 }
 
 

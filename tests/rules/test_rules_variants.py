@@ -10,7 +10,7 @@ Seat colours in these tests: p0 red, p1 blue, p2 yellow, p3 green, p4 black.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import pytest
 
@@ -66,20 +66,25 @@ def test_presets_and_what_they_change() -> None:
         "2016",
         "assassin",
         "capital",
+        "capped-escalation",
         "classic",
         "doubles",
         "european",
         "european-domination",
         "expert",
+        "flat-rate",
+        "parachute",
         "secret-mission",
         "terminator",
+        "trench",
         "triples",
         "two-player",
     ]
     for name in names:
         assert len(preset_description(name)) > 20
+    classic = asdict(CLASSIC)
     changed = {
-        name: {k: v for k, v in load_preset(name).to_dict().items() if v != getattr(CLASSIC, k)}
+        name: {k: v for k, v in asdict(load_preset(name)).items() if v != classic[k]}
         for name in names
     }
     assert changed == {
@@ -113,6 +118,15 @@ def test_presets_and_what_they_change() -> None:
         "terminator": {"goal": "terminator", "max_turns": 20, "min_players": 3},
         "doubles": {"team_size": 2, "min_players": 4},
         "triples": {"team_size": 3, "min_players": 6},
+        "flat-rate": {"card_values": "fixed", "fixed_mixed_set": True, "fortify": "chained"},
+        "capped-escalation": {"card_value_cap": 30, "fortify": "chained"},
+        "trench": {
+            "trench": True,
+            "card_values": "fixed",
+            "fixed_mixed_set": True,
+            "fortify": "chained",
+        },
+        "parachute": {"fortify": "parachute"},
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):

@@ -26,7 +26,7 @@ from pbem.orders import (
     render_orders,
     validate_mail,
 )
-from pbem.orders.validate import checked_mail
+from pbem.orders.mailorders import checked_mail
 from pbem.rules.board import Board
 from pbem.rules.dice import (
     DEFAULT_DICE_VERSION,
