@@ -78,7 +78,7 @@ _WHERE = {
     "render_orders": "pbem.orders.render",
     "TextBot": "pbem.orders.textbot",
     "turn_actions": "pbem.orders.validate",
-    "validate_mail": "pbem.orders.validate",
+    "validate_mail": "pbem.orders.mailorders",
     "validate_setup": "pbem.orders.setupcheck",
     "validate_turn": "pbem.orders.validate",
 }
