@@ -22,7 +22,6 @@ from sqlmodel import Session, col, select
 
 from pbem.service.context import Context
 from pbem.service.play.gamesettings import DEFAULTS, autopilot_seats, bot_seats, settings
-from pbem.service.play.loading import stored_options
 from pbem.service.play.schedule import aware_utc, period_key, state_row
 from pbem.store import (
     Game,
@@ -305,6 +304,7 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
     the seat), announced to the table like any removal.
     """
     from pbem.service.play import notify
+    from pbem.service.play.loading import stored_options
     from pbem.service.play.turns import play_bot_turns
 
     stored = json.loads(game.settings_json or "{}")
