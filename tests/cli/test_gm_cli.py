@@ -624,7 +624,8 @@ def test_duplicate_game_name(started: Path) -> None:
         (["-o", "nosuch=1"], "unknown option 'nosuch'"),
         (
             ["-o", "fortify=sideways"],
-            "option fortify must be one of adjacent, chained, unlimited, none, parachute, not 'sideways'",
+            "option fortify must be one of adjacent, chained, unlimited, none, parachute, "
+            "not 'sideways'",
         ),
         (["-o", "max_armies=lots"], "option max_armies must be a whole number, not 'lots'"),
         (["-o", "badform"], "--option 'badform': expected K=V"),
