@@ -21,7 +21,7 @@ import pytest
 # Node-id prefixes of the slowest tests, slowest first (from `pytest
 # --durations=40` of the main pass; a test not named here keeps its place).
 # (The GM recipes, once first at 125 s, take about 25 s since each `pbem` is
-# forked from one process; the demo, 64 s, went from 22nd to 11th. Starting
+# forked from one process; the demo, 64 s, went from 22nd to 10th. Starting
 # every fault file at once was tried: they slowed each other down.)
 SLOW_FIRST: tuple[str, ...] = (
     "tests/faults/test_poll_stages_in_order.py::test_a_poll_killed_while_it_sends",
