@@ -140,6 +140,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         next_who.name if next_who else None,
         view.winner.name if view.winner else None,
         token,
+        fogged=fogview.hides_turn(report, viewer),
     )
     cid, images = _picture(
         game,

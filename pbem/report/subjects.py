@@ -71,9 +71,13 @@ def turn_subject(
     next_name: str | None,
     winner: str | None,
     token: str = "",
+    fogged: bool = False,
 ) -> str:
     """``[world-1] Turn 14: alice took Kamchatka, bob is out. carol to move``
-    (and the reader's ``(token X)`` in a player's own copy)."""
+    (and the reader's ``(token X)`` in a player's own copy). ``fogged``: another
+    player's turn under fog of war, whose conquests out of the reader's sight
+    are not told (so "took nothing" would not be true)."""
+    sight = " in sight" if fogged else ""
     head = f"{tag(game)}Turn {turn}: "
     if winner is not None:
         tail = f". {winner} wins!"
@@ -82,10 +86,10 @@ def turn_subject(
     else:
         tail = ""
     if conquests:
-        full = f"{mover} took {join_words(conquests)}"
-        short = f"{mover} took {plural(len(conquests), 'territory', 'territories')}"
+        full = f"{mover} took {join_words(conquests)}{sight}"
+        short = f"{mover} took {plural(len(conquests), 'territory', 'territories')}{sight}"
     else:
-        full = short = f"{mover} took nothing"
+        full = short = f"{mover} took nothing{sight}"
     holds = f"holds {join_words(continents)}" if continents else ""
     outs = f"{join_words(out)} {'is' if len(out) == 1 else 'are'} out" if out else ""
     outs_short = f"{plural(len(out), 'player')} out" if len(out) > 1 else outs

@@ -95,6 +95,7 @@ def environment() -> Environment:
         item_text=_item_text,
         board_text=_board_text,
         players_text=_players_text,
+        team_totals=views.team_totals,
         table_text=_table_text,
         underline=_underline,
         plural=plural,

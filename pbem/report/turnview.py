@@ -116,11 +116,15 @@ class _Telling:
     after: GameState = field(init=False)
     board: Board = field(init=False)
     name: str = field(init=False)  # the mover's
+    # " in your sight" in another's turn under fog: what it does not tell may
+    # have happened out of the viewer's sight ("did not attack" would be untrue)
+    sight: str = field(init=False)
 
     def __post_init__(self) -> None:
         self.after = self.report.after
         self.board = self.after.board
         self.name = self.after.players[self.report.seat].name
+        self.sight = " in your sight" if hides_turn(self.report, self.viewer) else ""
 
     def opening(self) -> None:
         """The lines before any event: a missed turn, the armies due, a forced trade."""
@@ -156,15 +160,15 @@ class _Telling:
 
     def closing(self) -> None:
         """What a section says when no event added to it, and the standing orders."""
-        name = self.name
+        name, sight = self.name, self.sight
         if self.placed:
-            self.reinforce.items.append(f"{name} placed {join_words(self.placed)}.")
+            self.reinforce.items.append(f"{name} placed {join_words(self.placed)}{sight}.")
         if not [x for x in self.attacks.items if isinstance(x, AttackLine)]:
             self.attacks.note = ""
             if not self.attacks.items:
-                self.attacks.items.append(f"{name} did not attack.")
+                self.attacks.items.append(f"{name} did not attack{sight}.")
         if not self.fortify.items:
-            self.fortify.items.append("No fortifying move.")
+            self.fortify.items.append(f"No fortifying move{sight}.")
         self.fortify.items += self.standing
         if not self.cards.items:
             self.cards.items.append("No card drawn (no territory taken).")
@@ -177,6 +181,8 @@ class _Telling:
         gained, lost_continents = _continent_changes(report.before, after)
         taken_continents = [board.continents[c].name for s, c in gained if s == report.seat]
         headline = _headline(after, report.seat, conquests, self.out, gained, lost_continents)
+        if self.sight:  # another's turn under fog: what was out of sight is not told
+            headline[0] = headline[0][:-1] + self.sight + "."
         if self.winner is not None:
             headline.append(f"{self.winner.name} wins the game {self.win_text}!")
         return TurnView(

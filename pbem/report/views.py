@@ -258,18 +258,25 @@ def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]],
     return header, cells, align
 
 
-def team_standing(rows: Sequence[PlayerRow]) -> list[str]:
-    """Team games: each team's territories and armies together, after the players
-    table (nothing without teams, nor under fog, where others' counts are unknown)."""
+def team_totals(rows: Sequence[PlayerRow]) -> str:
+    """Team games: "Teams: team A 15 territories, 39 armies; ...", said under the
+    players table of every mail and page ("" without teams, and under fog, where
+    the others' counts are unknown and a total would give them away)."""
     letters = sorted({r.team for r in rows if r.team})
     if not letters or any(isinstance(r.territories, str) for r in rows):
-        return []
+        return ""
     parts = [
         f"team {t} {sum(int(r.territories) for r in rows if r.team == t)} territories, "
         f"{sum(int(r.armies) for r in rows if r.team == t)} armies"
         for t in letters
     ]
-    return ["", f"Teams: {'; '.join(parts)}."]
+    return f"Teams: {'; '.join(parts)}."
+
+
+def team_standing(rows: Sequence[PlayerRow]) -> list[str]:
+    """The text part's lines of ``team_totals``, after the players table."""
+    totals = team_totals(rows)
+    return ["", totals] if totals else []
 
 
 def board_blocks(

@@ -97,6 +97,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["duration"] = duration
+    env.filters["team_totals"] = views.team_totals
     env.tests["attack"] = lambda item: isinstance(item, turnview.AttackLine)
     env.tests["note"] = lambda item: isinstance(item, LogNote)
     return env

@@ -42,10 +42,10 @@ def test_a_fogged_players_turn_report() -> None:
     assert sections["Reinforcements"] == [
         "p2 received their armies.",
         "p2 traded a set (set 1) for 4 armies.",
-        "p2 placed 2 on Alaska and 7 on Congo.",
+        "p2 placed 2 on Alaska and 7 on Congo in your sight.",
     ]
     assert sections["Attacks"] == ["p4 is out: eliminated by p2, who takes 2 cards."]
-    assert sections["Fortify"] == ["No fortifying move."]
+    assert sections["Fortify"] == ["No fortifying move in your sight."]
     assert sections["Cards"] == [
         "The discards were shuffled into a new draw pile of 30 cards.",
         "p2 drew a card.",
@@ -62,6 +62,11 @@ def test_a_fogged_players_turn_report() -> None:
     own = report.after.territory_count(0), report.after.army_count(0)
     assert rows[1][:4] == ["p1", "red", str(own[0]), str(own[1])]
     assert "State hash" not in mail.text and report.state_hash  # the GM's copy has one
+    # p2 took Eastern United States and Japan, both out of p1's sight: not "took nothing"
+    assert mail.subject == "[sim-7] Turn 1: p2 took nothing in sight, p4 is out. p4 to move"
+    assert "p2 took no territory in your sight." in mail.text
+    gm = render_turn_report(report, None)
+    assert "p2 took Eastern United States and Japan" in gm.subject
 
 
 def test_the_board_shows_only_the_turns_view_and_the_gm_sees_all() -> None:

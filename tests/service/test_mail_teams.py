@@ -9,6 +9,8 @@ from pbem.orderlog.records import read_record, verify_record
 from pbem.service.play import gm
 from pbem.service.play.archive import export_record, replay_game
 from pbem.service.play.games import find_game
+from pbem.site import build_site
+from pbem.store.pending import notices_pending
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat", "dan"]  # seats 1-2 team A, 3-4 team B
@@ -88,3 +90,23 @@ def test_a_doubles_game_of_bots_by_mail_ends_with_a_team_and_verifies(tmp_path) 
     report = verify_record(record, SECRET.hex())
     assert report.ok, report.message
     assert winners == {state.winner, state.winner ^ 1}
+
+
+def test_a_fogged_doubles_game_mails_every_player_their_reports(tmp_path) -> None:
+    """Fog and teams together: every mail with the players table is rendered and
+    sent (the HTML's team totals summed the fog's '?' and no game-start or turn
+    report went out), with no team totals, and the site is built."""
+    world = World(tmp_path)
+    fogged = {**DOUBLES, "fog": "true"}
+    table = new_table(world, "tf", PLAYERS, settings={**TIMING}, overrides=fogged)
+    table.run(lambda: world.game("tf").turn >= 6)
+    assert not notices_pending(world.engine)  # every decided mail was told
+    table.read_all()
+    for name in PLAYERS:
+        assert len(table.mails(name, "game_start")) == 1, name
+        reports = table.mails(name, "turn_report")
+        assert len(reports) >= 4, name
+        assert all("Teams: team" not in m.flat for m in reports), name
+    with world.session(write=False) as session:
+        pages = build_site(session, world.ctx, tmp_path / "site")
+    assert any(p.name == "index.html" for p in pages)
