@@ -208,14 +208,15 @@ class Options:
         }
 
     def check_players(self, count: int) -> None:
-        """Refuse a player count the options do not allow."""
+        """Refuse a player count the options do not allow (a team game's first: its
+        words say why, "doubles needs at least two teams")."""
+        check_team_players(self.team_size, count)
         if not self.min_players <= count <= self.max_players:
             raise OptionsError(
                 f"these rules need {self.min_players} to {self.max_players} players, not {count}"
             )
         if self.goal != "domination" and count < 3:
             raise OptionsError(f"{GOAL_NAMES[self.goal]} needs 3 or more players, not {count}")
-        check_team_players(self.team_size, count)
 
     def applies(self, name: str, players: int | None = None) -> bool:
         """Whether option ``name`` tells a player anything about a game of these
@@ -248,6 +249,8 @@ class Options:
             return players is None
         if name == "team_size":
             return self.team_size != 0
+        if name == "goal":  # a team game's own line says how a team wins
+            return not self.team_size
         if name == "rules_version":
             return self.rules_version != RULES_VERSION
         if name == "fog":

@@ -39,6 +39,10 @@ def test_the_presets_and_the_checks_of_team_size() -> None:
         DOUBLES.check_players(5)
     with pytest.raises(OptionsError, match="at least two teams: 6 players, not 3"):
         replace(TRIPLES, min_players=2).check_players(3)
+    with pytest.raises(OptionsError, match="^triples needs at least two teams: 6 players, not 3$"):
+        TRIPLES.check_players(3)  # the team's words, not "these rules need 6 to 6 players"
+    assert not any("Win by eliminating every other player" in x for x in DOUBLES.describe())
+    assert any("a team wins together" in x for x in DOUBLES.describe())
     DOUBLES.check_players(4)
     DOUBLES.check_players(6)
     TRIPLES.check_players(6)

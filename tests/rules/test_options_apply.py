@@ -27,8 +27,8 @@ EXPECTED: dict[str, set[str]] = {
     "expert": COMMON | CARDS | {"max_armies", "card_reroll", "commander"},
     "assassin": COMMON | CARDS,
     "terminator": COMMON | CARDS | {"max_turns"},
-    "doubles": COMMON | CARDS | {"team_size"},
-    "triples": COMMON | CARDS | {"team_size"},
+    "doubles": COMMON - {"goal"} | CARDS | {"team_size"},  # the team's win said instead
+    "triples": COMMON - {"goal"} | CARDS | {"team_size"},
     "flat-rate": COMMON | CARDS | {"fixed_mixed_set"},
     "capped-escalation": COMMON | CARDS | {"card_value_cap"},
     "trench": COMMON | CARDS | {"fixed_mixed_set", "trench"},
