@@ -98,16 +98,7 @@ class Options:
         return by_fields(self)
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            expected = bool if f.type in ("bool", bool) else int if f.type in ("int", int) else str
-            if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
-                raise OptionsError(f"option {f.name} must be a whole number, not {value!r}")
-            if expected is bool and not isinstance(value, bool):
-                raise OptionsError(f"option {f.name} must be true or false, not {value!r}")
-            if expected is str and value not in CHOICES[f.name]:
-                allowed = ", ".join(CHOICES[f.name])
-                raise OptionsError(f"option {f.name} must be one of {allowed}, not {value!r}")
+        _check_types({f.name: getattr(self, f.name) for f in fields(self)})
         self._check_combinations()
 
     def _check_combinations(self) -> None:
@@ -179,6 +170,7 @@ class Options:
         unknown = sorted(set(data) - names)
         if unknown:
             raise OptionsError(f"{source}: unknown option {unknown[0]!r}")
+        _check_types(data)  # before the values reach typed fields (compiled: 1 for true)
         return cls(**data)
 
     @classmethod
@@ -195,6 +187,7 @@ class Options:
         unknown = sorted(set(overrides) - names)
         if unknown:
             raise OptionsError(f"{source}: unknown option {unknown[0]!r}")
+        _check_types(overrides)
         return replace(self, **overrides)
 
     def to_dict(self) -> dict[str, Any]:
@@ -286,6 +279,22 @@ class Options:
                 lines[-1] += " " + NEUTRAL_DEFENCE  # one line: the neutral's rules
         fixed = {1: FIXED_RULES_V1, 2: FIXED_RULES_V2}.get(self.rules_version, FIXED_RULES)
         return lines + list(fixed if self.card_values != "none" else fixed[:1])
+
+
+def _check_types(values: dict[str, Any]) -> None:
+    """Refuse a value of the wrong type for its option, naming both. Run on the
+    raw values too: the compiled dataclass would store true as 1 in a whole
+    number's field before __post_init__ could see it."""
+    kinds = {f.name: f.type for f in fields(Options)}
+    for name, value in values.items():
+        kind = kinds[name]
+        if kind in ("int", int) and (isinstance(value, bool) or not isinstance(value, int)):
+            raise OptionsError(f"option {name} must be a whole number, not {value!r}")
+        if kind in ("bool", bool) and not isinstance(value, bool):
+            raise OptionsError(f"option {name} must be true or false, not {value!r}")
+        if kind in ("str", str) and value not in CHOICES[name]:
+            allowed = ", ".join(CHOICES[name])
+            raise OptionsError(f"option {name} must be one of {allowed}, not {value!r}")
 
 
 def parse_value(name: str, text: str) -> Any:

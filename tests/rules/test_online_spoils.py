@@ -94,7 +94,7 @@ def test_flat_rate_is_fixed_values_with_one_of_each_worth_10() -> None:
 )
 def test_impossible_caps_are_refused_saying_why(changes: dict[str, object], message: str) -> None:
     with pytest.raises(OptionsError) as caught:
-        Options(**changes)
+        Options.from_dict(changes)  # as presets, records and `-o` give them
     assert str(caught.value) == message
 
 
