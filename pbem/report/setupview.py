@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pbem.report.context import SetupReport
 from pbem.report.textfmt import join_words, plural
 from pbem.report.views import Who, territory_name, who
+from pbem.rules import fog
 from pbem.rules.events import (
     ArmiesPlaced,
     HeadquartersChosen,
@@ -89,6 +90,8 @@ def _placement(report: SetupReport, placed: dict[tuple[int, int], list[str]]) ->
             "where they stand."
         )
         return [section]
+    if fog.HIDDEN in state.owner:  # a player's copy under fog of war
+        section.lines.append("Only the placements in your sight are listed (fog of war).")
     for (placer, owner), where in placed.items():
         name = state.players[placer].name if placer >= 0 else state.players[owner].name
         if owner != placer and placer >= 0:

@@ -204,6 +204,9 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
         as_gm = render_turn(session, audit.world.ctx, game, 3, None)
     mailed = next(m for m in audit.received["alice"] if m.subject.startswith("[g1] Turn 3:"))
     assert as_alice.text == mailed.text
+    setup = next(m for m in audit.received["alice"] if m.kind == "setup_report")
+    assert "Only the placements in your sight are listed (fog of war)." in setup.text
+    assert "in your sight" not in as_gm.text  # the GM's copy tells the whole turn
     assert "State hash" in as_gm.text and "State hash" not in as_alice.text
     assert '\\"fog\\": true' in text
     assert verify_record(read_record(text), SECRET.hex()).ok
