@@ -3,6 +3,7 @@ with the game; wrong teams are refused before any game is made."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pbem.rules import teams
@@ -42,3 +43,25 @@ def test_the_gms_teams_seat_the_players_and_wrong_teams_are_refused(tmp_path: Pa
     assert [p.name for p in state.players] == ["alice", "carol", "bob", "dave"]
     assert [teams.team_of(state, s) for s in range(4)] == [0, 0, 1, 1]
     assert teams.team_label(state, 0) == "team A (alice, carol)"
+    shown = pbem("show", "world-1", "--config", config)
+    assert shown.exit_code == 0, shown.output
+    assert "Online settings: teams: team A (alice, carol); team B (bob, dave)" in shown.output
+    as_json = pbem("show", "world-1", "--json", "--config", config)
+    data = json.loads(as_json.output)
+    assert [p["team"] for p in data["players"]] == [0, 0, 1, 1]
+    assert data["online_settings"] == ["teams: team A (alice, carol); team B (bob, dave)"]
+
+
+def test_show_tells_the_gm_of_fog_and_terminators_points(tmp_path: Path) -> None:
+    config = write_config(tmp_path / "g")
+    made = pbem(
+        "new", "world-1", *FOUR, "--preset", "terminator", "-o", "fog=true",
+        "--config", config,
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output + made.stderr
+    shown = pbem("show", "world-1", "--config", config).output
+    assert "Online settings: fog of war (players see only their part of the board" in shown
+    assert "(0 points)" in shown
+    data = json.loads(pbem("show", "world-1", "--json", "--config", config).output)
+    assert [p["points"] for p in data["players"]] == [0, 0, 0, 0]
+    assert [p["team"] for p in data["players"]] == [None] * 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pbem.rules import gametypes
+from pbem.rules import gametypes, teams
 from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
 from pbem.rules.options import Options
@@ -77,6 +77,7 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
         "phase": state.phase,
         "to_move": state.players[state.current].name if state.current >= 0 else None,
         "winner": state.players[state.winner].name if state.winner is not None else None,
+        "online_settings": online_settings(state),
         "players": [
             {
                 "name": p.name,
@@ -89,6 +90,8 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
                 # private: `pbem show` is the GM's view, never mailed
                 "hand": [board.card_name(c) for c in p.cards],
                 "mission": _mission_text(state, seat),
+                "team": teams.team_of(state, seat),  # 0 for team A; None without teams
+                "points": _points(state, seat),  # terminator; None in other games
             }
             for seat, p in enumerate(state.players)
         ],
@@ -102,6 +105,27 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
             for t in board.territories
         },
     }
+
+
+def _points(state: GameState, seat: int) -> int | None:
+    if state.options.goal != gametypes.TERMINATOR or state.players[seat].neutral:
+        return None
+    return gametypes.points(state, seat)
+
+
+def online_settings(state: GameState) -> list[str]:
+    """The online settings a GM must know at a glance (`pbem show`): fog, the
+    teams, trench; `pbem rules GAME` says every rule in full."""
+    options = state.options
+    said = []
+    if options.fog:
+        said.append("fog of war (players see only their part of the board; you see all)")
+    if options.team_size:
+        count = teams.team_count(state)
+        said.append("teams: " + "; ".join(teams.team_label(state, t) for t in range(count)))
+    if options.trench:
+        said.append("trench warfare")
+    return said
 
 
 def _mission_text(state: GameState, seat: int) -> str | None:
@@ -135,6 +159,7 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         )
     elif deadline:  # a setup phase: everyone's orders are due
         lines.append(f"Setup ({state.phase}): every player's orders due, deadline {deadline}")
+    lines += [f"Online settings: {x}" for x in online_settings(state)]
     lines.append("")
     lines.append(f"{'player':<14}{'colour':<9}{'terr':>5}{'armies':>8}{'cards':>7}  next")
     marks = info.get("marks", {})  # seat: how it is played, when not as usual
@@ -143,6 +168,9 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         bonus = sum(board.continents[c].bonus for c in state.continents_held(seat))
         due = reinforcement_base(territories) + bonus if p.alive and not p.neutral else 0
         mark = marks.get(seat) or ("" if p.alive else "out")
+        points = _points(state, seat)
+        if points is not None:
+            mark = ", ".join(x for x in (mark, f"{points} point{'' if points == 1 else 's'}") if x)
         status = f"  ({mark})" if mark else ""
         lines.append(
             f"{p.name:<14}{p.colour:<9}{territories:>5}{state.army_count(seat):>8}"
