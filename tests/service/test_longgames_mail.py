@@ -247,6 +247,9 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     assert table.gm == []
     assert [m.kind for m in table.mails("ann")] == ["receipt"]
     assert "Your press to bob was relayed." in table.mails("ann")[0].flat
+    # a mail of press alone is no orders: not "Orders accepted ... will be played"
+    assert table.mails("ann")[0].untokened == "[pr] Noted"
+    assert "Your mail had no orders; this is what it did:" in table.mails("ann")[0].flat
     table.clear()
 
     ann.write("PRESS TO ALL\nPeace in our time.\nENDPRESS")

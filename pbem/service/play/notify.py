@@ -99,7 +99,8 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
             turn=reply.turn or game.turn, played=played, check=reply.check_only,
             orders=letters.receipt_orders(reply.canonical, reply.notes),
             forecast=list(reply.forecast), setup=reply.setup, late=iso(reply.late),
-            no_orders=not reply.canonical and bool(reply.changes), changed=any(reply.changes),
+            # no orders: ABSENT, SET or RESIGN (changes), or press alone (what its notes say)
+            no_orders=not reply.canonical, changed=any(reply.changes) or not reply.changes,
         )  # fmt: skip
     for i, cmd in enumerate(reply.commands):
         _command_answer(
