@@ -89,7 +89,7 @@ def new(
     from pbem.service.play.games import create_game, parse_player
     from pbem.service.play.gamesettings import new_game_settings
 
-    overrides = _option_overrides(option or [])
+    overrides = option_overrides(option or [])
     _check_new_game_flags(bool(player), open_, seats, adjudicate_at, dice)
     with open_session(config) as session:
         cfg = config_of(config)
@@ -126,7 +126,7 @@ def new(
             typer.echo(f"  password of {name}: {password}")
 
 
-def _option_overrides(options: list[str]) -> dict[str, str]:
+def option_overrides(options: list[str]) -> dict[str, str]:
     """--option K=V, each checked."""
     overrides = {}
     for item in options:

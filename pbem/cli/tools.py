@@ -42,6 +42,10 @@ def simulate(
     seed: Annotated[int, typer.Option(help="Seed of the first game.")] = 1,
     bot: Annotated[str, typer.Option(help="random or greedy.")] = "random",
     preset: Annotated[str, typer.Option(help="Rules preset.")] = "classic",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="K=V over the preset, as pbem new takes it."),
+    ] = None,
     map_name: Annotated[
         str, typer.Option("--map", help="A built-in map's name, or a map file (any format).")
     ] = "classic",
@@ -50,14 +54,14 @@ def simulate(
     as_json: JsonOption = False,
 ) -> None:
     """Play whole games between bots and print how they went."""
-    from pbem.maps.presets import load_preset
+    from pbem.cli.games import option_overrides
     from pbem.rules.errors import MapError, OptionsError, RulesError
     from pbem.service.errors import ServiceError
     from pbem.service.ops.simulation import simulate_many
-    from pbem.service.play.games import map_text_of
+    from pbem.service.play.games import map_text_of, options_for
 
     try:
-        options = load_preset(preset)
+        options = options_for(preset, option_overrides(option or []))
         options.check_players(players)
         board = map_text_of(map_name)[2]
         summary = simulate_many(board, options, players, games, seed, bot, workers, cap)

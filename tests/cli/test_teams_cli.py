@@ -65,3 +65,20 @@ def test_show_tells_the_gm_of_fog_and_terminators_points(tmp_path: Path) -> None
     data = json.loads(pbem("show", "world-1", "--json", "--config", config).output)
     assert [p["points"] for p in data["players"]] == [0, 0, 0, 0]
     assert [p["team"] for p in data["players"]] == [None] * 4
+
+
+def test_simulate_takes_options_over_the_preset() -> None:
+    fogged = pbem(
+        "simulate", "--preset", "doubles", "-o", "fog=true", "--games", "2",
+        "--bot", "greedy", "--workers", "1", "--json",
+    )  # fmt: skip
+    assert fogged.exit_code == 0, fogged.output + fogged.stderr
+    plain = pbem(
+        "simulate", "--preset", "doubles", "--games", "2", "--bot", "greedy",
+        "--workers", "1", "--json",
+    )  # fmt: skip
+    digests = json.loads(fogged.output)["digest"], json.loads(plain.output)["digest"]
+    assert digests[0] != digests[1]  # the fog changes what the bots see, so their play
+    wrong = pbem("simulate", "-o", "card_value_cap=2", "--games", "1")
+    assert wrong.exit_code == 1
+    assert "option card_value_cap must be 0 (no cap) or at least 4" in wrong.stderr
