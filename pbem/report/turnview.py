@@ -276,9 +276,13 @@ class _Telling:
     def team_handover(self, event: TeamHandover) -> None:
         players = self.after.players
         self.out.append(players[event.seat].name)
+        held = (  # a count below 0: hidden by the fog of war
+            plural(event.territories, "territory", "territories")
+            if event.territories >= 0
+            else "territories"
+        )
         self.attacks.items.append(
-            f"{players[event.seat].name} left the game: their "
-            f"{plural(event.territories, 'territory', 'territories')} and "
+            f"{players[event.seat].name} left the game: their {held} and "
             f"{plural(event.cards, 'card')} go to their teammate {players[event.to].name}."
         )
 

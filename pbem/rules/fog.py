@@ -26,6 +26,7 @@ from pbem.rules.events import (
     MissionDealt,
     MovedIn,
     PlaceSkipped,
+    TeamHandover,
     TerritoriesDealt,
     TradeSkipped,
     TurnBegan,
@@ -107,6 +108,9 @@ def event_seen(event: Event, seat: int | None, view: frozenset[int]) -> Event | 
         if event.seat == seat:
             return event
         return replace(event, cards=(), bonus=())
+    if isinstance(event, TeamHandover) and seat not in (event.seat, event.to):
+        # how many territories the leaver held is theirs and their heir's to know
+        return TeamHandover(event.seat, event.to, HIDDEN, event.cards)
     names = named(event)
     return event if all(t in view for t in names) else None
 

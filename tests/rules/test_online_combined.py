@@ -11,6 +11,7 @@ from pbem.orders.forecast import forecast_lines
 from pbem.orders.parser import parse_orders
 from pbem.report.views import PlayerRow, Who, team_standing
 from pbem.rules import fog
+from pbem.rules.events import TeamHandover
 from tests.rules.support import arrange, classic, new_state, start_turn
 
 KAMCHATKA, ALASKA, NW_TERRITORY, ALBERTA = 33, 0, 1, 3
@@ -61,3 +62,16 @@ def test_a_fogged_forecast_does_not_tell_that_a_player_holds_one_territory() -> 
     assert forecast_lines(state, orders, 2)[-1] == (
         "  Taking Alaska eliminates p1: a point for you."
     )
+
+
+def test_a_handover_tells_the_other_team_no_territory_count_under_fog() -> None:
+    """bob (team A) leaves, alice inherits: carol (team B) reads that it happened
+    and the cards (public), not how many territories bob held."""
+    handover = TeamHandover(1, 0, 7, 2)
+    view = frozenset({0, 1, 2})
+    assert fog.event_seen(handover, 0, view) is handover  # the heir
+    assert fog.event_seen(handover, 1, view) is handover  # the leaver
+    told = fog.event_seen(handover, 2, view)
+    assert isinstance(told, TeamHandover)
+    assert (told.seat, told.to, told.territories, told.cards) == (1, 0, fog.HIDDEN, 2)
+    assert fog.event_seen(handover, None, view) is handover  # the GM
