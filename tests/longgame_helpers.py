@@ -222,6 +222,16 @@ class World:
         with self.session(write=False) as session:
             return load(session, find_game(session, name)).state
 
+    def replayed_record(self, name: str) -> str:
+        """The game's record with its secret (`pbem export --with-secret --force`),
+        once its replay from the order log matched every stored turn."""
+        from pbem.service.play.archive import export_record, replay_game
+
+        with self.session() as session:
+            game = find_game(session, name)
+            assert replay_game(session, game).ok
+            return export_record(session, game, with_secret=True, force=True)
+
     def players(self, name: str) -> list[Player]:
         with self.session(write=False) as session:
             return players_of(session, find_game(session, name))

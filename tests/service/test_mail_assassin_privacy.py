@@ -13,8 +13,6 @@ from pathlib import Path
 from pbem.orderlog.records import read_record, verify_record
 from pbem.rules import gametypes
 from pbem.service.play import gm
-from pbem.service.play.archive import export_record, replay_game
-from pbem.service.play.games import find_game
 from pbem.site import build_site
 from tests.longgame_helpers import SECRET, Mail, World, new_table
 
@@ -88,9 +86,6 @@ def test_each_target_is_only_in_its_own_players_mail(tmp_path: Path) -> None:
     ending = table.mails(PLAYERS[0], "game_over")[-1].flat
     assert "The secret targets at the end:" in ending
     assert f"{names[removed]} hunted" not in ending  # removed: their target was passed on
-    with world.session() as session:
-        game = find_game(session, "hunt")
-        assert replay_game(session, game).ok
-        text = export_record(session, game, with_secret=True, force=True)
+    text = world.replayed_record("hunt")
     report = verify_record(read_record(text), SECRET.hex())
     assert report.ok, report.message

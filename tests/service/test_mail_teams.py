@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pbem.orderlog.records import read_record, verify_record
 from pbem.service.play import gm
-from pbem.service.play.archive import export_record, replay_game
-from pbem.service.play.games import find_game
 from pbem.site import build_site
 from pbem.store.pending import notices_pending
 from tests.longgame_helpers import SECRET, World, new_table
@@ -81,10 +79,7 @@ def test_a_doubles_game_of_bots_by_mail_ends_with_a_team_and_verifies(tmp_path) 
     over = table.mails("ann", "game_over")
     assert [m.untokened for m in over] == ["[td] Game over: team B (cat, dan) wins after 70 turns"]
     assert "with their team: every other team is out" in over[0].flat
-    with world.session() as session:
-        game = find_game(session, "td")
-        assert replay_game(session, game).ok
-        text = export_record(session, game, with_secret=True, force=True)
+    text = world.replayed_record("td")
     record = read_record(text)
     assert record.options.team_size == 2
     report = verify_record(record, SECRET.hex())

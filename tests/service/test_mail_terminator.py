@@ -8,8 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pbem.orderlog.records import read_record, verify_record
-from pbem.service.play.archive import export_record, replay_game
-from pbem.service.play.games import find_game
 from tests.longgame_helpers import SECRET, World, new_table
 
 PLAYERS = ["ann", "bob", "cat", "dan"]
@@ -37,9 +35,6 @@ def test_a_terminator_game_by_mail_to_its_end(tmp_path: Path) -> None:
         "24 turns. Points: cat 0 points, dan 0 points, ann 0 points, bob 0 points." in over
     )
     assert "1 cat yellow winner, 0 points 25 57 2 dan green still in, 0 points 12 22" in over
-    with world.session() as session:
-        game = find_game(session, "term")
-        assert replay_game(session, game).ok
-        text = export_record(session, game, with_secret=True, force=True)
+    text = world.replayed_record("term")
     report = verify_record(read_record(text), SECRET.hex())
     assert report.ok, report.message
