@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pbem.report.context import GameInfo, TurnReport
-from pbem.report.fogview import hides_turn
+from pbem.report.fogview import PUBLIC, hides_turn
 from pbem.report.textfmt import join_words, plural
 from pbem.report.views import Who, card_text, conquered, due, hand_text, territory_name, who
 from pbem.rules.board import Board
@@ -124,7 +124,10 @@ class _Telling:
         self.after = self.report.after
         self.board = self.after.board
         self.name = self.after.players[self.report.seat].name
-        self.sight = " in your sight" if hides_turn(self.report, self.viewer) else ""
+        if not hides_turn(self.report, self.viewer):
+            self.sight = ""
+        else:  # the site's public view has no "you": it sees no territory at all
+            self.sight = " in public view" if self.viewer == PUBLIC else " in your sight"
 
     def opening(self) -> None:
         """The lines before any event: a missed turn, the armies due, a forced trade."""

@@ -219,6 +219,8 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
         text = html.unescape(re.sub(r"<[^>]+>", " ", page.read_text()))
         assert not names_in(text, every), (page.name, sorted(names_in(text, every)))
         assert not re.search(r"\b\d+ terr", text), page.name
+        assert "your sight" not in text, page.name  # a public page has no "you"
+    assert any("in public view" in p.read_text() for p in pages)
     for picture in pictures:
         data = json.loads(picture.read_bytes()[len(FAKE_PNG) :])
         assert set(data["owner"]) == {fog.HIDDEN} and set(data["armies"]) == {0}
