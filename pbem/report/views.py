@@ -212,18 +212,11 @@ def player_rows(game: GameInfo, state: GameState, to_move: int | None) -> list[P
                 to_move=seat == to_move,
                 status=status,
                 holder=next((p.holder for p in game.players if p.seat == seat), ""),
-                points=_points(state, seat),
+                points=gametypes.points_shown(state, seat),
                 team=teamview.team_letter(state, seat),
             )
         )
     return rows
-
-
-def _points(state: GameState, seat: int) -> int | None:
-    """Terminator: the seat's points, shown to everyone; None in other games."""
-    if state.options.goal != gametypes.TERMINATOR or state.players[seat].neutral:
-        return None
-    return gametypes.points(state, seat)
 
 
 def player_table(rows: Sequence[PlayerRow]) -> tuple[list[str], list[list[str]], str]:

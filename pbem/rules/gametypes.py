@@ -86,6 +86,14 @@ def _inherit(state: GameState, loser: int) -> list[Event]:
 
 
 # ---------------------------------------------------------------- terminator
+def points_shown(state: GameState, seat: int) -> int | None:
+    """Terminator: the seat's points, public in every players table and in
+    `pbem show`; None in other games and for the neutral."""
+    if state.options.goal != TERMINATOR or state.players[seat].neutral:
+        return None
+    return points(state, seat)
+
+
 def points(state: GameState, seat: int) -> int:
     """1 for each player ``seat`` eliminated by attack (a neutral seat scores nothing)."""
     if state.players[seat].neutral:

@@ -91,7 +91,7 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
                 "hand": [board.card_name(c) for c in p.cards],
                 "mission": _mission_text(state, seat),
                 "team": teams.team_of(state, seat),  # 0 for team A; None without teams
-                "points": _points(state, seat),  # terminator; None in other games
+                "points": gametypes.points_shown(state, seat),  # terminator; None in other games
             }
             for seat, p in enumerate(state.players)
         ],
@@ -105,12 +105,6 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
             for t in board.territories
         },
     }
-
-
-def _points(state: GameState, seat: int) -> int | None:
-    if state.options.goal != gametypes.TERMINATOR or state.players[seat].neutral:
-        return None
-    return gametypes.points(state, seat)
 
 
 def online_settings(state: GameState) -> list[str]:
@@ -168,7 +162,7 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         bonus = sum(board.continents[c].bonus for c in state.continents_held(seat))
         due = reinforcement_base(territories) + bonus if p.alive and not p.neutral else 0
         mark = marks.get(seat) or ("" if p.alive else "out")
-        points = _points(state, seat)
+        points = gametypes.points_shown(state, seat)
         if points is not None:
             mark = ", ".join(x for x in (mark, f"{points} point{'' if points == 1 else 's'}") if x)
         status = f"  ({mark})" if mark else ""
