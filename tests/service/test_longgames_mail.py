@@ -281,6 +281,16 @@ def test_press_reaches_only_its_addressee_with_the_senders_name(tmp_path) -> Non
     table.read_all()
     assert [m.untokened for m in table.mails("cat", "press")] == ["[pr] Press from ann"]
     assert table.mails("bob", "press") == []
+    table.clear()
+
+    ann.write("PRESS TO cat\n> > only what bob once wrote\n> > quoted\nENDPRESS")
+    world.poll()
+    table.read_all()
+    assert table.mails("cat", "press") == []  # nothing left to relay: no empty press
+    assert any(
+        "Your press to cat was not relayed: it has no text (quoted lines" in m.flat
+        for m in table.mails("ann")
+    )
 
 
 def test_anonymous_press_and_the_gms_copy(tmp_path) -> None:

@@ -469,6 +469,11 @@ def _act(
                 f"Your press to {to} was not relayed: nothing in this mail "
                 "was applied. Send it again with your corrected orders."
             )
+        elif not press.body.strip():
+            reply.notes.append(
+                f"Your press to {to} was not relayed: it has no text (quoted lines, "
+                "those starting with '>', are left out of every mail)."
+            )
         elif allow(session, f"press:{player.address}", press_budget, ctx.clock.now()):
             try:
                 relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
