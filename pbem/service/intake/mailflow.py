@@ -41,7 +41,7 @@ from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.intake import claims, gmmail, mailcheck, proof, seatguard
+from pbem.service.intake import claims, gmmail, mailcheck, pressrelay, proof, seatguard
 from pbem.service.intake.claims import Claim
 from pbem.service.play import deadlines, notify, schedule, turns
 from pbem.service.play.games import board_of, command, load, players_of
@@ -461,32 +461,7 @@ def _act(
         summary.append(_orders(session, ctx, game, player, mail, parsed, reply, loaded))
     applied = not (reply.problems or reply.problems_text or parsed.check)
     seatguard.remember(session, player, game, mail, parsed, reply, applied, logged)
-    press_budget = int(settings(game)["press_per_hour"])
-    for press in parsed.press:
-        to = letters.quote(press.recipient, 40)
-        if not applied:
-            reply.notes.append(
-                f"Your press to {to} was not relayed: nothing in this mail "
-                "was applied. Send it again with your corrected orders."
-            )
-        elif not press.body.strip():
-            reply.notes.append(
-                f"Your press to {to} was not relayed: it has no text (quoted lines, "
-                "those starting with '>', are left out of every mail)."
-            )
-        elif allow(session, f"press:{player.address}", press_budget, ctx.clock.now()):
-            try:
-                relayed = notify.relay_press(session, ctx, game, player, press, mail.reply_key)
-                summary.append(relayed)
-            except ServiceError as exc:
-                why = letters.cap(str(exc), 200)
-                reply.notes.append(f"Your press to {to} was not relayed: {why}.")
-                continue
-            reply.notes.append(f"Your press to {to} was relayed.")
-        else:
-            reply.notes.append(
-                f"Your press to {to} was not relayed: too many press messages this hour."
-            )
+    summary += pressrelay.relay_all(session, ctx, game, player, parsed, reply, mail, applied)
     _send_reply(session, ctx, reply)
     done = "; ".join(summary) or "read"
     return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, done)
