@@ -71,6 +71,9 @@ class DecodedMail:
     # What pbem derives its answers' Message-IDs from: the Message-ID, or,
     # for a mail that reuses the Message-ID of another, that plus its hash.
     key: str = ""
+    # ``text`` was cut to the limits of pbem.mail.bounds: the mail's text is
+    # longer than ``text``, so no answer may call len(text) its length.
+    text_cut: bool = False
 
     @property
     def reply_key(self) -> str:
@@ -216,6 +219,7 @@ def _decode_message(msg: EmailMessage, raw: bytes) -> DecodedMail:
     else:
         source = "html" if body.get_content_subtype() == "html" else "plain"
         text = _body_text(body, source)
+    kept, cut = bounded_text(strip_reply(text[: 4 * bounds.MAX_TEXT_CHARS]))
     attachments = (_describe(part) for part in _leaves(msg) if _is_attachment(part, body))
     return DecodedMail(
         message_id=message_id,
@@ -227,23 +231,40 @@ def _decode_message(msg: EmailMessage, raw: bytes) -> DecodedMail:
         recipients=_recipients(msg),
         date=_date(msg),
         auto_submitted=header_reason(msg),
-        text=bounded_text(strip_reply(text[: 4 * bounds.MAX_TEXT_CHARS])),
+        text=kept,
         source=source,
         attachments=list(islice(attachments, bounds.MAX_ATTACHMENTS)),
         checksum=hashlib.sha256(raw).hexdigest(),
         size=len(raw),
+        text_cut=cut or _cut_before(text, source),
     )
+
+
+def _cut_before(text: str, source: str) -> bool:
+    """Whether a limit cut the text before the quotes were taken out: at four
+    times MAX_TEXT_CHARS, or while HTML was read (which stops once it has
+    written either limit's worth)."""
+    if len(text) > 4 * bounds.MAX_TEXT_CHARS:
+        return True
+    full = len(text) >= bounds.MAX_TEXT_CHARS or text.count("\n") + 1 >= bounds.MAX_TEXT_LINES
+    return source == "html" and full
 
 
 def _one_line(value: str, limit: int) -> str:
     return " ".join(scrub_line(value, 2 * limit + 100).split())[:limit]
 
 
-def bounded_text(text: str) -> str:
+def bounded_text(text: str) -> tuple[str, bool]:
     """At most MAX_TEXT_LINES lines and MAX_TEXT_CHARS characters, without
-    NUL and the other control characters but TAB and LF."""
-    lines = text.split("\n", bounds.MAX_TEXT_LINES)[: bounds.MAX_TEXT_LINES]
-    return scrub_text("\n".join(lines), bounds.MAX_TEXT_CHARS)
+    NUL and the other control characters but TAB and LF; and whether either
+    limit cut something off."""
+    lines = text.split("\n", bounds.MAX_TEXT_LINES)
+    cut = len(lines) > bounds.MAX_TEXT_LINES
+    joined = "\n".join(lines[: bounds.MAX_TEXT_LINES])
+    scrubbed = scrub_text(joined, len(joined))
+    if len(scrubbed) > bounds.MAX_TEXT_CHARS:
+        return scrubbed[: bounds.MAX_TEXT_CHARS], True
+    return scrubbed, cut
 
 
 # --- headers ---------------------------------------------------------------

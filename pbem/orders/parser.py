@@ -323,16 +323,22 @@ class _MailReader:
                 mail.check = True
 
 
-def parse_orders(text: str | object, board: Board, *, max_chars: int = MAX_CHARS) -> ParsedMail:
+def parse_orders(
+    text: str | object, board: Board, *, max_chars: int = MAX_CHARS, cut: bool = False
+) -> ParsedMail:
     """Read a mail body; raise OrdersError listing every problem in it.
+
+    ``cut``: the mail layer cut ``text`` to its limits, so the mail is longer
+    than ``text`` and its length is not known here.
 
     (``text`` is checked here, not by its annotation: compiled, a declared str would
     refuse bytes with a bare TypeError before the problem is named.)"""
     if not isinstance(text, str):
         raise OrdersError([OrderProblem(0, 0, "", "the orders must be text")])
-    if len(text) > max_chars:
+    if cut or len(text) > max_chars:
+        length = f"longer than {len(text)} characters" if cut else f"{len(text)} characters long"
         message = (
-            f"the mail is {len(text)} characters long; orders are read only from mails "
+            f"the mail is {length}; orders are read only from mails "
             f"of at most {max_chars} characters"
         )
         raise OrdersError([OrderProblem(0, 0, "", message, f"at most {max_chars} characters")])

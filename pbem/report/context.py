@@ -189,6 +189,9 @@ class Problem:
     message: str
     fix: str = ""  # a suggestion, when there is one
     with_fix: str = ""  # what the line would still get wrong with that fix
+    # > 0: no problem but a line that stands for this many problems not shown in
+    # full (pbem.report.folding); its message names their lines
+    more: int = 0
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pbem.orders import OrderProblem
 from pbem.orders.errors import in_line_order
 from pbem.report import context as rc
-from pbem.report import render
+from pbem.report import folding, render
 from pbem.report.mime import RenderedMail
 from pbem.vocab import Refusal
 
@@ -53,7 +53,8 @@ def cap(text: str, limit: int) -> str:
 
 def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem, ...]:
     """The orders layer's problems with the line each is about, as the reply shows
-    them: in the order of the mail's lines (the mail's own problems last)."""
+    them: in the order of the mail's lines (the mail's own problems last), the
+    repeats and the surplus folded (pbem.report.folding)."""
     lines = text.split("\n")
     out = []
     for p in in_line_order(problems):
@@ -63,7 +64,7 @@ def problems_of(problems: Sequence[OrderProblem], text: str) -> tuple[rc.Problem
         with_fix = cap(p.with_fix, QUOTED_MESSAGE)
         number = p.line or None
         out.append(rc.Problem(number, quote(line, QUOTED_LINE), message, suggestion, with_fix))
-    return tuple(out)
+    return folding.fold(out)
 
 
 def quoted_lines(pairs: Sequence[tuple[int, str]], most: int = 10) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import endnotes, fogview, setupview, subjects, teamview, turnview, views
+from pbem.report import endnotes, fogview, folding, setupview, subjects, teamview, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -374,7 +374,7 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
 
 def render_error_reply(reply: ErrorReply) -> RenderedMail:
     name = reply.game.name if reply.game else None
-    count = plural(len(reply.problems), "problem")
+    count = plural(folding.total(reply.problems), "problem")
     turn = reply.turn if reply.game is not None else None
     title = f"Checked, {count}" if reply.check else f"Not applied, {count}"
     subject = subjects.reply_subject(name, title, turn, reply.token)

@@ -182,7 +182,7 @@ def _handle(
         return _reject(row, game, f"{mail.sender} does not play in {game.name}")
     player = sender
     loaded = load(session, game)
-    parsed, parse_problems = _parse(mail.text, loaded.state.board, loaded.state, player.seat)
+    parsed, parse_problems = _parse(mail, loaded.state.board, loaded.state, player.seat)
     password = password_of(mail.text)
     resigning = parsed is not None and any(isinstance(c, Resign) for c in parsed.commands)
     proven = proof.proof(game, player, mail, password, resigning)
@@ -364,14 +364,15 @@ def _send_reply(
 
 
 def _parse(
-    text: str, board: Board, state: GameState | None = None, seat: int | None = None
+    mail: DecodedMail, board: Board, state: GameState | None = None, seat: int | None = None
 ) -> tuple[ParsedMail | None, list[OrderProblem]]:
     """The parsed mail, or every problem one pass finds (unreadable lines, and
-    the readable orders before them validated against ``state``)."""
+    the readable orders before them validated against ``state``). A text the
+    mail layer cut is never read (a part of a mail is not the mail)."""
     try:
-        return parse_orders(text, board), []
+        return parse_orders(mail.text, board, cut=mail.text_cut), []
     except OrdersError as exc:
-        return None, all_problems(exc, state, seat, text)
+        return None, all_problems(exc, state, seat, mail.text)
 
 
 def _games_of_sender(session: Session, address: str) -> list[tuple[Game, Player]]:

@@ -89,7 +89,7 @@ def send_reply(session: Session, ctx: Context, reply: Reply) -> None:
         subject = letters.quote_subject(mail.subject)  # quoted in the body, not the subject
         notices.add(
             session, ctx, K.ERRORS, player.address, about=about, info=info, **common,
-            problems=[[p.line_no, p.line, p.message, p.fix, p.with_fix] for p in problems],
+            problems=[[p.line_no, p.line, p.message, p.fix, p.with_fix, p.more] for p in problems],
             subject=subject, turn=game.turn, check=reply.check_only,
         )  # fmt: skip
     elif reply.canonical or not reply.commands:
