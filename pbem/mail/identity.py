@@ -164,6 +164,15 @@ def identify(raw: bytes) -> MailIdentity:
     return MailIdentity(message_id or f"<{digest[:40]}@pbem.invalid>", digest, sender, subject)
 
 
+def from_line(raw: bytes) -> str | None:
+    """The value of a mail's first From header as its identity read it (cut
+    to what a parser may see; not scrubbed), or None when it has none."""
+    try:
+        return _fields(raw, ("from",)).get("from")
+    except Exception:  # noqa: BLE001 - as identify: whatever the bytes
+        return None
+
+
 def clean_message_id(value: str) -> str:
     """A Message-ID as stored: one line, single spaces, at most MESSAGE_ID_CHARS."""
     return " ".join(scrub_line(value[: 2 * MESSAGE_ID_CHARS], 2 * MESSAGE_ID_CHARS).split())[

@@ -198,7 +198,11 @@ def test_status_lists_the_last_days_refused_mail_with_the_reason(tmp_path: Path)
     text = describe(found)  # what `pbem status` prints
     assert "refused in the last 24 hours: 2" in text
     assert "<stranger-1@evil.example> from mallory@evil.example: " in text
-    assert "<two-senders@evil.example> from (no sender): " in text
+    # what the From line held, and why no sender was read from it
+    assert (
+        '<two-senders@evil.example> from "alice@example.org, mallory@evil.example" '
+        "(2 addresses in its From line; a mail must come from one): not answered"
+    ) in text
 
     clock.set(START + timedelta(hours=25))  # a day later the list is empty again
     assert read_status(engine, config, clock).refused == []

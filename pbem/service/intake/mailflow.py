@@ -41,7 +41,7 @@ from pbem.rules.board import Board
 from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.intake import claims, gmmail, mailcheck, pressrelay, proof, seatguard
+from pbem.service.intake import claims, gmmail, mailcheck, pressrelay, proof, refusals, seatguard
 from pbem.service.intake.claims import Claim
 from pbem.service.play import deadlines, notify, schedule, turns
 from pbem.service.play.games import board_of, command, load, players_of
@@ -280,7 +280,7 @@ def _unproven(
         if may_answer(session, ctx, player.address, stranger=False):
             notify.turn_over(session, ctx, game, player, mail, stale, loaded.state, resigning)
         return MailOutcome(
-            row.message_id, game.name, InboundStatus.PROCESSED, f"stale token of turn {stale}"
+            row.message_id, game.name, InboundStatus.PROCESSED, refusals.stale_token(stale)
         )
     if password is None and mailcheck.no_other_token(game, player, mail):
         # forwarded orders, an empty mail, a fresh mail without the
@@ -288,9 +288,7 @@ def _unproven(
         reply = notify.Reply(game=game, player=player, mail=mail)
         reply.problems_text = mailcheck.missing_proof_answer(game, resigning)
         _send_reply(session, ctx, reply, proven=False)
-        return MailOutcome(
-            row.message_id, game.name, InboundStatus.PROCESSED, "no password or turn token"
-        )
+        return MailOutcome(row.message_id, game.name, InboundStatus.PROCESSED, refusals.NO_PROOF)
     if password:  # counted on the seat; the GM told at the 3rd, 10th, 30th...
         seatguard.wrong_password(session, ctx, game, player)
     cause = Refusal.WRONG_PASSWORD if password else Refusal.FOREIGN_TOKEN
@@ -448,7 +446,7 @@ def _act(
             "per line, e.g. PLACE 3 Alaska; HELP replies with the order language."
         )
         _send_reply(session, ctx, reply)
-        return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, "no orders")
+        return MailOutcome(mail.message_id, game.name, InboundStatus.PROCESSED, refusals.NO_ORDERS)
     refused = mailcheck.command_problems(session, ctx, game, player, parsed)
     if refused:
         reply.problems, reply.text = refused, mail.text

@@ -26,6 +26,8 @@ from pbem.service.clock import Clock
 from pbem.service.intake import seatguard
 from pbem.service.ops.health import Outage, database_outage, outages
 from pbem.service.ops.outagelog import KEEP, PastOutage, past_outages
+from pbem.service.ops.refused import lines as refused_lines
+from pbem.service.ops.refused import listed, refused_rows
 from pbem.service.tell import outbox
 from pbem.store import InboundMessage, ServiceState, session_scope
 from pbem.store.errors import DatabaseError
@@ -36,9 +38,7 @@ from pbem.vocab import Component, InboundStatus
 # this long failed to render (a poll in progress is not a problem).
 UNTOLD_GRACE = timedelta(minutes=10)
 SHOWN_PAST = 3  # past outages in the text; --json has every one kept
-# Refused mail is normal (strangers, mistakes, hostile mail) and no problem,
-# but the GM asked what happened to a mail must find it: the last day's are listed.
-REFUSED_WINDOW = timedelta(hours=24)
+# the last day's refused mail is listed (pbem.service.ops.refused)
 SHOWN_REFUSED = 5  # the newest refused mails in the text; --json has the day's (at most 100)
 
 
@@ -88,11 +88,6 @@ def _mail(row: InboundMessage) -> dict[str, Any]:
     }
 
 
-def _first_line(text: str) -> str:
-    line = text.strip().split("\n", 1)[0]
-    return line if len(line) <= 200 else line[:199] + "…"
-
-
 def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
     now = clock.now()
     status = Status()
@@ -113,16 +108,8 @@ def read_status(engine: Engine, config: Config, clock: Clock) -> Status:
                     ),
                 )
             ).all()
-            refused = session.exec(
-                select(InboundMessage)
-                .where(
-                    InboundMessage.status == InboundStatus.REJECTED,
-                    col(InboundMessage.processed_at) >= now - REFUSED_WINDOW,
-                )
-                .order_by(col(InboundMessage.processed_at).desc(), col(InboundMessage.id).desc())
-                .limit(100)
-            ).all()
-            status.refused = [{**_mail(r), "why": _first_line(r.outcome)} for r in refused]
+            refused = refused_rows(session, now)
+            status.refused = [{**_mail(r), **listed(r)} for r in refused]
             status.held = [_mail(r) for r in held]
             status.failing = [_mail(r) for r in failing]
             counts = outbox.counts(session, now)
@@ -199,10 +186,7 @@ def describe(status: Status) -> str:
             f"refused in the last 24 hours: {len(status.refused)}"
             + (f" (the newest {SHOWN_REFUSED}; --json lists up to 100)" if more > 0 else "")
         )
-        for mail in status.refused[:SHOWN_REFUSED]:
-            lines.append(
-                f"  {mail['message_id']} from {mail['sender'] or '(no sender)'}: {mail['why']}"
-            )
+        lines += refused_lines(status.refused, SHOWN_REFUSED)
     for title, mails in (("held", status.held), ("failing", status.failing)):
         for mail in mails:
             lines.append(
