@@ -5,12 +5,10 @@ one line naming their lines (pbem.report.folding); the title counts them all.
 
 from __future__ import annotations
 
-from pbem.maps import builtin_map
 from pbem.report import render_error_reply
 from pbem.report.context import ErrorReply, Problem
 from pbem.report.folding import MOST_SHOWN, fold, line_ranges, total
 
-BOARD = builtin_map("classic")
 
 
 def bad(line: int, word: str = "Atlantis") -> Problem:
