@@ -10,7 +10,6 @@ from pbem.report.context import ErrorReply, Problem
 from pbem.report.folding import MOST_SHOWN, fold, line_ranges, total
 
 
-
 def bad(line: int, word: str = "Atlantis") -> Problem:
     return Problem(line, f"PLACE 1 {word}", f"{word}: no such territory")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pbem.mail import bounds
 from pbem.orders.parser import MAX_CHARS
-from tests.longgame_helpers import Mail, World, new_table
+from tests.longgame_helpers import GM_ADDRESS, Mail, World, new_table
 
 PLAYERS = ["ann", "bob", "cat"]
 
@@ -82,3 +82,19 @@ def test_hundreds_of_different_bad_lines_are_cut_after_twenty(tmp_path: Path) ->
     assert reply.text.count("Line ") == 20
     assert "Line 2: PLACE 1 Atlantis0\n  Atlantis0: no such territory\n" in reply.text
     assert "And 280 more problems, not shown: lines 22-301." in reply.flat
+
+
+def test_a_gm_mail_past_the_text_limit_runs_nothing(tmp_path: Path) -> None:
+    from tests.service.test_mail_gm import gm_answers, gm_game
+
+    world, _, password = gm_game(tmp_path, "gmcut")
+    padding = "# padding padding padding padding\n" * 9_000  # 306,000 characters
+    world.send(GM_ADDRESS, f"PASSWORD {password}\nPAUSE\n{padding}", "[gmcut] pause")
+    world.poll()
+    assert world.game("gmcut").status == "running"  # the PAUSE at its top is not run
+    answers = gm_answers(world)
+    assert [a.subject for a in answers] == ["[gmcut] GM commands not run: the mail is too long"]
+    assert (
+        f"Nothing was done: your mail is longer than {bounds.MAX_TEXT_CHARS} characters"
+        in answers[0].flat
+    )

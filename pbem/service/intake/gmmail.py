@@ -86,6 +86,10 @@ def handle(
             refusal = _refusal(game, verified, bool(password))
             _answer(session, ctx, game, mail, "GM commands refused", refusal, answer=False)
         return False, f"authentication failed for the GM of {game.name}"
+    if mail.text_cut:  # a part of a mail is not the mail: none of it is run
+        done = "GM commands not run: the mail is too long"
+        _answer(session, ctx, game, mail, done, cut_answer(len(mail.text)))
+        return True, f"GM mail: {done}"
     parsed = parse_gm_mail(mail.text)  # the orders layer reads the commands
     problems = parsed.problems + _game_problems(session, game, parsed.commands)
     lines: list[str] = []
@@ -108,6 +112,14 @@ def handle(
         done = "GM commands: none found"
     _answer(session, ctx, game, mail, done, "\n".join(lines))
     return True, f"GM mail: {done}"
+
+
+def cut_answer(kept: int) -> str:
+    return (
+        f"Nothing was done: your mail is longer than {kept} characters, more than pbem "
+        "reads of a mail, and a mail is run whole or not at all. Send the commands "
+        "in a shorter mail."
+    )
 
 
 def _count(n: int, word: str) -> str:
