@@ -146,6 +146,7 @@ class YourTurn:
     token: str  # the turn token, carried in the subject of the reply
     deadline: datetime | None
     since: tuple[str, ...] = ()  # what changed for this player since their last turn
+    freestyle_round: int = 0  # freestyle: the round open to this player ("your move")
 
 
 @dataclass(frozen=True)

@@ -294,8 +294,16 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "example_orders": views.turn_examples(state, seat),
         "since": notice.since,
         "cid": cid,
+        "freestyle_round": notice.freestyle_round,
+        "title": (
+            f"Your move in round {notice.freestyle_round}"
+            if notice.freestyle_round
+            else f"Your turn {state.turn}"
+        ),
     }
-    subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
+    subject = subjects.your_turn_subject(
+        game.name, state.turn, notice.token, notice.freestyle_round
+    )
     return template_mail("your_turn", subject, game.address_of(seat), context, game, images)
 
 

@@ -108,7 +108,10 @@ def turn_subject(
     )
 
 
-def your_turn_subject(game: str, turn: int, token: str) -> str:
+def your_turn_subject(game: str, turn: int, token: str, freestyle_round: int = 0) -> str:
+    """(freestyle: the round, since the turn's number depends on who moves first)"""
+    if freestyle_round:
+        return f"{tag(game)}Your move in round {freestyle_round} (token {token})"
     return f"{tag(game)}Your turn {turn} (token {token})"
 
 
