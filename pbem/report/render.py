@@ -43,7 +43,7 @@ from pbem.report.textfmt import (
     when_short,
 )
 from pbem.rules import gametypes
-from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.vocab import LetterKind
 
 
@@ -157,6 +157,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         "report": report,
         "view": view,
         "next": next_who,
+        "freestyle": views.round_words(after),
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": views.round_of(report.before),
@@ -237,6 +238,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "holder": start.holder,
         "takeover_turn": start.turn,
         "mover": views.who(game, state, state.current) if playing else None,
+        "round_open": state.round if state.phase == ROUND else 0,  # freestyle
         "capital": game.options.goal == "capital",
         "headquarters": state.board.territories[hq].name if hq is not None else "",
         "your_team": teamview.your_team(state, seat),
@@ -562,14 +564,14 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
     game = status.game
     state = fogview.state_for(status.state, viewer)
-    to_move = state.current if state.current >= 0 and state.phase != ENDED else None
+    to_move = views.next_seat(state)
     mover = views.who(game, state, to_move) if to_move is not None else None
     if state.phase == ENDED and state.winner is not None:
         where = f"game over, {state.players[state.winner].name} won"
     elif state.phase in SETUP_PHASES:
         where = f"setup ({state.phase})"
     else:
-        where = f"turn {state.turn}, {mover.name if mover else '-'} to move"
+        where = f"turn {state.turn}, {views.to_move(state)}"
     subject = subjects.fit(
         [subjects.with_token(f"{subjects.tag(game.name)}Status: {where}", status.token)]
     )
