@@ -138,3 +138,18 @@ def test_a_whole_freestyle_game_by_mail_to_a_winner_replays(tmp_path: Path) -> N
     assert all(
         "Your move in round" in m.subject for n in PLAYERS for m in table.mails(n, "your_turn")
     )
+
+
+def test_fog_doubles_freestyle_by_mail_to_a_team_win_replays(tmp_path: Path) -> None:
+    """The common online combination, by mail: four bots in two teams under fog,
+    each round in the order their mails are read, to a team's win; the record
+    replays and names the options."""
+    world = World(tmp_path)
+    names = ["alice", "bob", "carol", "dave"]
+    overrides = {"placement": "auto", "play_order": "freestyle", "fog": "true", "team_size": "2"}
+    table = new_table(world, "g1", names, overrides=overrides, seed=3)
+    table.run(lambda: world.game("g1").phase == "over", limit=400)
+    state = world.state("g1")
+    assert state.win_reason == "team" and state.winner is not None
+    record = world.replayed_record("g1")
+    assert "play_order" in record and "team_size" in record and "fog" in record
