@@ -122,6 +122,8 @@ def online_settings(state: GameState) -> list[str]:
         said.append("teams: " + "; ".join(teams.team_label(state, t) for t in range(count)))
     if options.trench:
         said.append("trench warfare")
+    if options.play_order == "freestyle":
+        said.append("freestyle (each round every player moves once, in the order mails arrive)")
     return said
 
 
