@@ -59,6 +59,14 @@ def arrives_next(state: GameState, secret: bytes) -> int:
     return min(freestyle.waiting_for(state), key=draw)
 
 
+def begin_next(state: GameState, secret: bytes) -> bool:
+    """Freestyle, between turns: the seat whose orders "arrive" first takes the
+    next turn (``arrives_next``). False when that ended the game."""
+    if state.phase == ROUND:
+        engine.take_turn(state, arrives_next(state, secret))
+    return state.phase != ENDED
+
+
 def setup_game(
     board: Board,
     options: Options,
@@ -101,10 +109,8 @@ def play_game(
     secret = game_secret(seed)
     hashes: list[str] = []
     while state.phase != ENDED and state.turn <= cap:
-        if state.phase == ROUND:  # freestyle: whose orders "arrive" first
-            engine.take_turn(state, arrives_next(state, secret))
-            if state.phase == ENDED:  # (a mission complete when the turn began)
-                break
+        if not begin_next(state, secret):  # (a mission complete when the turn began)
+            break
         rng = make_stream(dice, secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
         if keep_hashes:

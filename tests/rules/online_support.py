@@ -13,11 +13,11 @@ from pbem.orderlog import replay
 from pbem.orderlog.records import Record, read_record, verify_record, write_record
 from pbem.orders import parse_orders, render_orders, validate_turn
 from pbem.paths import maps_dir
+from pbem.rules import engine
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
 from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
-from pbem.rules import engine
 from pbem.rules.simulate import COLOURS, GameResult, arrives_next, game_secret, play_game
 from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from tests.rules.support import arrange, classic, new_state, start_turn

@@ -150,3 +150,13 @@ def test_turns_play_through_play_turn_like_any_other() -> None:
     engine.place(state, state.territories_of(seat)[0], state.reinforcements)
     events = play_turn(state, [], ScriptedDice())
     assert TurnEnded(1, seat, None) in events and state.moved == [seat]
+
+
+def test_maps_balance_plays_freestyle_games_the_same_twice() -> None:
+    from pbem.maps.balance import play_one
+
+    first = play_one(classic(), FREE, 4, 11, "greedy", 3000)
+    assert first.seat is not None and first.turns > 0
+    assert play_one(classic(), FREE, 4, 11, "greedy", 3000) == first
+    # the arrival order is not the turn order: not the same game as in turn order
+    assert play_one(classic(), Options(), 4, 11, "greedy", 3000) != first
