@@ -312,16 +312,18 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
 def render_reminder(reminder: Reminder) -> RenderedMail:
     game, state, seat = reminder.game, reminder.state, reminder.seat
     setup = state.phase in SETUP_PHASES
+    # freestyle: the round (the turn's number depends on who moves before)
+    period = f"round {state.round}" if state.phase == ROUND else f"turn {state.turn}"
     subject = subjects.reminder_subject(
         game.name,
-        None if setup else state.turn,
+        None if setup else period,
         reminder.token,
         when_short(reminder.deadline, game.timezone),
     )
     context = {
         **_common(game, seat),
         "setup": setup,
-        "turn": state.turn,
+        "period": period,
         "token": reminder.token,
         "deadline": when(reminder.deadline, game.timezone, game.zone_of(seat)),
         "missed": reminder.missed,

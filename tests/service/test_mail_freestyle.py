@@ -107,6 +107,9 @@ def test_the_round_deadline_plays_every_missed_turn_then_opens_the_next(tmp_path
     assert [m.kind for m in new["alice"]].count("reminder") == 0
     assert [m.kind for m in new["bob"]].count("reminder") == 2  # 24 h and 6 h before
     assert [m.kind for m in new["carol"]].count("reminder") == 2
+    (first, _) = [m for m in new["bob"] if m.kind == "reminder"]
+    assert re.match(r"\[g1\] Reminder: round 1 due ", first.subject), first.subject
+    assert "waiting for your orders for round 1" in first.flat
     world.poll_until(deadline + timedelta(hours=24, minutes=1))
     state = world.state("g1")
     log = [(e.kind, e.seat, e.source) for e in world.log("g1") if e.kind == "turn"]
