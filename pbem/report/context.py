@@ -179,6 +179,7 @@ class Receipt:
     changed: bool = True  # False: every one of them asked for what was so already
     next_setup: bool = False  # setup orders: more setup orders are asked for before the report
     token: str = ""  # the seat's current token, for the subject (a reply to it is proven)
+    freestyle_round: int = 0  # a CHECK between the turns of a freestyle round: that round
 
 
 @dataclass(frozen=True)

@@ -359,6 +359,8 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         if receipt.setup
         else f"your orders for turn {receipt.turn}"
     )
+    if receipt.freestyle_round and receipt.check_only:  # no turn number before it is played
+        what = f"your orders for round {receipt.freestyle_round}"
     if receipt.no_orders:
         title = "Noted" if receipt.changed else "Nothing changed"
     elif receipt.check_only:

@@ -156,3 +156,50 @@ def test_fog_doubles_freestyle_by_mail_to_a_team_win_replays(tmp_path: Path) -> 
     assert state.win_reason == "team" and state.winner is not None
     record = world.replayed_record("g1")
     assert "play_order" in record and "team_size" in record and "fog" in record
+
+
+def test_check_forecasts_the_turn_as_it_would_begin_now(tmp_path: Path) -> None:
+    """CHECK from a player still to move: checked against the board as it stands,
+    with the armies due now; the odds of its attacks; nothing applied."""
+    world = World(tmp_path)
+    table = table_of(world)
+    bob = table["bob"]
+    state = world.state("g1")
+    view = turn_of(state, bob.seat_no(state))
+    assert bob.bot is not None
+    body = bob.bot.write_turn(view)
+    assert "ATTACK" in body  # the greedy bot attacks in its first turn here
+    bob.reply(bob.latest("your_turn"), "CHECK\n" + body)
+    world.poll()
+    (answer,) = [m for m in table.read_all()["bob"] if m.kind != "turn_report"]
+    assert "CHECK: your orders for round 1 are valid" in answer.subject
+    assert "Odds before the dice" in answer.flat and "takes it" in answer.flat
+    assert world.state("g1").canonical_json() == state.canonical_json()  # nothing applied
+
+
+def test_the_last_mover_may_send_the_same_orders_for_the_next_round(tmp_path: Path) -> None:
+    """Orders that closed a round, sent again word for word, are new orders for the
+    round that opened (not "already applied"): the seat is waited for again."""
+    world = World(tmp_path)
+    table = table_of(world, names=["alice", "bob", "carol"])
+    state = world.state("g1")
+    seats = {p.name: i for i, p in enumerate(state.players)}
+    for name in ("alice", "bob"):
+        seat = table[name]
+        assert seat.bot is not None
+        seat.reply(
+            seat.latest("your_turn"), seat.bot.write_turn(turn_of(world.state("g1"), seats[name]))
+        )
+        world.poll()
+    carol = table["carol"]
+    where = state.board.territories[world.state("g1").territories_of(seats["carol"])[0]].name
+    due = turn_of(world.state("g1"), seats["carol"]).reinforcements
+    body = f"PLACE {due} {where}\n"
+    carol.write(body)
+    world.poll()
+    assert world.state("g1").round == 2
+    due_now = turn_of(world.state("g1"), seats["carol"]).reinforcements
+    assert due_now == due  # (no territory changed hands: the same orders are valid)
+    carol.write(body)
+    world.poll()
+    assert world.state("g1").moved == [seats["carol"]]

@@ -300,6 +300,7 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         changed=params.get("changed", True),
         next_setup=bool(params["setup"]) and _setup_continues(shared, params),
         token=params.get("token", ""),
+        freestyle_round=shared.state.round if shared.state.phase == ROUND else 0,
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
