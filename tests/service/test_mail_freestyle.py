@@ -128,16 +128,19 @@ def test_the_round_deadline_plays_every_missed_turn_then_opens_the_next(tmp_path
     assert world.game("g1").deadline > deadline + timedelta(hours=24)
 
 
-def test_a_whole_freestyle_game_by_mail_to_a_winner_replays(tmp_path: Path) -> None:
+def test_a_whole_freestyle_game_by_mail_to_its_round_limit_replays(tmp_path: Path) -> None:
+    """Six rounds by mail, then the round limit's winner (the domination win of a
+    freestyle game by mail: the fog and doubles game below)."""
     world = World(tmp_path)
-    table = new_table(world, "g1", PLAYERS, overrides=FREE)
-    table.run(lambda: world.game("g1").phase == "over", limit=400)
+    table = new_table(world, "g1", PLAYERS, overrides={**FREE, "max_turns": "6"})
+    table.run(lambda: world.game("g1").phase == "over", limit=100)
     state = world.state("g1")
-    assert state.winner is not None
+    assert state.winner is not None and state.win_reason == "max_turns"
+    assert state.turn == 18 and state.round == 7  # six rounds of three turns, no more
     record = world.replayed_record("g1")
     assert "play_order" in record
     opened = {name: len(table.mails(name, "your_turn")) for name in PLAYERS}
-    assert all(count >= 2 for count in opened.values())
+    assert opened == {name: 6 for name in PLAYERS}  # one "your move" a round
     assert all(
         "Your move in round" in m.subject for n in PLAYERS for m in table.mails(n, "your_turn")
     )
