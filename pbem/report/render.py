@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import endnotes, fogview, setupview, subjects, teamview, turnview, views
+from pbem.report import endnotes, fogview, moving, setupview, subjects, teamview, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -157,7 +157,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         "report": report,
         "view": view,
         "next": next_who,
-        "freestyle": views.round_words(after),
+        "freestyle": moving.round_words(after),
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": views.round_of(report.before),
@@ -568,14 +568,14 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
     game = status.game
     state = fogview.state_for(status.state, viewer)
-    to_move = views.next_seat(state)
+    to_move = moving.next_seat(state)
     mover = views.who(game, state, to_move) if to_move is not None else None
     if state.phase == ENDED and state.winner is not None:
         where = f"game over, {state.players[state.winner].name} won"
     elif state.phase in SETUP_PHASES:
         where = f"setup ({state.phase})"
     else:
-        where = f"turn {state.turn}, {views.to_move(state)}"
+        where = f"turn {state.turn}, {moving.to_move(state)}"
     subject = subjects.fit(
         [subjects.with_token(f"{subjects.tag(game.name)}Status: {where}", status.token)]
     )

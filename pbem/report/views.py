@@ -21,9 +21,8 @@ from pbem.rules.board import Board
 from pbem.rules.cards import all_sets, designs_of, mixed_sets, set_value
 from pbem.rules.defaults import fit_to_cap, trade_bonus
 from pbem.rules.engine import reinforcement_base
-from pbem.rules.freestyle import waiting_for
 from pbem.rules.opening import neutral_share
-from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, ROUND, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, SETUP_PHASES, GameState
 from pbem.rules.victory import mission_of
 
 
@@ -98,36 +97,6 @@ class Due:
 
 
 # -------------------------------------------------------------------- lookups
-def next_seat(state: GameState) -> int | None:
-    """The seat to move next; None in the setup, once the game is over and
-    between the turns of a freestyle round (anyone still to move may)."""
-    if state.phase in (*SETUP_PHASES, ENDED) or state.current < 0:
-        return None
-    return state.current
-
-
-def to_move(state: GameState) -> str:
-    """Who the game waits for once it is under way: "alice to move", or in a
-    freestyle round "round 3: bob and carol to move"."""
-    if state.phase == ROUND:
-        return f"round {state.round}: {join_words(waiting_for_names(state))} to move"
-    return f"{state.players[state.current].name} to move"
-
-
-def round_words(state: GameState) -> str:
-    """Freestyle, after a turn: who is still to move in the round, or that the
-    next round opens ("" in a game played in turn order)."""
-    if state.phase != ROUND:
-        return ""
-    if not state.moved:
-        return f"Round {state.round} opens: every player moves once, in any order"
-    return f"Round {state.round}: still to move {join_words(waiting_for_names(state))}"
-
-
-def waiting_for_names(state: GameState) -> list[str]:
-    return [state.players[s].name for s in waiting_for(state)]
-
-
 def who(game: GameInfo, state: GameState, seat: int) -> Who:
     player = state.players[seat]
     if player.neutral:

@@ -220,7 +220,7 @@ def status_text(session: Session, game: Game) -> str:
     if state.phase in SETUP_PHASES:
         lines.append("  setup: waiting for the setup orders")
     elif state.phase != ENDED:
-        from pbem.report.views import to_move
+        from pbem.report.moving import to_move
 
         lines.append(f"  to move: {to_move(state).removesuffix(' to move')}")
     deadline = game.deadline

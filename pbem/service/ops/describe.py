@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pbem.report import views
+from pbem.report import moving
 from pbem.rules import gametypes, teams
 from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
@@ -146,7 +146,7 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
         lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
     elif state.current >= 0 or state.phase == ROUND:
         lines.append(
-            f"Turn {state.turn}: {views.to_move(state)}"
+            f"Turn {state.turn}: {moving.to_move(state)}"
             + (f", deadline {deadline}" if deadline else "")
         )
     elif "setup_awaited" in info:  # a setup phase: everyone's orders are due

@@ -99,7 +99,7 @@ def next_step(session: Session, game: Game) -> str:
     """Who the game waits for now, and until when: "next: alice to move (turn
     3), deadline 2026-05-01 12:00 UTC" (what `pbem adjudicate` and `pbem
     process` end with); "" once the game is over."""
-    from pbem.report.views import to_move
+    from pbem.report.moving import to_move
     from pbem.rules.state import SETUP_PHASES
     from pbem.service.play.games import load, players_of
     from pbem.service.play.turns import must_act

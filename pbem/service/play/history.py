@@ -16,7 +16,7 @@ from sqlmodel import Session, col, select
 
 from pbem.orderlog import replay
 from pbem.report import context as rc
-from pbem.report import render, views
+from pbem.report import moving, render
 from pbem.report.mime import RenderedMail
 from pbem.rules.events import Event
 from pbem.rules.state import SETUP_PHASES, GameState
@@ -59,7 +59,7 @@ def report_of_step(
         step.state,
         step.state_hash,
         deadline,
-        views.next_seat(step.state),
+        moving.next_seat(step.state),
         missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
         by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
         dice_inputs=dice_inputs(step, names),
