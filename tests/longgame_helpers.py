@@ -29,7 +29,9 @@ from pbem.config import Config, load_config
 from pbem.mail.maildir import spool_mailbox
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.engine import turn_of
+from pbem.rules.freestyle import waiting_for
+from pbem.rules.state import ROUND, SETUP_PHASES, GameState
 from pbem.service.clock import ManualClock
 from pbem.service.context import Context
 from pbem.service.ops.poll import PollReport, run_cycle, send_outbox
@@ -323,7 +325,7 @@ class Seat:
             if mail.kind == "game_start" and (found := PASSWORD.search(mail.text)):
                 self.password = found.group(1)
         self.received += mails
-        self.unanswered += [m for m in mails if m.kind in ASKS_FOR_ORDERS]
+        self.unanswered += [m for m in mails if m.kind in ASKS_FOR_ORDERS + ("error_reply",)]
         return mails
 
     def kinds(self) -> list[str]:
@@ -340,9 +342,14 @@ class Seat:
             body = f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
             self.world.send(self.address, body, f"Re: {asking[-1].subject}")
             return 1
+        kinds: tuple[str, ...] = ("your_turn",)
+        if state.phase == ROUND:  # freestyle: a seat still to move plays on the board now,
+            if seat not in waiting_for(state):  # and tries again when refused (another
+                return 0  # player's move came first and changed the board)
+            state, kinds = turn_of(state, seat), ("your_turn", "error_reply")
         if state.phase == "over" or state.current != seat:
             return 0
-        turn = [m for m in asking if m.kind == "your_turn"]
+        turn = [m for m in asking if m.kind in kinds]
         if not turn:
             return 0
         self.reply(turn[-1], self.bot.write_turn(state))

@@ -23,7 +23,7 @@ from pbem.rules.board import Board
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
-from pbem.rules.simulate import DEFAULT_CAP, game_secret, setup_game
+from pbem.rules.simulate import DEFAULT_CAP, begin_next, game_secret, setup_game
 from pbem.rules.state import ENDED
 from pbem.rules.turnplan import play_turn
 
@@ -148,6 +148,8 @@ def play_one(
     state = setup_game(board, options, players, seed, bots)
     secret = game_secret(seed)
     while state.phase != ENDED and state.turn <= cap:
+        if not begin_next(state, secret):  # freestyle: the first to "arrive" moves
+            break
         rng = DiceStream(secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
     if state.phase != ENDED or state.winner is None:

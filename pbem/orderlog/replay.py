@@ -27,7 +27,7 @@ from pbem.rules.events import Event, RulesChanged
 from pbem.rules.options import Options
 from pbem.rules.ruleversions import RULES_VERSIONS
 from pbem.rules.setupplan import play_setup
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
 SETUP = "setup"
@@ -260,12 +260,17 @@ def apply(
     elif entry.kind == TURN:
         if state.phase in SETUP_PHASES or state.phase == ENDED:
             raise ReplayError(state.turn, entry.seat, f"no turn to play in the {state.phase} phase")
+        taken: list[Event] = []
+        if state.phase == ROUND and entry.seat is not None:  # freestyle: the first to arrive
+            mover = entry.seat
+            taken = _guard(state.turn + 1, mover, lambda: engine.take_turn(state, mover))
+            before = state.copy() if keep_before else None  # the turn begun, as in turn order
         if entry.seat != state.current:
             raise ReplayError(state.turn, entry.seat, "orders for a seat whose turn it is not")
         turn = state.turn
         if actions is None:
             actions = parse_turn(game, entry.seat, entry.text)
-        events = _guard(
+        events = taken + _guard(
             turn,
             entry.seat,
             lambda: play_turn(state, actions, game.stream(f"turn:{turn}", [entry])),

@@ -26,7 +26,7 @@ from pbem.orders.parser import parse_orders
 from pbem.orders.render import render_orders
 from pbem.orders.setupcheck import PHASE_WORDS
 from pbem.rules.board import Board
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.state import ROUND, SETUP_PHASES, GameState
 
 
 def all_problems(
@@ -223,6 +223,8 @@ def _against(state: GameState | None) -> str:
         return "against the map only (no game state: ownership, cards and armies unchecked)"
     if state.phase in SETUP_PHASES:
         return f"against game {state.game}, {PHASE_WORDS[state.phase]}"
+    if state.phase == ROUND:  # freestyle: the board as it stands between turns
+        return f"against game {state.game}, round {state.round} as it stands now"
     return f"against game {state.game}, turn {state.turn}"
 
 

@@ -48,7 +48,8 @@ from pbem.rules.actions import (
 from pbem.rules.dice import DiceStream
 from pbem.rules.errors import RulesError
 from pbem.rules.events import AttackSkipped
-from pbem.rules.state import ENDED, REINFORCE, SETUP_PHASES, GameState
+from pbem.rules.freestyle import waiting_for
+from pbem.rules.state import ENDED, REINFORCE, ROUND, SETUP_PHASES, GameState
 from pbem.rules.turnplan import _attack as play_attack
 from pbem.rules.turnplan import attack_problem, place_after_attack
 
@@ -451,6 +452,8 @@ def forecast_lines(state: GameState, orders: Sequence[Order], seat: int | None =
     without attacks). A forecast the rules refuse is said so, never raised: it is advice."""
     if state.phase in SETUP_PHASES or state.phase == ENDED:
         return []
+    if state.phase == ROUND and seat is not None and seat in waiting_for(state):
+        state = engine.turn_of(state, seat)  # freestyle: the turn as it would begin now
     if seat is not None and seat != state.current:
         return []
     actions = turn_actions(state, orders)

@@ -70,7 +70,8 @@ ORDER_DEFS: tuple[OrderDef, ...] = (
         "TURN",
         HEADER,
         "TURN n",
-        "Optional guard: the orders are refused unless the game is at turn n.",
+        "Optional guard: the orders are refused unless the game is at turn n "
+        "(in a freestyle game: in round n).",
         ("TURN 14",),
     ),
     OrderDef(

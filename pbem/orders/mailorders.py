@@ -12,7 +12,7 @@ from pbem.orders.model import ParsedMail
 from pbem.orders.setupcheck import setup_cap_problems, validate_setup
 from pbem.orders.validate import checked_turn
 from pbem.rules.actions import TurnAction
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.state import ROUND, SETUP_PHASES, GameState
 
 
 def validate_mail(state: GameState, seat: int, mail: ParsedMail) -> list[OrderProblem]:
@@ -34,11 +34,15 @@ def checked_mail(
     problems: list[OrderProblem] = []
     if mail.turn is not None:
         asked = mail.turn.value
+        expected = state.turn
         if state.phase in SETUP_PHASES:
             now = "the game is still being set up"
+        elif state.phase == ROUND:  # freestyle: the turn's number is not known in advance
+            expected = state.round
+            now = f"the game is in round {state.round} (freestyle: TURN names the round)"
         else:
             now = f"the game is at turn {state.turn}"
-        if state.phase in SETUP_PHASES or asked != state.turn:
+        if state.phase in SETUP_PHASES or asked != expected:
             problems.append(
                 OrderProblem(mail.turn.line, mail.turn.column, str(asked), f"TURN {asked}: {now}")
             )

@@ -16,7 +16,7 @@ from pbem.rules.actions import (
     PlaceNeutral,
     SetupAction,
 )
-from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, REINFORCE, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, HQ, PLACE, REINFORCE, ROUND, SETUP_PHASES, GameState
 
 PHASE_WORDS = {
     CLAIM: "claiming territories",
@@ -152,6 +152,13 @@ def turn_gate(state: GameState, seat: int) -> str | None:
         return "you are not a player of this game"
     if not state.players[seat].alive:
         return "you are no longer in the game"
+    if state.phase == ROUND:  # freestyle: anyone yet to move in this round
+        if seat in state.moved:
+            return (
+                f"you have moved in round {state.round} already (freestyle: one turn each "
+                f"round); your next turn is in round {state.round + 1}"
+            )
+        return None
     if seat != state.current:
         return f"it is not your turn: {state.players[state.current].name} is to move"
     if state.phase != REINFORCE or state.pending_move is not None:

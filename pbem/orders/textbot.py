@@ -17,8 +17,10 @@ class TextBot:
         self.bot = bot
 
     def write_turn(self, state: GameState) -> str:
-        """The mail body of the current player's turn: header lines, then the orders."""
-        header = f"GAME {state.game}\nTURN {state.turn}\n"
+        """The mail body of the current player's turn: header lines, then the orders
+        (freestyle: ``state`` as the turn would begin, pbem.rules.engine.turn_of)."""
+        number = state.round if state.options.play_order == "freestyle" else state.turn
+        header = f"GAME {state.game}\nTURN {number}\n"  # (freestyle: TURN names the round)
         return header + render_orders(self.bot.plan_turn(state), state.board)
 
     def write_setup(self, state: GameState, seat: int) -> str:

@@ -27,6 +27,7 @@ from pbem.orders.errors import (
 from pbem.orders.linereader import not_adjacent
 from pbem.orders.model import TURN_KEYWORDS, Order
 from pbem.orders.setupcheck import turn_gate
+from pbem.rules import engine
 from pbem.rules.actions import (
     AmountKind,
     Attack,
@@ -41,7 +42,7 @@ from pbem.rules.actions import (
 from pbem.rules.cards import designs_of, set_value
 from pbem.rules.defence import NO_DEFEND_IN_V1, defends_neutral
 from pbem.rules.online import moves_allowed, path_needed, trench_message, trenched
-from pbem.rules.state import GameState
+from pbem.rules.state import ROUND, GameState
 
 
 def _plural(n: int, word: str) -> str:
@@ -549,6 +550,8 @@ def checked_turn(
     gate = turn_gate(state, seat)
     if gate is not None:
         return [whole_problem(gate, orders)], []
+    if state.phase == ROUND:  # freestyle: checked as the seat's turn would begin now
+        state = engine.turn_of(state, seat)
     check = _TurnCheck(state, seat)
     if unread:
         check.unread_lines = tuple(unread)

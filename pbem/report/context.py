@@ -146,6 +146,7 @@ class YourTurn:
     token: str  # the turn token, carried in the subject of the reply
     deadline: datetime | None
     since: tuple[str, ...] = ()  # what changed for this player since their last turn
+    freestyle_round: int = 0  # freestyle: the round open to this player ("your move")
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class Receipt:
     changed: bool = True  # False: every one of them asked for what was so already
     next_setup: bool = False  # setup orders: more setup orders are asked for before the report
     token: str = ""  # the seat's current token, for the subject (a reply to it is proven)
+    freestyle_round: int = 0  # a CHECK between the turns of a freestyle round: that round
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import endnotes, fogview, folding, setupview, subjects, teamview, turnview, views
+from pbem.report import endnotes, fogview, folding, moving, setupview, subjects
+from pbem.report import teamview, turnview, views
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -43,7 +44,7 @@ from pbem.report.textfmt import (
     when_short,
 )
 from pbem.rules import gametypes
-from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.vocab import LetterKind
 
 
@@ -157,6 +158,7 @@ def render_turn_report(report: TurnReport, viewer: int | None, token: str = "") 
         "report": report,
         "view": view,
         "next": next_who,
+        "freestyle": moving.round_words(after),
         "deadline": when(report.deadline, game.timezone, game.zone_of(viewer)),
         "cid": cid,
         "round": views.round_of(report.before),
@@ -237,6 +239,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "holder": start.holder,
         "takeover_turn": start.turn,
         "mover": views.who(game, state, state.current) if playing else None,
+        "round_open": state.round if state.phase == ROUND else 0,  # freestyle
         "capital": game.options.goal == "capital",
         "headquarters": state.board.territories[hq].name if hq is not None else "",
         "your_team": teamview.your_team(state, seat),
@@ -294,24 +297,34 @@ def render_your_turn(notice: YourTurn) -> RenderedMail:
         "example_orders": views.turn_examples(state, seat),
         "since": notice.since,
         "cid": cid,
+        "freestyle_round": notice.freestyle_round,
+        "title": (
+            f"Your move in round {notice.freestyle_round}"
+            if notice.freestyle_round
+            else f"Your turn {state.turn}"
+        ),
     }
-    subject = subjects.your_turn_subject(game.name, state.turn, notice.token)
+    subject = subjects.your_turn_subject(
+        game.name, state.turn, notice.token, notice.freestyle_round
+    )
     return template_mail("your_turn", subject, game.address_of(seat), context, game, images)
 
 
 def render_reminder(reminder: Reminder) -> RenderedMail:
     game, state, seat = reminder.game, reminder.state, reminder.seat
     setup = state.phase in SETUP_PHASES
+    # freestyle: the round (the turn's number depends on who moves before)
+    period = f"round {state.round}" if state.phase == ROUND else f"turn {state.turn}"
     subject = subjects.reminder_subject(
         game.name,
-        None if setup else state.turn,
+        None if setup else period,
         reminder.token,
         when_short(reminder.deadline, game.timezone),
     )
     context = {
         **_common(game, seat),
         "setup": setup,
-        "turn": state.turn,
+        "period": period,
         "token": reminder.token,
         "deadline": when(reminder.deadline, game.timezone, game.zone_of(seat)),
         "missed": reminder.missed,
@@ -347,6 +360,8 @@ def render_receipt(receipt: Receipt) -> RenderedMail:
         if receipt.setup
         else f"your orders for turn {receipt.turn}"
     )
+    if receipt.freestyle_round and receipt.check_only:  # no turn number before it is played
+        what = f"your orders for round {receipt.freestyle_round}"
     if receipt.no_orders:
         title = "Noted" if receipt.changed else "Nothing changed"
     elif receipt.check_only:
@@ -554,14 +569,14 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
 def render_status(status: Status, viewer: int | None) -> RenderedMail:
     game = status.game
     state = fogview.state_for(status.state, viewer)
-    to_move = state.current if state.current >= 0 and state.phase != ENDED else None
+    to_move = moving.next_seat(state)
     mover = views.who(game, state, to_move) if to_move is not None else None
     if state.phase == ENDED and state.winner is not None:
         where = f"game over, {state.players[state.winner].name} won"
     elif state.phase in SETUP_PHASES:
         where = f"setup ({state.phase})"
     else:
-        where = f"turn {state.turn}, {mover.name if mover else '-'} to move"
+        where = f"turn {state.turn}, {moving.to_move(state)}"
     subject = subjects.fit(
         [subjects.with_token(f"{subjects.tag(game.name)}Status: {where}", status.token)]
     )

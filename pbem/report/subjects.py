@@ -108,12 +108,16 @@ def turn_subject(
     )
 
 
-def your_turn_subject(game: str, turn: int, token: str) -> str:
+def your_turn_subject(game: str, turn: int, token: str, freestyle_round: int = 0) -> str:
+    """(freestyle: the round, since the turn's number depends on who moves first)"""
+    if freestyle_round:
+        return f"{tag(game)}Your move in round {freestyle_round} (token {token})"
     return f"{tag(game)}Your turn {turn} (token {token})"
 
 
-def reminder_subject(game: str, turn: int | None, token: str | None, deadline: str) -> str:
-    what = f"turn {turn}" if turn else "setup orders"
+def reminder_subject(game: str, period: str | None, token: str | None, deadline: str) -> str:
+    """``period``: "turn 5", or in a freestyle game "round 2"; None in the setup."""
+    what = period or "setup orders"
     token_part = f" (token {token})" if token else ""
     return fit(
         [

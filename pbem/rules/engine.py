@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol
 
-from pbem.rules import online, teams, victory
+from pbem.rules import freestyle, online, teams, victory
 from pbem.rules.cards import all_sets, designs_of, is_set, mixed_sets, set_value
 from pbem.rules.combat import Stream
 from pbem.rules.errors import RulesError
@@ -36,6 +36,7 @@ from pbem.rules.state import (
     HQ,
     PLACE,
     REINFORCE,
+    ROUND,
     GameState,
     Player,
 )
@@ -108,9 +109,31 @@ def begin_turn(state: GameState) -> list[Event]:
     return began
 
 
+def take_turn(state: GameState, seat: int) -> list[Event]:
+    """Freestyle: ``seat``'s orders arrived first of those still to move in this
+    round, so ``seat`` takes the next turn."""
+    if state.phase != ROUND:
+        raise RulesError("freestyle", f"no round is open: the game is in its {state.phase} phase")
+    if seat not in freestyle.waiting_for(state):
+        name = state.players[seat].name if 0 <= seat < len(state.players) else f"seat {seat}"
+        raise RulesError("freestyle", f"{name} has moved in round {state.round} already")
+    state.current = seat
+    return begin_turn(state)
+
+
+def turn_of(state: GameState, seat: int) -> GameState:
+    """Freestyle: a copy of the state as ``seat``'s turn would begin now, to check
+    orders, forecast them or plan a bot's turn against (the state itself waits)."""
+    view = state.copy()
+    take_turn(view, seat)
+    return view
+
+
 def expect_turn(state: GameState, seat: int | None) -> None:
     if state.phase == ENDED:
         raise RulesError("game over", "the game is over")
+    if state.phase == ROUND:
+        raise RulesError("freestyle", "no turn is under way: a turn begins with take_turn")
     if state.phase not in (REINFORCE, ATTACK, FORTIFY):
         raise RulesError("setup", f"the game is still in its {state.phase} phase")
     if seat is not None and seat != state.current:
@@ -405,6 +428,9 @@ def end_turn(state: GameState, rng: ShuffleStream, seat: int | None = None) -> l
             card = state.deck.pop(0)
             state.players[me].cards.append(card)
             events.append(CardDrawn(me, card))
+    if freestyle.is_freestyle(state.options):
+        events.append(TurnEnded(state.turn, me, None))
+        return events + freestyle.close_turn(state, me)
     alive = state.alive_seats()
     position = alive.index(me)
     following = alive[(position + 1) % len(alive)]
@@ -481,6 +507,13 @@ def remove_player(state: GameState, seat: int, reason: str = "removed") -> list[
 def _next_after_removal(state: GameState, seat: int) -> list[Event]:
     """The turn handed on when the removed player was to move."""
     events: list[Event] = []
+    if freestyle.is_freestyle(state.options):
+        if state.phase == ENDED:
+            return events
+        if state.current == seat:  # (between steps a freestyle game has no seat to move)
+            events.append(TurnEnded(state.turn, seat, None))
+            return events + freestyle.close_turn(state, seat)
+        return events + freestyle.next_round_if_done(state)
     alive = state.alive_seats()
     if state.phase != ENDED and state.current == seat:
         position = state.order.index(seat)

@@ -29,6 +29,7 @@ from pbem.rules.events import (
     PlayerEliminated,
     PointScored,
     Roll,
+    RoundBegan,
     RulesChanged,
     TargetDealt,
     TeamHandover,
@@ -69,6 +70,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         TargetDealt,
         PointScored,
         TeamHandover,
+        RoundBegan,
     )
 }
 

@@ -459,6 +459,21 @@ TurnEnded.kind = "turn_ended"
 
 
 @dataclass(init=False, slots=True, unsafe_hash=True)
+class RoundBegan(Event):
+    """Freestyle: a round opens, and every seat named may move once, in any order."""
+
+    round: int
+    seats: tuple[int, ...]
+
+    def __init__(self, round: int, seats: tuple[int, ...]) -> None:
+        self.round = round
+        self.seats = seats
+
+
+RoundBegan.kind = "round_began"
+
+
+@dataclass(init=False, slots=True, unsafe_hash=True)
 class GameWon(Event):
     seat: int
     reason: str  # "domination", "capitals", "mission", "max_turns", "assassin", "points", "team"

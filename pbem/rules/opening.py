@@ -8,7 +8,7 @@ and raises RulesError naming the rule before it changes anything.
 
 from __future__ import annotations
 
-from pbem.rules import gametypes, teams, victory
+from pbem.rules import freestyle, gametypes, teams, victory
 from pbem.rules.armies import RULEBOOK, check_setup, starting_armies
 from pbem.rules.board import Board
 from pbem.rules.engine import (
@@ -377,6 +377,8 @@ def choose_headquarters(state: GameState, hqs: dict[int, int]) -> list[Event]:
 
 
 def start_play(state: GameState) -> list[Event]:
+    if freestyle.is_freestyle(state.options):  # round 1 opens: anyone may move first
+        return freestyle.open_first_round(state) + check_goal(state)
     state.turn = 0
     state.round = 1
     state.current = state.order[0]

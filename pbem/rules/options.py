@@ -48,6 +48,8 @@ CHOICES: Final[dict[str, tuple[str, ...]]] = {
     "goal": ("domination", "capital", "mission", "assassin", "terminator"),
     "mission_win": ("at_once", "own_turn"),
     "mission_deck": ("rulebook", "extended"),
+    # play order (online settings): freestyle is rules/freestyle.py
+    "play_order": ("sequential", "freestyle"),
 }
 
 
@@ -59,6 +61,7 @@ QUIET_DEFAULTS: Final[dict[str, Any]] = {
     "team_size": 0,
     "card_value_cap": 0,
     "trench": False,
+    "play_order": "sequential",
 }
 
 
@@ -93,6 +96,9 @@ class Options:
     # spoils, parachute and trench (online settings)
     card_value_cap: int = 0  # escalating/linear sets worth at most this (0: no cap)
     trench: bool = False  # a territory taken this turn may not attack this turn
+    # play order (online settings): "freestyle": each round, every player moves
+    # once, in the order their orders arrive (rules/freestyle.py)
+    play_order: str = "sequential"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return by_fields(self)
@@ -248,6 +254,8 @@ class Options:
             return self.rules_version != RULES_VERSION
         if name == "fog":
             return self.fog
+        if name == "play_order":
+            return self.play_order != "sequential"
         return True
 
     def describe(self, players: int | None = None) -> list[str]:

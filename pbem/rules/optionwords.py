@@ -174,6 +174,16 @@ WORDS: Final[dict[str, dict[Any, str] | str]] = {
         ),
         False: "A territory taken this turn may attack on at once.",
     },
+    # play order (online settings)
+    "play_order": {
+        "sequential": "Players take their turns one after another, in turn order.",
+        "freestyle": (
+            "Freestyle: each round, every player moves once, in the order their orders "
+            "arrive (each mail is played on the board as it stands then); the round ends "
+            "when all have moved or at its deadline, where a missed turn is played by "
+            "the missed-turn rule."
+        ),
+    },
 }
 
 # The game types' names in messages (options errors, "needs 3 or more players").

@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pbem.rules import opening
+from pbem.rules import engine, freestyle, opening
 from pbem.rules.board import CLASSIC_COLOURS, Board
 from pbem.rules.bots import Bot, make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
 from pbem.rules.options import Options
 from pbem.rules.setupplan import play_setup
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.rules.turnplan import play_turn
 
 DEFAULT_CAP: Final = 3000
@@ -46,6 +46,25 @@ class GameResult:
 
 def game_secret(seed: int) -> bytes:
     return hashlib.sha256(f"pbem-simulate:{seed}".encode()).digest()
+
+
+def arrives_next(state: GameState, secret: bytes) -> int:
+    """Freestyle: which of the seats still to move sends its orders first. A
+    bot game has no mail: the arrival order of each round is drawn from the
+    game's secret (a hash, not the dice streams, so the dice stay the same)."""
+
+    def draw(seat: int) -> bytes:
+        return hashlib.sha256(secret + f":arrival:{state.round}:{seat}".encode()).digest()
+
+    return min(freestyle.waiting_for(state), key=draw)
+
+
+def begin_next(state: GameState, secret: bytes) -> bool:
+    """Freestyle, between turns: the seat whose orders "arrive" first takes the
+    next turn (``arrives_next``). False when that ended the game."""
+    if state.phase == ROUND:
+        engine.take_turn(state, arrives_next(state, secret))
+    return state.phase != ENDED
 
 
 def setup_game(
@@ -90,6 +109,8 @@ def play_game(
     secret = game_secret(seed)
     hashes: list[str] = []
     while state.phase != ENDED and state.turn <= cap:
+        if not begin_next(state, secret):  # (a mission complete when the turn began)
+            break
         rng = make_stream(dice, secret, state.game, f"turn:{state.turn}")
         play_turn(state, bots[state.current].plan_turn(state), rng)
         if keep_hashes:

@@ -35,6 +35,9 @@ class EnginePhase(StrEnum):
     REINFORCE = "reinforce"
     ATTACK = "attack"
     FORTIFY = "fortify"
+    # freestyle (play_order = freestyle): between turns, waiting for any player
+    # yet to move in this round (rules/freestyle.py)
+    ROUND = "round"
     ENDED = "over"  # someone won: no turn follows
 
     def __repr__(self) -> str:  # the plain text's repr: reprs (and digests of them) unchanged
@@ -47,6 +50,7 @@ HQ: Final[EnginePhase] = EnginePhase.HQ
 REINFORCE: Final[EnginePhase] = EnginePhase.REINFORCE
 ATTACK: Final[EnginePhase] = EnginePhase.ATTACK
 FORTIFY: Final[EnginePhase] = EnginePhase.FORTIFY
+ROUND: Final[EnginePhase] = EnginePhase.ROUND
 ENDED: Final[EnginePhase] = EnginePhase.ENDED
 
 SETUP_PHASES: Final = (CLAIM, PLACE, HQ)
@@ -137,6 +141,9 @@ class GameState:
     # Assassin (goal = assassin): each seat's secret target, by seat (-1: none),
     # empty in every other game so that their hashes stay as they were.
     targets: list[int] = field(default_factory=list)
+    # Freestyle (play_order = freestyle): the seats that have played in this
+    # round, in the order they played; empty in every other game.
+    moved: list[int] = field(default_factory=list)
 
     # -- helpers -------------------------------------------------------------
     @property
@@ -185,6 +192,7 @@ class GameState:
         new.defend_neutral = list(self.defend_neutral)
         new.taken_this_turn = list(self.taken_this_turn)
         new.targets = list(self.targets)
+        new.moved = list(self.moved)
         return new
 
     # -- canonical form --------------------------------------------------------
@@ -228,6 +236,8 @@ class GameState:
             data["taken_this_turn"] = list(self.taken_this_turn)
         if self.targets:  # assassin games only: other games' hashes stay as they were
             data["targets"] = list(self.targets)
+        if self.moved:  # freestyle games only: other games' hashes stay as they were
+            data["moved"] = list(self.moved)
         return data
 
     @classmethod
@@ -263,6 +273,7 @@ class GameState:
         taken = self.taken_this_turn
         trench = f'"taken_this_turn":{_ints(taken)},' if taken else ""
         targets = f'"targets":{_ints(self.targets)},' if self.targets else ""
+        moved = f'"moved":{_ints(self.moved)},' if self.moved else ""
         return (
             f'{{"armies":{_ints(self.armies)},"bonus_taken":{_bool(self.bonus_taken)},'
             f'"commander_used":{_bool(self.commander_used)},'
@@ -271,7 +282,7 @@ class GameState:
             f'"discard":{_ints(self.discard)},'
             f'"fortifies_this_turn":{_int(self.fortifies_this_turn)},'
             f'"game":{_str(self.game)},"last_conquest":{_opt(self.last_conquest)},'
-            f'"map":{_str(self.board.name)},"must_trade":{_bool(self.must_trade)},'
+            f'"map":{_str(self.board.name)},{moved}"must_trade":{_bool(self.must_trade)},'
             f'"order":{_ints(self.order)},"owner":{_ints(self.owner)},'
             f'"pending_move":{_ints(pending) if pending else "null"},'
             f'"phase":{_str(self.phase)},"players":[{players}],'

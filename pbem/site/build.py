@@ -22,7 +22,7 @@ from pbem.orderlog import replay
 from pbem.orderlog.replay import COMMAND
 from pbem.paths import templates_dir
 from pbem.report import context as rc
-from pbem.report import fogview, ics, teamview, turnview, views
+from pbem.report import fogview, ics, moving, teamview, turnview, views
 from pbem.report.picture import map_picture
 from pbem.report.textfmt import when
 from pbem.rules import fog
@@ -167,9 +167,7 @@ def _game_page(
     states = [state_of(r) for r in results]
     now = states[-1] if states else None
     over = now is not None and now.phase == ENDED
-    to_move = (
-        now.current if now is not None and now.phase not in SETUP_PHASES and not over else None
-    )
+    to_move = moving.next_seat(now) if now is not None else None
     page = GamePage(
         name=game.name,
         slug=slug,
@@ -253,7 +251,7 @@ def _turn_pages(
             after,
             row.state_hash,
             None,
-            after.current if after.phase != ENDED else None,
+            moving.next_seat(after),
         )
         report = fogview.public_turn(report, over)  # under fog: what all may see
         view = turnview.turn_view(report, fogview.PUBLIC if report.after is not after else None)
@@ -357,7 +355,7 @@ def _status(game: Game, state: GameState | None) -> str:
         return "paused by the game master"
     if state.phase in SETUP_PHASES:
         return f"setting up ({state.phase})"
-    return f"turn {state.turn}: {state.players[state.current].name} to move"
+    return f"turn {state.turn}: {moving.to_move(state)}"
 
 
 def _picture(

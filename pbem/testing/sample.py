@@ -16,7 +16,7 @@ from pbem.rules.board import Board
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DICE_VERSION, DiceStream, commitment
 from pbem.rules.options import Options
-from pbem.rules.simulate import game_secret, setup_game
+from pbem.rules.simulate import begin_next, game_secret, setup_game
 from pbem.rules.state import ENDED, GameState
 from pbem.rules.turnplan import play_turn
 
@@ -85,6 +85,8 @@ def play_sample(
     secret = game_secret(seed)
     sample = SampleGame(game_info(state, seed), state.copy())
     while state.phase != ENDED and (turns is None or len(sample.reports) < turns):
+        if not begin_next(state, secret):  # freestyle: the first to "arrive" moves
+            break
         before = state.copy()
         turn, seat = state.turn, state.current
         rng = DiceStream(secret, state.game, f"turn:{turn}")

@@ -13,12 +13,13 @@ from pbem.orderlog import replay
 from pbem.orderlog.records import Record, read_record, verify_record, write_record
 from pbem.orders import parse_orders, render_orders, validate_turn
 from pbem.paths import maps_dir
+from pbem.rules import engine
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import commitment
 from pbem.rules.mapformat import parse_map
 from pbem.rules.options import Options
-from pbem.rules.simulate import COLOURS, GameResult, game_secret, play_game
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.simulate import COLOURS, GameResult, arrives_next, game_secret, play_game
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from tests.rules.support import arrange, classic, new_state, start_turn
 
 CAP = 1500  # turns: every seeded game here ends far sooner
@@ -82,6 +83,9 @@ def bot_game(options: Options, seed: int, players: int = 3, bot: str = "greedy")
             log(replay.Entry("setup", seat, render_orders(plans[seat], board), 0, "bot"))
     while game.state.phase != ENDED and game.state.turn <= CAP:
         state = game.state
+        if state.phase == ROUND:  # freestyle: the seat the simulation let move first
+            seat = arrives_next(state, secret)
+            state = engine.turn_of(state, seat)
         text = render_orders(bots[state.current].plan_turn(state), board)
         step = log(replay.Entry("turn", state.current, text, state.turn, "bot"))
         assert step is not None

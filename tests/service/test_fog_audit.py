@@ -227,6 +227,17 @@ def test_fog_audit_of_every_mail_in_a_game_of_four(
         assert {armies for _, _, armies in data["legend"]} == {-1}
 
 
+def test_fog_audit_of_a_freestyle_game_of_four(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fog with freestyle: every player's "your move" mail, every turn report
+    read as the others move, the round's notes: nothing outside their sight."""
+    audit = play_audited(tmp_path, monkeypatch, fog_on=True, play_order="freestyle")
+    assert audit.checked >= 4 * 12 and audit.rows > 100
+    rounds = [m for m in audit.received["alice"] if m.kind == "your_turn"]
+    assert len(rounds) >= 3 and all("Your move in round" in m.subject for m in rounds)
+
+
 def test_the_audit_finds_the_board_in_a_game_without_fog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -248,11 +259,14 @@ def ask_the_board(table: Table, now: GameState) -> bool:
     return True
 
 
-def play_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fog_on: bool) -> Audit:
-    """Three rounds of a seeded game of four by mail, every mail audited."""
+def play_audited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fog_on: bool, **more: str
+) -> Audit:
+    """Three rounds of a seeded game of four by mail, every mail audited
+    (``more``: other options, e.g. freestyle)."""
     monkeypatch.setattr(render, "map_picture", fake_picture)
     world = World(tmp_path)
-    overrides = {"placement": "blind", "fog": str(fog_on).lower()}
+    overrides = {"placement": "blind", "fog": str(fog_on).lower(), **more}
     table = new_table(world, "g1", PLAYERS, overrides=overrides, seed=5)
     audit = Audit(world)
     original = world.send
@@ -280,7 +294,7 @@ def play_audited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fog_on: bool) 
         now = states[0]
         if now.turn > 12 or now.phase == ENDED:
             break
-        if now.turn == 6 and not asked:
+        if now.turn >= 6 and not asked:  # (freestyle: several turns a poll)
             asked = ask_the_board(table, now)
         for seat in table.seats.values():
             seat.answer()

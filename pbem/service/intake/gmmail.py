@@ -232,7 +232,9 @@ def status_text(session: Session, game: Game) -> str:
     if state.phase in SETUP_PHASES:
         lines.append("  setup: waiting for the setup orders")
     elif state.phase != ENDED:
-        lines.append(f"  to move: {state.players[state.current].name}")
+        from pbem.report.moving import to_move
+
+        lines.append(f"  to move: {to_move(state).removesuffix(' to move')}")
     deadline = game.deadline
     lines.append(f"  deadline: {deadline:%Y-%m-%d %H:%M} UTC" if deadline else "  deadline: none")
     for p in players_of(session, game):

@@ -14,8 +14,8 @@ from pbem.orders import Absent, OrderProblem, ParsedMail, envelope
 from pbem.report import letters
 from pbem.report.subjects import TOKEN_RE
 from pbem.service.context import Context
+from pbem.service.intake.proof import is_live
 from pbem.service.play import schedule
-from pbem.service.play.passwords import reply_token
 from pbem.store import Game, Player
 
 TAG = re.compile(r"\[([A-Za-z0-9_-]+)\]")
@@ -58,7 +58,7 @@ def no_other_token(game: Game, player: Player, mail: DecodedMail) -> bool:
     match = TOKEN_RE.search(mail.subject)
     if match is None:
         return True
-    return match.group(1) == reply_token(game, player.seat)
+    return is_live(game, player, match.group(1))
 
 
 def missing_proof_answer(game: Game, resigning: bool) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Help, History, ParsedMail, ShowMap, Status
 from pbem.report.subjects import TOKEN_RE
+from pbem.service.play import rounds
 from pbem.service.play.passwords import reply_token, turn_token, verify_password
 from pbem.store import Game, Player
 from pbem.vocab import Proof
@@ -39,7 +40,7 @@ def proof(
     A reply that carries the live token is the player's even with a wrong
     PASSWORD line beside it (the player copied the password wrong, and said
     so in the receipt), except for what needs the password (RESIGN)."""
-    live = token_of(mail) == reply_token(game, player.seat)
+    live = is_live(game, player, token_of(mail))
     if password:
         if verify_password(password, player.secret_hash):
             return Proof.PASSWORD
@@ -47,6 +48,18 @@ def proof(
     if needs_password or not live:
         return Proof.NONE
     return Proof.TOKEN
+
+
+def is_live(game: Game, player: Player, token: str | None) -> bool:
+    """The token of a mail pbem sent this seat in the current turn (a freestyle
+    game: in the current round, rounds.live_turns)."""
+    if token is None:
+        return False
+    if token == reply_token(game, player.seat):
+        return True
+    secret = bytes.fromhex(game.secret)
+    turns = rounds.live_turns(game)
+    return any(turn_token(secret, game.name, player.seat, t) == token for t in turns)
 
 
 def stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | None:
@@ -57,7 +70,8 @@ def stale_token_turn(game: Game, player: Player, mail: DecodedMail) -> int | Non
     if token is None:
         return None
     secret = bytes.fromhex(game.secret)
-    for turn in range(game.turn - 1, max(-1, game.turn - 1 - STALE_TURNS), -1):
+    first = rounds.round_from(game)  # (freestyle: the tokens of this round are live)
+    for turn in range(first - 1, max(-1, first - 1 - STALE_TURNS), -1):
         if turn_token(secret, game.name, player.seat, turn) == token:
             return turn
     return None

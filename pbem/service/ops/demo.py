@@ -25,7 +25,9 @@ from pbem.mail.maildir import spool_mailbox
 from pbem.mail.settings import MailSettings
 from pbem.orders import TextBot
 from pbem.rules.bots import make_bot
-from pbem.rules.state import ENDED, SETUP_PHASES
+from pbem.rules.engine import turn_of
+from pbem.rules.freestyle import waiting_for
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES
 from pbem.service.clock import SystemClock
 from pbem.service.context import Context
 from pbem.service.ops.poll import run_cycle, send_outbox
@@ -181,6 +183,8 @@ class Player:
         seat = next(i for i, p in enumerate(state.players) if p.name == self.name)
         if state.phase in SETUP_PHASES:
             return f"PASSWORD {self.password}\n" + self.bot.write_setup(state, seat)
+        if state.phase == ROUND and seat in waiting_for(state):  # freestyle: any still to move
+            state = turn_of(state, seat)
         if state.phase == ENDED or state.current != seat:
             return None
         return self.bot.write_turn(state)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from pbem.report import moving
 from pbem.rules import gametypes, teams
 from pbem.rules.board import Board
 from pbem.rules.engine import reinforcement_base
+from pbem.rules.freestyle import waiting_for
 from pbem.rules.options import Options
-from pbem.rules.state import ENDED, GameState
+from pbem.rules.state import ENDED, ROUND, GameState
 from pbem.rules.victory import mission_of
 
 
@@ -76,6 +78,7 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
         "turn": state.turn,
         "phase": state.phase,
         "to_move": state.players[state.current].name if state.current >= 0 else None,
+        "still_to_move": [state.players[s].name for s in waiting_for(state)],  # freestyle
         "winner": state.players[state.winner].name if state.winner is not None else None,
         "online_settings": online_settings(state),
         "players": [
@@ -119,6 +122,8 @@ def online_settings(state: GameState) -> list[str]:
         said.append("teams: " + "; ".join(teams.team_label(state, t) for t in range(count)))
     if options.trench:
         said.append("trench warfare")
+    if options.play_order == "freestyle":
+        said.append("freestyle (each round every player moves once, in the order mails arrive)")
     return said
 
 
@@ -139,9 +144,9 @@ def describe_game(state: GameState, info: dict[str, Any]) -> str:
     deadline = info.get("deadline_text") or info.get("deadline")
     if state.phase == ENDED and state.winner is not None:
         lines.append(f"Won by {state.players[state.winner].name} ({state.win_reason})")
-    elif state.current >= 0:
+    elif state.current >= 0 or state.phase == ROUND:
         lines.append(
-            f"Turn {state.turn}: {state.players[state.current].name} to move"
+            f"Turn {state.turn}: {moving.to_move(state)}"
             + (f", deadline {deadline}" if deadline else "")
         )
     elif "setup_awaited" in info:  # a setup phase: everyone's orders are due

@@ -241,11 +241,10 @@ def play_missing(
     game's removal policy (``count_miss``: the deadline is really missed, not
     merely cut short by the GM)."""
     from pbem.orders import render_orders
-    from pbem.rules.defaults import default_setup, default_turn
-    from pbem.rules.state import ENDED, SETUP_PHASES
-    from pbem.service.play import notify
-    from pbem.service.play.games import players_of, record_turn
-    from pbem.service.play.turns import must_act, play, play_bot_turns, remove, report
+    from pbem.rules.defaults import default_setup
+    from pbem.rules.state import ENDED, ROUND, SETUP_PHASES
+    from pbem.service.play.games import players_of
+    from pbem.service.play.turns import must_act, play, play_bot_turns
 
     state = loaded.state
     players = players_of(session, game)
@@ -258,16 +257,50 @@ def play_missing(
         return out + play_bot_turns(session, ctx, game)
     if state.phase == ENDED:
         return out
+    if state.phase == ROUND:  # freestyle: everyone still to move, in turn order
+        for player in must_act(session, game, state, players):
+            if loaded.state.phase != ROUND:  # the round (or the game) ended meanwhile
+                break
+            out += _miss_turn(session, ctx, game, loaded, player, count_miss)
+        return out + play_bot_turns(session, ctx, game)
     seat = state.current
     player = players[seat]
     if seat in bot_seats(game):
         return play_bot_turns(session, ctx, game)
+    return _miss_turn(session, ctx, game, loaded, player, count_miss) + play_bot_turns(
+        session, ctx, game
+    )
+
+
+def _miss_turn(
+    session: Session,
+    ctx: Context,
+    game: Game,
+    loaded: replay.Game,
+    player: Player,
+    count_miss: bool,
+) -> list[str]:
+    """The default turn of ``player`` (whose turn it is, or in a freestyle round
+    one still to move), the missed-turn notice and the removal policy."""
+    from pbem.orders import render_orders
+    from pbem.rules.defaults import default_turn
+    from pbem.rules.engine import turn_of
+    from pbem.rules.state import ROUND
+    from pbem.service.play import notify
+    from pbem.service.play.games import record_turn
+    from pbem.service.play.turns import play, remove, report
+
+    out: list[str] = []
+    state = loaded.state
+    shared = None  # in turn order the turn is played on the game as loaded anew (as ever)
+    if state.phase == ROUND:  # freestyle: the turn as it begins now, on the game loaded
+        state, shared = turn_of(state, player.seat), loaded
     text = render_orders(default_turn(state), state.board)
     # Before the deadline (the GM's `pbem process`) the turn is the GM's doing,
     # not a miss: logged as the GM's, reported as such.
     source = "default" if count_miss else "gm"
     # reported below: the missed-turn notice goes out before the turn's reports
-    outcome = play(session, ctx, game, player, text, source=source, tell=False)
+    outcome = play(session, ctx, game, player, text, source=source, tell=False, loaded=shared)
     if count_miss:
         out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
     else:
@@ -279,10 +312,10 @@ def play_missing(
         removed = removal_due(settings(game), misses)
         notify.missed_turn(session, ctx, game, player, state.turn, removed)
     if removed:
-        out += remove(session, ctx, game, player, outcome.steps)
+        out += remove(session, ctx, game, player, outcome.steps, loaded=shared)
     else:
         report(session, ctx, game, outcome.steps)
-    return out + play_bot_turns(session, ctx, game)
+    return out
 
 
 def removal_due(conf: dict[str, Any], history: list[bool]) -> bool:
@@ -334,9 +367,7 @@ def kick_in_setup(session: Session, ctx: Context, game: Game, player: Player) ->
         f"{game.name}: {player.name} removed during the setup; the seat is on autopilot "
         f"until the setup ends, then {leaving} (`pbem show` marks it)"
     )
-    return [said] + play_bot_turns(
-        session, ctx, game
-    )
+    return [said] + play_bot_turns(session, ctx, game)
 
 
 def hold(

@@ -37,9 +37,9 @@ from pbem.rules.dice import (
 )
 from pbem.rules.events import Event
 from pbem.rules.options import Options, parse_value
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.errors import ServiceError
-from pbem.service.play import pertx
+from pbem.service.play import pertx, rounds
 from pbem.service.play.gamesettings import check_settings
 from pbem.service.play.loading import add_reroll as add_reroll
 from pbem.service.play.loading import (
@@ -157,6 +157,11 @@ def create_game(
         raise ServiceError(str(exc)) from None
     options = options_for(preset, overrides or {})
     options.check_players(open_seats or len(players))
+    if options.play_order == rounds.FREESTYLE and (settings or {}).get("adjudicate") == "deadline":
+        raise ServiceError(
+            "a freestyle game plays each player's orders as they arrive: it cannot hold "
+            "them for the deadline (adjudicate = deadline); leave adjudicate = orders"
+        )
     map_name, map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
     stored = dict(settings or {})
@@ -260,6 +265,8 @@ def sync_row(row: Game, state: GameState, now: datetime | None = None) -> None:
     """Copy what the GM's listings show from the state to the game row."""
     row.turn = state.turn
     row.current_seat = state.current if state.current >= 0 else None
+    if state.phase == ROUND:  # freestyle: between turns; the round opened this many turns ago
+        rounds.note_round(row, state.turn - len(state.moved))
     if state.phase == ENDED:
         row.phase = GamePhase.OVER
         row.status = GameStatus.FINISHED
@@ -388,7 +395,8 @@ def submit(
     canonical = with_salt(render_orders(actions, state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
-    entry = replay.Entry("turn", seat, canonical, state.turn, source)
+    turn = state.turn + 1 if state.phase == ROUND else state.turn  # freestyle: the next one
+    entry = replay.Entry("turn", seat, canonical, turn, source)
     seq = append_entry(session, game, entry, message_id)
     # the actions just validated are the ones the canonical text reads back as
     step = replay.apply(loaded, entry, keep_before=True, actions=actions)
@@ -517,6 +525,11 @@ def author_of(session: Session, game: Game, name: str | None) -> Player:
         return find_player(session, game, name)
     if game.current_seat is not None and game.phase == GamePhase.PLAYING:
         return players_of(session, game)[game.current_seat]
+    if game.phase == GamePhase.PLAYING and rounds.is_freestyle(game):
+        raise ServiceError(
+            "freestyle: any player still to move this round may play next; say whose "
+            "orders these are with --as PLAYER"
+        )
     raise ServiceError("the game is setting up: say whose orders these are with --as PLAYER")
 
 
@@ -554,6 +567,4 @@ def check_against_game(  # noqa: ANN201
     if outcome.accepted:
         state = loaded.state
         return CheckResult(True, gm_valid_report(parsed, state.board, state, what, player.seat))
-    return CheckResult(
-        False, format_problems_for_gm(outcome.problems, text, what, player.name)
-    )
+    return CheckResult(False, format_problems_for_gm(outcome.problems, text, what, player.name))

@@ -12,6 +12,7 @@ from sqlmodel import Session, col, delete, select
 
 from pbem.orderlog import replay
 from pbem.rules.dice import new_secret
+from pbem.rules.freestyle import waiting_for
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
@@ -309,6 +310,7 @@ def _replacement_time(
     conf = settings(game)
     extra = float(conf["replacement_extra_hours"])
     acting_now = state.phase in SETUP_PHASES or state.current == player.seat
+    acting_now = acting_now or player.seat in waiting_for(state)  # freestyle: still to move
     if acting_now and game.deadline is not None:
         hours = conf["setup_hours"] if state.phase in SETUP_PHASES else conf["turn_hours"]
         fresh = on_allowed_day(ctx.clock.now() + timedelta(hours=hours + extra), conf)

@@ -16,10 +16,10 @@ from sqlmodel import Session, col, select
 
 from pbem.orderlog import replay
 from pbem.report import context as rc
-from pbem.report import render
+from pbem.report import moving, render
 from pbem.report.mime import RenderedMail
 from pbem.rules.events import Event
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play.games import definition_of, log_of, to_entry
@@ -59,7 +59,7 @@ def report_of_step(
         step.state,
         step.state_hash,
         deadline,
-        step.state.current if step.state.phase != ENDED else None,
+        moving.next_seat(step.state),
         missed=any(e.source == "default" and e.kind == "turn" for e in step.entries),
         by_gm=any(e.source == "gm" and e.kind == "turn" for e in step.entries),
         dice_inputs=dice_inputs(step, names),

@@ -30,9 +30,9 @@ from pbem.orders import OrderProblem
 from pbem.report import context as rc
 from pbem.report import letters
 from pbem.report.mime import thread_root_id
-from pbem.rules.state import CLAIM, ENDED, SETUP_PHASES, GameState
+from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.context import Context
-from pbem.service.play import catchup, history, notices, schedule
+from pbem.service.play import catchup, history, notices, roundmail, schedule
 from pbem.service.play.games import players_of
 from pbem.service.play.gamesettings import mail_mode, settings, settings_of
 from pbem.service.play.mailinfo import epoch, game_info, host_of
@@ -467,6 +467,9 @@ def prompt_next(
                         seat=p.seat, step=step, info=info, deadline=deadline,
                         token=reply_token(game, p.seat))  # fmt: skip
         return
+    if state.phase == ROUND:  # freestyle: one "your move" mail a round to each still to move
+        roundmail.round_open(session, ctx, game, state, info, step)
+        return
     seat = state.current
     if seat in settings_of(game).get("bot_seats", []):  # the bot moves at once
         return
@@ -566,6 +569,8 @@ def late_notice(
     grace = settings(game)["grace_hours"]
     who = ", ".join(names) or "nobody"
     what = "for setup orders" if state.phase in SETUP_PHASES else f"of turn {state.turn}"
+    if state.phase == ROUND:
+        what = f"of round {state.round}"
     text, subject = letters.deadline_passed(what, who, grace)
     announce(session, ctx, game, text, subject=subject)
 

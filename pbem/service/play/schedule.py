@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlmodel import Session, select
 
 from pbem.service.context import Context
+from pbem.service.play import rounds
 from pbem.service.play.gamesettings import DAYS, UTC, settings
 from pbem.store import Game, Player, ServiceState
 from pbem.vocab import GameStatus
@@ -50,7 +51,7 @@ def period_key(game: Game) -> str:
     """One deadline of one turn (or setup phase) of one game: what markers count."""
     deadline = aware_utc(game.deadline)
     stamp = deadline.isoformat() if deadline else "-"
-    return f"{game.id}:{game.turn}:{game.phase}:{stamp}"
+    return f"{game.id}:{rounds.round_from(game)}:{game.phase}:{stamp}"  # freestyle: a round
 
 
 def state_row(session: Session, key: str) -> ServiceState | None:
@@ -77,6 +78,8 @@ def start_period(session: Session, ctx: Context, game: Game, state: GameState) -
         players = players_of(session, game)
         if 0 <= state.current < len(players):
             deadline = absence_end(session, game, players[state.current], deadline)
+        # freestyle: one deadline for the round (an absence or extra hours of one
+        # player would hold up all the others: missed turns follow the policy)
     game.deadline = on_allowed_day(deadline, conf)
     session.add(game)
 

@@ -28,7 +28,9 @@ from pbem.orderlog import replay
 from pbem.orders import ParsedMail, render_orders
 from pbem.rules.bots import make_bot
 from pbem.rules.defaults import default_setup
-from pbem.rules.state import ENDED, SETUP_PHASES, GameState
+from pbem.rules.engine import turn_of
+from pbem.rules.freestyle import waiting_for
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.play import notify, schedule
@@ -90,6 +92,8 @@ def _starts_period(steps: list[replay.Step]) -> bool:
     only commands (RESIGN, REMOVE) that leave the same player to act in the
     same turn and phase: another player's leaving keeps the deadline."""
     first, last = steps[0].before, steps[-1].state
+    if last.phase == ROUND:  # freestyle: one period a round, whoever moved
+        return first is None or first.round != last.round or first.phase in SETUP_PHASES
     if first is None or any(not st.entries or st.entries[-1].kind != "command" for st in steps):
         return True
     return (first.phase, first.current, first.turn) != (last.phase, last.current, last.turn)
@@ -109,6 +113,9 @@ def must_act(session: Session, game: Game, state: GameState, players: list[Playe
             )
         }
         return [players[s] for s in state.order if s not in sent]
+    if state.phase == ROUND:  # freestyle: everyone yet to move in this round
+        bots = bot_seats(game)
+        return [players[s] for s in waiting_for(state) if s not in bots]
     seat = state.current
     if not 0 <= seat < len(players) or seat in bot_seats(game):
         return []
@@ -190,6 +197,11 @@ def play_bot_turns(
     bot = make_bot("greedy", int.from_bytes(bytes.fromhex(game.secret)[:4], "big"))
     for _ in range(1000):
         state = loaded.state
+        if state.phase == ROUND:  # freestyle: the bot seats still to move, in turn order
+            seat = next((s for s in waiting_for(state) if s in seats), None)
+            if seat is None:
+                break
+            state = turn_of(state, seat)
         if state.phase in SETUP_PHASES or state.phase == ENDED or state.current not in seats:
             break
         text = render_orders(bot.plan_turn(state), state.board)

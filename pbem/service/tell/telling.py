@@ -33,7 +33,8 @@ from pbem.report import fogview, ics, letters, render, views
 from pbem.report.mime import RenderedMail, thread_root_id
 from pbem.report.shared import render_once
 from pbem.report.wire import boundaries_of, mail_bytes
-from pbem.rules.state import SETUP_PHASES, GameState
+from pbem.rules.engine import turn_of
+from pbem.rules.state import ROUND, SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.play import history
 from pbem.service.play.mailinfo import host_of
@@ -241,12 +242,17 @@ def _your_turn(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
     token = turn_token(bytes.fromhex(game.secret), game.name, seat, state.turn)
     deadline = when(params["deadline"])
     since = tuple(params["since"])
-    rendered = render.render_your_turn(rc.YourTurn(info, state, seat, token, deadline, since))
+    free = 0
+    if state.phase == ROUND:  # freestyle: the turn as it would begin if played now
+        free, state = state.round, turn_of(state, seat)
+    notice_of = rc.YourTurn(info, state, seat, token, deadline, since, free)
+    rendered = render.render_your_turn(notice_of)
     attachment = None
     if deadline is not None:
         due = ics.Deadline(game.name, state.turn, info.player(seat).name, deadline, seat)
         text = ics.calendar([due], host_of(shared.ctx), notice.created_at)
-        attachment = (f"{game.name}-turn{state.turn}.ics", text)
+        name = f"round{free}" if free else f"turn{state.turn}"
+        attachment = (f"{game.name}-{name}.ics", text)
     return Told(notice, game, rendered, attachment=attachment, attachment_type="calendar")
 
 
@@ -294,6 +300,7 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         changed=params.get("changed", True),
         next_setup=bool(params["setup"]) and _setup_continues(shared, params),
         token=params.get("token", ""),
+        freestyle_round=shared.state.round if shared.state.phase == ROUND else 0,
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
