@@ -12,8 +12,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from pbem.report import endnotes, fogview, folding, moving, setupview, subjects
-from pbem.report import teamview, turnview, views
+from pbem.report import (
+    endnotes,
+    fogview,
+    folding,
+    moving,
+    setupview,
+    subjects,
+    teamview,
+    turnview,
+    views,
+)
 from pbem.report.context import (
     OUT,
     PLAYING,
@@ -37,12 +46,7 @@ from pbem.report.mime import RenderedMail
 from pbem.report.picture import map_picture
 from pbem.report.shared import shared
 from pbem.report.templating import template_mail
-from pbem.report.textfmt import (
-    join_words,
-    plural,
-    when,
-    when_short,
-)
+from pbem.report.textfmt import join_words, plural, when, when_short
 from pbem.rules import gametypes
 from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.vocab import LetterKind
