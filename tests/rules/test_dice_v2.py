@@ -31,7 +31,8 @@ from pbem.rules.dice import (
     stream_key,
 )
 from pbem.rules.mapformat import parse_map
-from pbem.rules.state import ENDED, SETUP_PHASES
+from pbem.rules import engine, freestyle
+from pbem.rules.state import ENDED, ROUND, SETUP_PHASES
 from pbem.service.play.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope
 from pbem.testing.sample import play_sample
@@ -254,6 +255,8 @@ def bot_game(preset: str, version: str, seed: int = 3) -> Record:
             log(replay.Entry("setup", seat, text + f"\nSALT setup {seat}", 0, "mail"))
     while played.state.phase != ENDED and played.state.turn < 400:
         state = played.state
+        if state.phase == ROUND:  # freestyle: the first still to move "arrives" first
+            state = engine.turn_of(state, freestyle.waiting_for(state)[0])
         text = render_orders(bots[state.current].plan_turn(state), board)
         if state.turn % 3 == 0:
             text += f"\nSALT turn {state.turn}"

@@ -33,6 +33,9 @@ EXPECTED: dict[str, set[str]] = {
     "capped-escalation": COMMON | CARDS | {"card_value_cap"},
     "trench": COMMON | CARDS | {"fixed_mixed_set", "trench"},
     "parachute": COMMON | CARDS,
+    "freestyle": COMMON | CARDS | {"play_order"},
+    "fog-freestyle": COMMON | CARDS | {"fog", "play_order"},
+    "fog-doubles-freestyle": COMMON - {"goal"} | CARDS | {"team_size", "fog", "play_order"},
 }
 
 
