@@ -73,6 +73,9 @@ def test_presets_and_what_they_change() -> None:
         "european-domination",
         "expert",
         "flat-rate",
+        "fog-doubles-freestyle",
+        "fog-freestyle",
+        "freestyle",
         "parachute",
         "secret-mission",
         "terminator",
@@ -127,6 +130,14 @@ def test_presets_and_what_they_change() -> None:
             "fortify": "chained",
         },
         "parachute": {"fortify": "parachute"},
+        "freestyle": {"play_order": "freestyle"},
+        "fog-freestyle": {"fog": True, "play_order": "freestyle"},
+        "fog-doubles-freestyle": {
+            "fog": True,
+            "team_size": 2,
+            "min_players": 4,
+            "play_order": "freestyle",
+        },
     }
     assert load_preset("two-player").neutral and load_preset("secret-mission").claim == "deal"
     with pytest.raises(OptionsError):
