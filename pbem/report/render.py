@@ -547,6 +547,7 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
         "press": press,
         "sender": sender,
         "audience": audience,
+        "team_game": bool(game.options.team_size),  # the hint names PRESS TO TEAM
     }
     return template_mail("press", subject, game.address_of(recipient), context, game)
 
