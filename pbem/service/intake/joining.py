@@ -18,7 +18,7 @@ from pbem.orders.envelope import only_help
 from pbem.report.letters import quote
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.play import mailinfo, notify
+from pbem.service.play import mailinfo, notify, teamplay
 from pbem.service.play.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.play.names import address_problem, player_name_problem
 from pbem.service.play.passwords import hash_password, new_password
@@ -152,6 +152,7 @@ def _join(
         )
         return "game full"
     problem = _name_problem(name) or address_problem(mail.sender)
+    problem = problem or teamplay.join_problem(game, name)  # the GM's teams name the players
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):
@@ -254,12 +255,14 @@ def _confirm(
             game,
             mail,
             f"You have seat {seated} of {seats(game)} in "
-            f"{game.name} as {request.name}. The game starts when every seat is taken; "
+            f"{game.name} as {request.name}{teamplay.joined_team(game, request.name, seated - 1)}."
+            " The game starts when every seat is taken; "
             "your password comes with the first game mail.",
             f"You are in, as {request.name}",
             index,
         )
         return f"{request.name} joined ({seated}/{seats(game)})"
+    teamplay.seat_by_teams(session, game)  # the GM's teams: seated team after team
     start_game(session, game)
     notify.game_start(session, ctx, game, _new_passwords(session, game))
     return f"{request.name} joined; {game.name} is full and starts"

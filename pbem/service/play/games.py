@@ -39,7 +39,7 @@ from pbem.rules.events import Event
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
 from pbem.service.errors import ServiceError
-from pbem.service.play import pertx
+from pbem.service.play import pertx, teamplay
 from pbem.service.play.gamesettings import check_settings
 from pbem.service.play.loading import add_reroll as add_reroll
 from pbem.service.play.loading import (
@@ -145,9 +145,11 @@ def create_game(
     title: str = "",
     open_seats: int = 0,
     dice_version: str = DEFAULT_DICE_VERSION,
+    open_teams: str = "",
 ) -> Created:
     """A new game with its players seated and dealt; or, with ``open_seats``,
-    a game open for that many players to JOIN by mail (it starts when full)."""
+    a game open for that many players to JOIN by mail (it starts when full;
+    ``open_teams``: the GM's teams, "alice,carol / bob,dave", the names to join as)."""
     check_game_name(session, name)
     if gm_address is not None:
         gm_address = check_address(gm_address)
@@ -163,6 +165,8 @@ def create_game(
     check_settings(stored)
     if open_seats:
         stored["seats"] = open_seats
+    if open_teams:
+        stored[teamplay.OPEN_TEAMS] = teamplay.open_teams(open_teams, options.team_size, open_seats)
     row = Game(
         name=name,
         title=title or name,
