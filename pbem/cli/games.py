@@ -115,11 +115,7 @@ def new(
         )
         row = created.game
         if open_:
-            typer.echo(
-                f"game {row.name} open for {seats} players: they mail "
-                f"'JOIN {row.name} AS NAME' to {cfg.mail.game_address}"
-            )
-            _echo_lines(_open_settings(row))
+            _announce_open(row, seats, cfg.mail.game_address)
             return
         _announce_start(session, cfg, row, created.passwords)
         typer.echo(
@@ -160,6 +156,14 @@ def _seated_in_teams(
     return [specs[i] for i in order]
 
 
+def _announce_open(row: Any, seats: int, address: str) -> None:
+    typer.echo(
+        f"game {row.name} open for {seats} players: they mail "
+        f"'JOIN {row.name} AS NAME' to {address}"
+    )
+    _echo_lines(_open_settings(row))
+
+
 def _echo_lines(lines: list[str]) -> None:
     for line in lines:
         typer.echo(f"  {line}")
@@ -195,18 +199,14 @@ def _open_settings(row: Any) -> list[str]:
             + " (they JOIN under these names)"
         )
     elif size:
-        seats = _open_seats(row)
+        from pbem.service.intake.joining import seats
+
         blocks = [
-            f"{team_name(t)} seats {t * size + 1}-{t * size + size}" for t in range(seats // size)
+            f"{team_name(t)} seats {t * size + 1}-{t * size + size}"
+            for t in range(seats(row) // size)
         ]
         said.append(f"teams by seat, in joining order: {', '.join(blocks)}")
     return said
-
-
-def _open_seats(row: Any) -> int:
-    from pbem.service.intake.joining import seats
-
-    return seats(row)
 
 
 def _check_new_game_flags(

@@ -114,8 +114,9 @@ def _may_answer(
     return may_answer(session, ctx, address, stranger=stranger, also=also)
 
 
-def _name_problem(name: str) -> str | None:
-    return player_name_problem(name, "the name")  # the check of `pbem new` and `replace`
+def _name_problem(game: Game, name: str) -> str | None:
+    """The check of `pbem new` and `replace`; and the GM's teams name the players."""
+    return player_name_problem(name, "the name") or teamplay.join_problem(game, name)
 
 
 def _join(
@@ -151,8 +152,7 @@ def _join(
             counted=True,
         )
         return "game full"
-    problem = _name_problem(name) or address_problem(mail.sender)
-    problem = problem or teamplay.join_problem(game, name)  # the GM's teams name the players
+    problem = _name_problem(game, name) or address_problem(mail.sender)
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):
@@ -254,10 +254,9 @@ def _confirm(
             ctx,
             game,
             mail,
-            f"You have seat {seated} of {seats(game)} in "
-            f"{game.name} as {request.name}{teamplay.joined_team(game, request.name, seated - 1)}."
-            " The game starts when every seat is taken; "
-            "your password comes with the first game mail.",
+            f"You have seat {seated} of {seats(game)} in {game.name} as {request.name}"
+            f"{teamplay.joined_team(game, request.name, seated - 1)}. The game starts when "
+            "every seat is taken; your password comes with the first game mail.",
             f"You are in, as {request.name}",
             index,
         )

@@ -13,6 +13,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session, func, select
 
@@ -161,12 +162,7 @@ def create_game(
     options.check_players(open_seats or len(players))
     map_name, map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
-    stored = dict(settings or {})
-    check_settings(stored)
-    if open_seats:
-        stored["seats"] = open_seats
-    if open_teams:
-        stored[teamplay.OPEN_TEAMS] = teamplay.open_teams(open_teams, options.team_size, open_seats)
+    stored = _stored_settings(settings or {}, open_seats, open_teams, options.team_size)
     row = Game(
         name=name,
         title=title or name,
@@ -190,6 +186,20 @@ def create_game(
     asked = {map_colour(board, spec.colour) for spec in players} - {""}  # seat_player spells them
     passwords = {spec.name: seat_player(session, row, spec, asked) for spec in players}
     return Created(row, passwords, start_game(session, row))
+
+
+def _stored_settings(
+    settings: dict, open_seats: int, open_teams: str, team_size: int
+) -> dict[str, Any]:
+    """The settings a new game stores: those given, checked, and for a game open
+    for JOIN its seats and the GM's teams."""
+    stored = dict(settings)
+    check_settings(stored)
+    if open_seats:
+        stored["seats"] = open_seats
+    if open_teams:
+        stored[teamplay.OPEN_TEAMS] = teamplay.open_teams(open_teams, team_size, open_seats)
+    return stored
 
 
 def map_colour(board: Board, text: str) -> str:
@@ -558,6 +568,4 @@ def check_against_game(  # noqa: ANN201
     if outcome.accepted:
         state = loaded.state
         return CheckResult(True, gm_valid_report(parsed, state.board, state, what, player.seat))
-    return CheckResult(
-        False, format_problems_for_gm(outcome.problems, text, what, player.name)
-    )
+    return CheckResult(False, format_problems_for_gm(outcome.problems, text, what, player.name))
