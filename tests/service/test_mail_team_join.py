@@ -80,3 +80,30 @@ def test_the_gms_teams_reserve_the_names_and_seat_the_teams(tmp_path) -> None:  
         '[Player "2 bob yellow"]',
         '[Player "3 dan red"]',
     ]
+
+
+def test_seating_the_gms_teams_keeps_the_seats_unique_on_both_engines(db_url: str) -> None:
+    """The players are moved to their team's seats through negative seats, so the
+    (game, seat) uniqueness holds at every flush, on SQLite and PostgreSQL."""
+    from pbem.service.play.games import PlayerSpec, load, seat_player, start_game
+    from pbem.service.play.loading import find_game
+    from pbem.service.play.teamplay import seat_by_teams
+    from pbem.store import init_db, session_scope
+
+    engine = init_db(db_url)
+    with session_scope(engine) as session:
+        create_game(
+            session, "jt", [], overrides=DOUBLES, secret=SECRET, open_seats=4,
+            dice_version="v1", open_teams="ann,cat / bob,dan",
+        )  # fmt: skip
+    with session_scope(engine) as session:
+        game = find_game(session, "jt")
+        for name in ("dan", "bob", "cat", "ann"):  # the reverse of the teams' order
+            seat_player(session, game, PlayerSpec(name, f"{name}@players.test"))
+        seat_by_teams(session, game)
+        start_game(session, game)
+    with session_scope(engine, write=False) as session:
+        state = load(session, find_game(session, "jt")).state
+        holders = sorted((h.seat, h.name) for h in session.exec(select(SeatHolder)))
+    assert [p.name for p in state.players] == ["ann", "cat", "bob", "dan"]
+    assert holders == [(0, "ann"), (1, "cat"), (2, "bob"), (3, "dan")]
