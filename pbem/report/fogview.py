@@ -76,12 +76,14 @@ def setup_report(report: SetupReport, viewer: int | None) -> SetupReport:
 
 def hides_turn(report: TurnReport, viewer: int | None) -> bool:
     """Whether another seat's counts (their armies due) are hidden from ``viewer``
-    in this turn's report."""
+    in this turn's report. Not a teammate's: teammates share their sight, and
+    every step of a teammate's turn is on or next to the team's land."""
     return (
         viewer is not None
         and viewer != report.seat
         and report.before.options.fog
         and report.after.phase != ENDED
+        and not teams.is_teammate(report.before, viewer, report.seat)
     )
 
 

@@ -85,3 +85,22 @@ def test_the_press_hint_names_press_to_team_in_a_team_game_only() -> None:
     press = render_press(Press(game_info(state, 7), 1, (0,), "Hold Kamchatka."), 0)
     assert "TEAM" not in press.text and "TEAM" not in press.html
     assert "or TO ALL, and your text up to a line ENDPRESS" in " ".join(press.text.split())
+
+
+def test_a_teammates_turn_tells_their_armies_due_and_the_other_teams_does_not() -> None:
+    """The crafted turn 1 (p2, seat 1, moves) played as doubles under fog: p1
+    (seat 0) is p2's teammate and reads the count of p2's armies; p3 (seat 2)
+    reads only that p2 received them."""
+    from pbem.report import render_turn_report
+    from pbem.report.fogview import hides_turn
+    from tests.report.test_fog_report import fogged_report
+
+    report = fogged_report()
+    for state in (report.before, report.after):
+        state.options = replace(state.options, team_size=2)
+    assert [hides_turn(report, seat) for seat in (0, 1, 2, 3)] == [False, False, True, True]
+    mate = render_turn_report(report, 0).text
+    assert "p2 receives 3 armies: 3 for 11 territories." in mate
+    assert "received their armies" not in mate
+    other = render_turn_report(report, 2).text
+    assert "p2 received their armies." in other and "p2 receives" not in other
