@@ -42,7 +42,7 @@ TeamsOption = Annotated[
     str | None,
     typer.Option(
         help="With -o team_size=N: the GM's teams, e.g. 'alice,bob / carol,dave' "
-        "(the players are seated team after team)."
+        "(the players are seated team after team; with --open, the names to JOIN as)."
     ),
 ]
 
