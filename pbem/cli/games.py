@@ -42,7 +42,7 @@ TeamsOption = Annotated[
     str | None,
     typer.Option(
         help="With -o team_size=N: the GM's teams, e.g. 'alice,bob / carol,dave' "
-        "(the players are seated team after team)."
+        "(the players are seated team after team; with --open, the names to JOIN as)."
     ),
 ]
 
@@ -97,7 +97,9 @@ def new(
             cfg.defaults, turn_hours=hours or None, adjudicate=adjudicate_at
         )
         settings.update(parse_settings(setting or []))
-        specs = _seated_in_teams([parse_player(p) for p in player or []], teams, preset, overrides)
+        specs = [parse_player(p) for p in player or []]
+        if not open_:  # (an open game keeps the GM's teams: they are seated when it fills)
+            specs = _seated_in_teams(specs, teams, preset, overrides)
         created = create_game(
             session,
             game,
@@ -109,18 +111,17 @@ def new(
             settings=settings,
             open_seats=seats if open_ else 0,
             dice_version=dice,
+            open_teams=(teams or "") if open_ else "",
         )
         row = created.game
         if open_:
-            typer.echo(
-                f"game {row.name} open for {seats} players: they mail "
-                f"'JOIN {row.name} AS NAME' to {cfg.mail.game_address}"
-            )
+            _announce_open(row, seats, cfg.mail.game_address)
             return
         _announce_start(session, cfg, row, created.passwords)
         typer.echo(
             f"game {row.name} created: {len(specs)} players, preset {preset}, map {map_name}"
         )
+        _echo_lines(_created_settings(session, row))
         typer.echo(f"dice commitment ({row.dice_version}): {row.commitment}")
         for name, password in created.passwords.items():
             typer.echo(f"  password of {name}: {password}")
@@ -147,14 +148,65 @@ def _seated_in_teams(
     from pbem.rules.teamrules import seats_in_teams
     from pbem.service.play.games import options_for
 
-    if not specs:
-        fail("--teams names the players of --player (a game open for JOIN is seated by joining)")
     try:
         size = options_for(preset, overrides).team_size
         order = seats_in_teams([s.name for s in specs], teams, size)
     except OptionsError as exc:
         fail(str(exc))
     return [specs[i] for i in order]
+
+
+def _announce_open(row: Any, seats: int, address: str) -> None:
+    typer.echo(
+        f"game {row.name} open for {seats} players: they mail "
+        f"'JOIN {row.name} AS NAME' to {address}"
+    )
+    _echo_lines(_open_settings(row))
+
+
+def _echo_lines(lines: list[str]) -> None:
+    for line in lines:
+        typer.echo(f"  {line}")
+
+
+def _created_settings(session: Any, row: Any) -> list[str]:
+    """The online settings of a game just made, as `pbem show` says them: fog,
+    the teams with their members, ..."""
+    from pbem.service.ops.describe import online_settings
+    from pbem.service.play.games import load
+
+    return online_settings(load(session, row).state)
+
+
+def _open_settings(row: Any) -> list[str]:
+    """The online settings of a game open for JOIN: fog, and the teams (the GM's,
+    by the names to join as, or by seat in joining order)."""
+    from pbem.rules.teamrules import team_name
+    from pbem.service.play.loading import stored_options
+    from pbem.service.play.teamplay import reserved_names
+
+    options = stored_options(row)
+    said = []
+    if options.fog:
+        said.append("fog of war (players see only their part of the board; you see all)")
+    size = options.team_size
+    names = reserved_names(row)
+    if size and names:
+        teams = [names[i : i + size] for i in range(0, len(names), size)]
+        said.append(
+            "teams: "
+            + "; ".join(f"{team_name(t)} ({', '.join(m)})" for t, m in enumerate(teams))
+            + " (they JOIN under these names)"
+        )
+    elif size:
+        from pbem.service.intake.joining import seats
+
+        blocks = [
+            f"{team_name(t)} seats {t * size + 1}-{t * size + size}"
+            for t in range(seats(row) // size)
+        ]
+        said.append(f"teams by seat, in joining order: {', '.join(blocks)}")
+    return said
 
 
 def _check_new_game_flags(

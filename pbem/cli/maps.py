@@ -40,6 +40,10 @@ def maps(
     seed: Annotated[int, typer.Option(help="With balance: seed of the first game.")] = 1,
     bot: Annotated[str, typer.Option(help="With balance: random or greedy.")] = "greedy",
     preset: Annotated[str, typer.Option(help="With balance: rules preset.")] = "classic",
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", help="With balance: K=V over the preset (e.g. team_size=2)."),
+    ] = None,
     workers: Annotated[int, typer.Option(help="With balance: processes.")] = 1,
     png: Annotated[
         Path | None, typer.Option("--png", help="With balance: write the chart there.")
@@ -50,8 +54,8 @@ def maps(
     `pbem maps` lists the built-in maps, `pbem maps NAME|FILE` shows one,
     `pbem maps import FILE -o OUT` converts a Domination, Conquest or Lux map,
     `pbem maps check FILE` reports what is wrong with a map file, and
-    `pbem maps balance MAP --players N --games G [--png OUT]` plays bot games
-    for the wins per seat."""
+    `pbem maps balance MAP --players N --games G [--option K=V] [--png OUT]` plays
+    bot games for the wins per seat (and per team with --option team_size=N)."""
     from pbem.maps import load_any, map_names
     from pbem.rules.errors import MapError, OptionsError
 
@@ -63,11 +67,13 @@ def maps(
             _check_map(_need(file, "check"), cards, two_way)
             return
         if name == "balance":
+            from pbem.cli.games import option_overrides
             from pbem.maps.balance import balance, chart_png
-            from pbem.maps.presets import load_preset
+            from pbem.service.play.games import options_for
 
             board = load_any(_need(file, "balance"))
-            result = balance(board, load_preset(preset), players, games, seed, bot, workers)
+            options = options_for(preset, option_overrides(option or []))
+            result = balance(board, options, players, games, seed, bot, workers)
             if png is not None:
                 png.write_bytes(chart_png(result))
             emit(result.to_json(), as_json, result.describe)

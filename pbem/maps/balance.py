@@ -9,6 +9,12 @@ interval, which stays inside 0..1 and is honest for small counts:
 
 with p the share of the n finished games, z = 1.96.  Games stopped by the
 turn cap have no winner and are counted apart.
+
+In a team game (``team_size``) the wins are tallied by team as well: the
+turn order alternates teams (``teams.interleave``), so with T teams the
+players at turn-order places k, k+T, k+2T, ... are one team, "team k" here
+(team 1 plays first).  A team's win counts once for its team and once for
+the seat of the player named winner (the team's first survivor by seat).
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ import multiprocessing
 from dataclasses import dataclass
 from typing import Any
 
+from pbem.rules import teams
 from pbem.rules.board import Board
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import DiceStream
 from pbem.rules.options import Options
 from pbem.rules.simulate import DEFAULT_CAP, begin_next, game_secret, setup_game
-from pbem.rules.state import ENDED
+from pbem.rules.state import ENDED, GameState
 from pbem.rules.turnplan import play_turn
 
 Z95 = 1.959964
@@ -46,6 +53,7 @@ class GameOutcome:
     seed: int
     seat: int | None  # the winner's place in the turn order (0: first), None when capped
     turns: int  # player-turns
+    team: int | None = None  # team games: the winning team's place in the turn order (0: first)
 
 
 @dataclass
@@ -57,6 +65,12 @@ class Balance:
     bot: str
     seed: int
     outcomes: list[GameOutcome]
+    team_size: int = 0  # 0: no teams; else the wins are tallied by team too
+
+    @property
+    def teams(self) -> int:
+        """How many teams (0 without teams)."""
+        return self.players // self.team_size if self.team_size else 0
 
     @property
     def games(self) -> int:
@@ -77,19 +91,43 @@ class Balance:
         done = [o.turns for o in self.outcomes if o.seat is not None]
         return sum(done) / len(done) if done else 0.0
 
+    def team_wins(self) -> list[int]:
+        """Wins by team, the team playing first first (empty without teams)."""
+        counts = [0] * self.teams
+        for o in self.outcomes:
+            if o.team is not None and self.teams:
+                counts[o.team] += 1
+        return counts
+
     def rows(self) -> list[tuple[int, int, float, float, float]]:
         """(seat, wins, share, low, high) for each seat, first to play first."""
+        return self._shares(self.wins())
+
+    def team_rows(self) -> list[tuple[int, int, float, float, float]]:
+        """(team, wins, share, low, high) for each team, the team playing first first."""
+        return self._shares(self.team_wins())
+
+    def _shares(self, wins: list[int]) -> list[tuple[int, int, float, float, float]]:
         out = []
-        for seat, won in enumerate(self.wins()):
+        for place, won in enumerate(wins):
             low, high = wilson(won, self.finished)
             share = won / self.finished if self.finished else 0.0
-            out.append((seat + 1, won, share, low, high))
+            out.append((place + 1, won, share, low, high))
         return out
 
     def fair(self) -> bool:
-        """Does every seat's interval hold the fair share 1/players?"""
+        """Does every seat's interval hold the fair share 1/players (and, in a team
+        game, every team's the fair share 1/teams)?"""
         fair_share = 1 / self.players
-        return all(low <= fair_share <= high for _, _, _, low, high in self.rows())
+        seats = all(low <= fair_share <= high for _, _, _, low, high in self.rows())
+        return seats and self.teams_fair()
+
+    def teams_fair(self) -> bool:
+        """Every team's interval holds 1/teams (True without teams)."""
+        if not self.teams:
+            return True
+        share = 1 / self.teams
+        return all(low <= share <= high for _, _, _, low, high in self.team_rows())
 
     def describe(self) -> str:
         lines = [
@@ -105,6 +143,7 @@ class Balance:
             lines.append(
                 f"{seat:>4}               {won:>4}   {share:6.1%}   {low:6.1%} .. {high:6.1%}"
             )
+        lines.extend(self._team_lines())
         lines.append("")
         fair = 1 / self.players
         verdict = (
@@ -114,7 +153,30 @@ class Balance:
             "a seat (or play more games)"
         )
         lines.append(verdict)
+        if self.teams:
+            lines.append(
+                f"teams: every interval holds the fair share {1 / self.teams:.1%}"
+                if self.teams_fair()
+                else f"teams: some team's interval misses the fair share {1 / self.teams:.1%}"
+            )
         return "\n".join(lines)
+
+    def _team_lines(self) -> list[str]:
+        """The wins by team (none without teams): team k is the players at turn-order
+        places k, k+T, ... (the turn order alternates teams)."""
+        if not self.teams:
+            return []
+        lines = [
+            "",
+            f"team (turn order; teams of {self.team_size}, a team's win counted once)",
+            "team  seats          wins   share   95% interval (Wilson)",
+        ]
+        for team, won, share, low, high in self.team_rows():
+            places = ", ".join(str(p) for p in range(team, self.players + 1, self.teams))
+            lines.append(
+                f"{team:>4}  {places:<13} {won:>4}   {share:6.1%}   {low:6.1%} .. {high:6.1%}"
+            )
+        return lines
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -136,6 +198,25 @@ class Balance:
                 for seat, won, share, low, high in self.rows()
             ],
             "fair": self.fair(),
+            **self._teams_json(),
+        }
+
+    def _teams_json(self) -> dict[str, Any]:
+        if not self.teams:
+            return {}
+        return {
+            "team_size": self.team_size,
+            "teams": [
+                {
+                    "team": team,
+                    "seats": list(range(team, self.players + 1, self.teams)),
+                    "wins": won,
+                    "share": round(share, 4),
+                    "low": round(low, 4),
+                    "high": round(high, 4),
+                }
+                for team, won, share, low, high in self.team_rows()
+            ],
         }
 
 
@@ -154,7 +235,15 @@ def play_one(
         play_turn(state, bots[state.current].plan_turn(state), rng)
     if state.phase != ENDED or state.winner is None:
         return GameOutcome(seed, None, state.turn)
-    return GameOutcome(seed, state.order.index(state.winner), state.turn)
+    place = state.order.index(state.winner)
+    return GameOutcome(seed, place, state.turn, _team_place(state, place))
+
+
+def _team_place(state: GameState, place: int) -> int | None:
+    """The winner's team by its place in the turn order (0: the team playing
+    first), None without teams. The turn order alternates the teams."""
+    count = teams.team_count(state)
+    return place % count if count else None
 
 
 def _play(job: tuple[Board, Options, int, int, str, int]) -> GameOutcome:
@@ -185,7 +274,7 @@ def balance(
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with context.Pool(min(workers, games)) as pool:
             outcomes = pool.map(_play, jobs)
-    return Balance(board.title, players, bot, seed, outcomes)
+    return Balance(board.title, players, bot, seed, outcomes, options.team_size)
 
 
 # -- the chart ------------------------------------------------------------------------

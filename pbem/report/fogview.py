@@ -20,7 +20,7 @@ from dataclasses import replace
 from pbem.report.context import SetupReport, TurnReport
 from pbem.report.picture.colours import Side
 from pbem.report.views import ContinentBlock, PlayerRow
-from pbem.rules import fog
+from pbem.rules import fog, teams
 from pbem.rules.state import ENDED, GameState
 
 UNKNOWN = "?"  # a count the fog hides, in the players table
@@ -76,23 +76,27 @@ def setup_report(report: SetupReport, viewer: int | None) -> SetupReport:
 
 def hides_turn(report: TurnReport, viewer: int | None) -> bool:
     """Whether another seat's counts (their armies due) are hidden from ``viewer``
-    in this turn's report."""
+    in this turn's report. Not a teammate's: teammates share their sight, and
+    every step of a teammate's turn is on or next to the team's land."""
     return (
         viewer is not None
         and viewer != report.seat
         and report.before.options.fog
         and report.after.phase != ENDED
+        and not teams.is_teammate(report.before, viewer, report.seat)
     )
 
 
 def player_rows(rows: Sequence[PlayerRow], viewer: int | None, fogged: bool) -> list[PlayerRow]:
     """The players table for ``viewer``: another player's territories, armies,
-    continents and armies due are hidden under fog (their own stay)."""
+    continents and armies due are hidden under fog; their own stay, and so do
+    their teammates' (teammates share their sight: a teammate's land is in view)."""
     if not fogged:
         return list(rows)
+    team = next((r.team for r in rows if r.who.seat == viewer and r.team), None)
     return [
         r
-        if r.who.seat == viewer
+        if r.who.seat == viewer or (team is not None and r.team == team)
         else replace(r, territories=UNKNOWN, armies=UNKNOWN, continents=UNKNOWN, next_armies=None)
         for r in rows
     ]
@@ -108,12 +112,13 @@ def board_blocks(blocks: Sequence[ContinentBlock], fogged: bool) -> list[Contine
 
 def sides(all_sides: Sequence[Side], state: GameState, viewer: int | None) -> list[Side]:
     """The picture's legend for ``viewer``: another player's counts hidden
-    (armies -1: the legend gives the name only; territories 1 while in the game)."""
+    (armies -1: the legend gives the name only; territories 1 while in the game),
+    but for the viewer's own and their teammates'."""
     if not active(state, viewer):
         return list(all_sides)
     return [
         s
-        if seat == viewer
+        if seat == viewer or (viewer is not None and teams.is_teammate(state, viewer, seat))
         else replace(s, territories=1 if state.players[seat].alive else 0, armies=-1)
         for seat, s in enumerate(all_sides)
     ]

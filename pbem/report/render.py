@@ -46,7 +46,7 @@ from pbem.report.mime import RenderedMail
 from pbem.report.picture import map_picture
 from pbem.report.shared import shared
 from pbem.report.templating import template_mail
-from pbem.report.textfmt import join_words, plural, when, when_short
+from pbem.report.textfmt import join_words, plural, plural_hours, when, when_short
 from pbem.rules import gametypes
 from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.vocab import LetterKind
@@ -347,11 +347,6 @@ def render_reminder(reminder: Reminder) -> RenderedMail:
     return template_mail("reminder", subject, game.address_of(seat), context, game)
 
 
-def plural_hours(hours: float) -> str:
-    shown = f"{hours:g}"
-    return f"{shown} hour" if shown == "1" else f"{shown} hours"
-
-
 SETUP_WORDS = {"claim": "draft", "place": "placement", "hq": "headquarters"}
 
 
@@ -566,6 +561,7 @@ def render_press(press: Press, recipient: int) -> RenderedMail:
         "press": press,
         "sender": sender,
         "audience": audience,
+        "team_game": bool(game.options.team_size),  # the hint names PRESS TO TEAM
     }
     return template_mail("press", subject, game.address_of(recipient), context, game)
 

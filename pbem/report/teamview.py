@@ -78,11 +78,7 @@ def won(state: GameState, seat: int) -> bool:
 
 def winners(state: GameState) -> str:
     """Who won, in words: the winner's name, or (team games) the team with its players."""
-    assert state.winner is not None
-    team = teams.team_of(state, state.winner)
-    if state.win_reason != "team" or team is None:
-        return state.players[state.winner].name
-    return teams.team_label(state, team)
+    return teams.winner_words(state)
 
 
 def removal_words(state: GameState, seat: int) -> str:

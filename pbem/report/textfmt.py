@@ -149,3 +149,9 @@ def join_words(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def plural_hours(hours: float) -> str:
+    """ "1 hour", "2.5 hours": hours as a setting gives them."""
+    shown = f"{hours:g}"
+    return f"{shown} hour" if shown == "1" else f"{shown} hours"

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pbem.rules import engine, freestyle, opening
+from pbem.rules import engine, freestyle, opening, teams
 from pbem.rules.board import CLASSIC_COLOURS, Board
 from pbem.rules.bots import Bot, make_bot
 from pbem.rules.dice import DICE_V1, DICE_V2, make_stream
@@ -36,7 +36,7 @@ COLOURS: Final = CLASSIC_COLOURS  # a map without colours of its own
 @dataclass
 class GameResult:
     seed: int
-    winner: str | None  # the winner's name, None when capped
+    winner: str | None  # the winner's name (a team's win: "team A (p1, p2)"), None when capped
     turns: int
     capped: bool
     final_hash: str
@@ -116,7 +116,7 @@ def play_game(
         if keep_hashes:
             hashes.append(state.state_hash())
     capped = state.phase != ENDED
-    winner = None if capped else state.players[state.winner].name  # type: ignore[index]
+    winner = None if capped else teams.winner_words(state)  # a team's win names the team
     return GameResult(
         seed, winner, state.turn, capped, state.state_hash(), hashes, state.win_reason
     )

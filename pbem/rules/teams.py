@@ -56,6 +56,16 @@ def team_label(state: GameState, team: int) -> str:
     return f"{team_name(team)} ({names})"
 
 
+def winner_words(state: GameState) -> str:
+    """Who won, in words: the winner's name, or (a team's win) the team with its
+    players, "team A (alice, bob)": the game-over mail's words and `pbem simulate`'s."""
+    assert state.winner is not None
+    team = team_of(state, state.winner)
+    if state.win_reason != "team" or team is None:
+        return state.players[state.winner].name
+    return team_label(state, team)
+
+
 def interleave(order: list[int], team_size: int) -> list[int]:
     """The drawn turn order made to alternate teams: the teams play in the order
     their first player was drawn, each team's players in the order drawn, one

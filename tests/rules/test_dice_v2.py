@@ -19,6 +19,7 @@ from pbem.orderlog.records import Record, read_record, verify_record, write_reco
 from pbem.orders import OrdersError, parse_orders, render_orders
 from pbem.paths import maps_dir, presets_dir
 from pbem.report import render
+from pbem.rules import engine, freestyle
 from pbem.rules.bots import make_bot
 from pbem.rules.dice import (
     DICE_V1,
@@ -31,7 +32,6 @@ from pbem.rules.dice import (
     stream_key,
 )
 from pbem.rules.mapformat import parse_map
-from pbem.rules import engine, freestyle
 from pbem.rules.state import ENDED, ROUND, SETUP_PHASES
 from pbem.service.play.games import PlayerSpec, create_game, find_game, log_of, players_of, submit
 from pbem.store import init_db, session_scope

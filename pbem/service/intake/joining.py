@@ -18,7 +18,7 @@ from pbem.orders.envelope import only_help
 from pbem.report.letters import quote
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
-from pbem.service.play import mailinfo, notify
+from pbem.service.play import mailinfo, notify, teamplay
 from pbem.service.play.games import PlayerSpec, players_of, seat_player, start_game
 from pbem.service.play.names import address_problem, player_name_problem
 from pbem.service.play.passwords import hash_password, new_password
@@ -114,8 +114,9 @@ def _may_answer(
     return may_answer(session, ctx, address, stranger=stranger, also=also)
 
 
-def _name_problem(name: str) -> str | None:
-    return player_name_problem(name, "the name")  # the check of `pbem new` and `replace`
+def _name_problem(game: Game, name: str) -> str | None:
+    """The check of `pbem new` and `replace`; and the GM's teams name the players."""
+    return player_name_problem(name, "the name") or teamplay.join_problem(game, name)
 
 
 def _join(
@@ -151,7 +152,7 @@ def _join(
             counted=True,
         )
         return "game full"
-    problem = _name_problem(name) or address_problem(mail.sender)
+    problem = _name_problem(game, name) or address_problem(mail.sender)
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):
@@ -253,13 +254,14 @@ def _confirm(
             ctx,
             game,
             mail,
-            f"You have seat {seated} of {seats(game)} in "
-            f"{game.name} as {request.name}. The game starts when every seat is taken; "
-            "your password comes with the first game mail.",
+            f"You have seat {seated} of {seats(game)} in {game.name} as {request.name}"
+            f"{teamplay.joined_team(game, request.name, seated - 1)}. The game starts when "
+            "every seat is taken; your password comes with the first game mail.",
             f"You are in, as {request.name}",
             index,
         )
         return f"{request.name} joined ({seated}/{seats(game)})"
+    teamplay.seat_by_teams(session, game)  # the GM's teams: seated team after team
     start_game(session, game)
     notify.game_start(session, ctx, game, _new_passwords(session, game))
     return f"{request.name} joined; {game.name} is full and starts"

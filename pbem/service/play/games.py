@@ -13,6 +13,7 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import Session, func, select
 
@@ -39,7 +40,7 @@ from pbem.rules.events import Event
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.errors import ServiceError
-from pbem.service.play import pertx, rounds
+from pbem.service.play import pertx, rounds, teamplay
 from pbem.service.play.gamesettings import check_settings
 from pbem.service.play.loading import add_reroll as add_reroll
 from pbem.service.play.loading import (
@@ -145,9 +146,11 @@ def create_game(
     title: str = "",
     open_seats: int = 0,
     dice_version: str = DEFAULT_DICE_VERSION,
+    open_teams: str = "",
 ) -> Created:
     """A new game with its players seated and dealt; or, with ``open_seats``,
-    a game open for that many players to JOIN by mail (it starts when full)."""
+    a game open for that many players to JOIN by mail (it starts when full;
+    ``open_teams``: the GM's teams, "alice,carol / bob,dave", the names to join as)."""
     check_game_name(session, name)
     if gm_address is not None:
         gm_address = check_address(gm_address)
@@ -164,10 +167,7 @@ def create_game(
         )
     map_name, map_text, _ = map_text_of(map_name)
     secret = secret if secret is not None else new_secret()
-    stored = dict(settings or {})
-    check_settings(stored)
-    if open_seats:
-        stored["seats"] = open_seats
+    stored = _stored_settings(settings or {}, open_seats, open_teams, options.team_size)
     row = Game(
         name=name,
         title=title or name,
@@ -191,6 +191,20 @@ def create_game(
     asked = {map_colour(board, spec.colour) for spec in players} - {""}  # seat_player spells them
     passwords = {spec.name: seat_player(session, row, spec, asked) for spec in players}
     return Created(row, passwords, start_game(session, row))
+
+
+def _stored_settings(
+    settings: dict, open_seats: int, open_teams: str, team_size: int
+) -> dict[str, Any]:
+    """The settings a new game stores: those given, checked, and for a game open
+    for JOIN its seats and the GM's teams."""
+    stored = dict(settings)
+    check_settings(stored)
+    if open_seats:
+        stored["seats"] = open_seats
+    if open_teams:
+        stored[teamplay.OPEN_TEAMS] = teamplay.open_teams(open_teams, team_size, open_seats)
+    return stored
 
 
 def map_colour(board: Board, text: str) -> str:
