@@ -161,7 +161,9 @@ def _announce_open(row: Any, seats: int, address: str) -> None:
         f"game {row.name} open for {seats} players: they mail "
         f"'JOIN {row.name} AS NAME' to {address}"
     )
-    _echo_lines(_open_settings(row))
+    from pbem.service.ops.describe import open_settings
+
+    _echo_lines(open_settings(row))
 
 
 def _echo_lines(lines: list[str]) -> None:
@@ -176,37 +178,6 @@ def _created_settings(session: Any, row: Any) -> list[str]:
     from pbem.service.play.games import load
 
     return online_settings(load(session, row).state)
-
-
-def _open_settings(row: Any) -> list[str]:
-    """The online settings of a game open for JOIN: fog, and the teams (the GM's,
-    by the names to join as, or by seat in joining order)."""
-    from pbem.rules.teamrules import team_name
-    from pbem.service.play.loading import stored_options
-    from pbem.service.play.teamplay import reserved_names
-
-    options = stored_options(row)
-    said = []
-    if options.fog:
-        said.append("fog of war (players see only their part of the board; you see all)")
-    size = options.team_size
-    names = reserved_names(row)
-    if size and names:
-        teams = [names[i : i + size] for i in range(0, len(names), size)]
-        said.append(
-            "teams: "
-            + "; ".join(f"{team_name(t)} ({', '.join(m)})" for t, m in enumerate(teams))
-            + " (they JOIN under these names)"
-        )
-    elif size:
-        from pbem.service.intake.joining import seats
-
-        blocks = [
-            f"{team_name(t)} seats {t * size + 1}-{t * size + size}"
-            for t in range(seats(row) // size)
-        ]
-        said.append(f"teams by seat, in joining order: {', '.join(blocks)}")
-    return said
 
 
 def _check_new_game_flags(

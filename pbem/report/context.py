@@ -208,6 +208,7 @@ class ErrorReply:
     turn: int | None = None
     token: str = ""  # the seat's current token, for the subject
     check: bool = False  # the mail said CHECK: nothing would have been applied anyway
+    freestyle_round: int = 0  # between the turns of a freestyle round: the round
 
 
 @dataclass(frozen=True)

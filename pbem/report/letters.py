@@ -258,6 +258,44 @@ def turn_over(
     return render.render_gm_alert(alert)
 
 
+def round_over(
+    info: rc.GameInfo,
+    address: str,
+    seat: int,
+    now: int,
+    waiting: Sequence[str],
+    resigning: bool,
+    token: str,
+) -> RenderedMail:
+    """Freestyle: a reply to a mail of a round that is over (round ``now`` is on,
+    ``waiting`` still to move in it); no list of problems."""
+    name = info.player(seat).name
+    yours = name in waiting
+    if resigning:
+        text = (
+            "That round is over: your mail answers a mail of the game from then, so nothing "
+            "in it was applied. To resign, send RESIGN with your PASSWORD line."
+        )
+    elif yours:
+        text = (
+            f"That round is over; round {now} is on and you have not moved in it yet. "
+            "Nothing in your mail was applied: it answers a mail of an earlier round. Reply "
+            f"to this mail with your orders for round {now} (its subject carries your "
+            "current token)."
+        )
+    else:
+        text = (
+            f"That round is over; in round {now} you have moved already. Nothing in your "
+            'mail was applied: it answers a mail of an earlier round. A "Your move" mail '
+            "asks for your orders when the next round opens."
+        )
+    subject = f"That round is over: your move in round {now}" if yours else (
+        f"That round is over: the game is in round {now}"
+    )
+    alert = rc.GmAlert(subject, text, info, address, token=token, replies=True)
+    return render.render_gm_alert(alert)
+
+
 def your_games(games: Sequence[str]) -> str:
     """The first lines of the answer to HELP: the games the address plays in."""
     if not games:

@@ -231,7 +231,7 @@ def render_game_start(start: GameStart) -> RenderedMail:
         "password": start.password,
         "me": views.who(game, state, seat),
         "order": [views.who(game, state, s) for s in state.order],
-        "order_note": views.order_note(game.options.placement),
+        "order_note": views.order_note(game.options.placement, game.options.play_order),
         "rules": state.options.describe(len(game.players)),  # after any `pbem upgrade-rules`
         "continents": state.board.continents,
         "setup": views.setup_task(state, seat),
@@ -391,7 +391,7 @@ def render_error_reply(reply: ErrorReply) -> RenderedMail:
     count = plural(folding.total(reply.problems), "problem")
     turn = reply.turn if reply.game is not None else None
     title = f"Checked, {count}" if reply.check else f"Not applied, {count}"
-    subject = subjects.reply_subject(name, title, turn, reply.token)
+    subject = subjects.reply_subject(name, title, turn, reply.token, reply.freestyle_round)
     context = {
         "you": reply.game.player(reply.seat) if reply.game and reply.seat is not None else None,
         "reply": reply,

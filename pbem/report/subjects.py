@@ -46,12 +46,16 @@ def with_token(subject: str, token: str) -> str:
     return f"{subject} (token {token})" if token else subject
 
 
-def reply_subject(game: str | None, what: str, turn: int | None, token: str) -> str:
+def reply_subject(
+    game: str | None, what: str, turn: int | None, token: str, freestyle_round: int = 0
+) -> str:
     """The subject of an answer to a player's mail, made from the game, the turn
-    and the token only, never from the subject of the mail answered: replying
-    to it again and again gives the same subject (one "Re:" at most, the
-    reader's)."""
+    (a freestyle game between turns: the round) and the token only, never from
+    the subject of the mail answered: replying to it again and again gives the
+    same subject (one "Re:" at most, the reader's)."""
     when = "" if turn is None else (": setup orders" if turn == 0 else f": turn {turn}")
+    if freestyle_round and turn is not None:
+        when = f": round {freestyle_round}"
     return fit([with_token(f"{tag(game)}{what}{when}", token)])
 
 

@@ -558,9 +558,15 @@ def example_orders(state: GameState, seat: int) -> list[str]:
     return [] if state.phase == ENDED else turn_examples(state, seat)
 
 
-def order_note(placement: str) -> str:
+def order_note(placement: str, play_order: str = "sequential") -> str:
     """What the turn order decides: in blind placement everyone places at once,
-    so the first only plays first."""
+    so the first only plays first; in freestyle the mails decide who moves first."""
+    if play_order == "freestyle":
+        first = "places first; then " if placement != "blind" else ""
+        return (
+            f"The first in this order {first}each round everyone moves once, in the order "
+            "the mails arrive (freestyle); the order breaks ties and orders missed turns."
+        )
     if placement == "blind":
         return "The first in this order plays first."
     return "The first in this order places first and plays first."

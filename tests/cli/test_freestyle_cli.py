@@ -50,6 +50,7 @@ def test_the_gm_runs_a_freestyle_round(tmp_path: Path) -> None:
     assert f"Turn 1: round 1: {others[0]} and {others[1]} to move" in shown.output
     closed = pbem("process", "world-1", "--config", config)
     assert closed.exit_code == 0, closed.output + closed.stderr
+    assert f"next: round 2: {everyone} to move; deadline" in closed.output, closed.output
     state = state_of(config)
     assert (state.round, state.moved, state.turn) == (2, [], 3)
     rules = pbem("rules", "world-1", "--config", config)

@@ -48,6 +48,14 @@ def test_an_open_team_game_says_how_its_teams_are_made(tmp_path: Path) -> None:
     assert chosen.output.splitlines()[1:] == [
         "  teams: team A (alice, carol); team B (bob, dave) (they JOIN under these names)"
     ]
+    # `pbem show` of a game nobody has joined yet: the seats and the teams
+    shown = pbem("show", "open-2", "--config", config)
+    assert shown.exit_code == 0, shown.output + shown.stderr
+    assert shown.output.splitlines() == [
+        "Game open-2 on classic (preset classic): open for players to JOIN, 0 of 4 seats taken",
+        "Online settings: teams: team A (alice, carol); team B (bob, dave) (they JOIN under "
+        "these names)",
+    ]
     for teams, why in [
         ("alice,carol / bob", "--teams: every team has 2 players; bob has 1"),
         ("alice,carol / bob,dave / erin,fay", "--teams names 6 players; the game is open for 4"),

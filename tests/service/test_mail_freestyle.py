@@ -34,6 +34,9 @@ def test_round_one_opens_to_everyone_and_the_first_mail_read_moves_first(tmp_pat
         (notice,) = table.mails(name, "your_turn")
         assert re.search(r"Your move in round 1 \(token \w+\)", notice.subject)
         assert "Freestyle: every player moves once in round 1" in notice.flat
+        (start,) = table.mails(name, "game_start")
+        assert "(freestyle); the order breaks ties and orders missed turns" in start.flat
+        assert "plays first" not in start.flat
     # carol's mail is read first, then alice's: turns 1 and 2, in that order
     for name in ("carol", "alice"):
         seat = table[name]
@@ -50,6 +53,8 @@ def test_round_one_opens_to_everyone_and_the_first_mail_read_moves_first(tmp_pat
     assert state.moved == [seats["carol"], seats["alice"]] and state.round == 1
     assert waiting_for(state) == [seats["bob"]]
     new = table.read_all()
+    (receipt,) = [m for m in new["alice"] if m.kind == "receipt"]
+    assert "Orders accepted for turn 2" in receipt.subject  # the turn she took, the 2nd
     assert [m.kind for m in new["bob"]].count("turn_report") == 2  # both turns told
     assert not [m for m in new["bob"] if m.kind == "your_turn"]  # no second notice
     # bob's token from the round's opening mail is still live after two moves
@@ -64,6 +69,14 @@ def test_round_one_opens_to_everyone_and_the_first_mail_read_moves_first(tmp_pat
     for name in PLAYERS:
         (notice,) = [m for m in new[name] if m.kind == "your_turn"]
         assert "Your move in round 2" in notice.subject
+    # carol answers her round-1 mail again in round 2: that round is over
+    carol = table["carol"]
+    carol.reply(table.mails("carol", "your_turn")[0], "PLACE 3 Alaska\n")
+    world.poll()
+    (over,) = table.read_all()["carol"]
+    assert "That round is over: your move in round 2" in over.subject
+    assert "round 2 is on and you have not moved in it yet" in over.flat
+    assert world.state("g1").turn == 3  # nothing applied
 
 
 def test_a_second_mail_in_the_same_round_is_refused_with_the_reason(tmp_path: Path) -> None:
@@ -79,6 +92,7 @@ def test_a_second_mail_in_the_same_round_is_refused_with_the_reason(tmp_path: Pa
     alice.reply(alice.latest("your_turn"), "PLACE 3 Alaska\n")
     world.poll()
     (reply,) = [m for m in table.read_all()["alice"] if m.kind == "error_reply"]
+    assert "Not applied, 1 problem: round 1 (token" in reply.subject
     assert (
         "you have moved in round 1 already (freestyle: one turn each round); your next "
         "turn is in round 2" in reply.flat

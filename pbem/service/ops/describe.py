@@ -13,6 +13,7 @@ from pbem.rules.freestyle import waiting_for
 from pbem.rules.options import Options
 from pbem.rules.state import ENDED, ROUND, GameState
 from pbem.rules.victory import mission_of
+from pbem.store import Game
 
 
 def map_to_json(board: Board) -> dict[str, Any]:
@@ -222,3 +223,34 @@ def seat_security(
         when = f", the latest {latest:%Y-%m-%d %H:%M} UTC" if latest else ""
         lines.append(f"  {name}: {count}{when}")
     return lines
+
+
+def open_settings(row: Game) -> list[str]:
+    """The online settings of a game open for JOIN: fog, and the teams (the GM's,
+    by the names to join as, or by seat in joining order)."""
+    from pbem.rules.teamrules import team_name
+    from pbem.service.play.loading import stored_options
+    from pbem.service.play.teamplay import reserved_names
+
+    options = stored_options(row)
+    said = []
+    if options.fog:
+        said.append("fog of war (players see only their part of the board; you see all)")
+    size = options.team_size
+    names = reserved_names(row)
+    if size and names:
+        teams = [names[i : i + size] for i in range(0, len(names), size)]
+        said.append(
+            "teams: "
+            + "; ".join(f"{team_name(t)} ({', '.join(m)})" for t, m in enumerate(teams))
+            + " (they JOIN under these names)"
+        )
+    elif size:
+        from pbem.service.intake.joining import seats
+
+        blocks = [
+            f"{team_name(t)} seats {t * size + 1}-{t * size + size}"
+            for t in range(seats(row) // size)
+        ]
+        said.append(f"teams by seat, in joining order: {', '.join(blocks)}")
+    return said

@@ -100,7 +100,7 @@ def next_step(session: Session, game: Game) -> str:
     3), deadline 2026-05-01 12:00 UTC" (what `pbem adjudicate` and `pbem
     process` end with); "" once the game is over."""
     from pbem.report.moving import to_move
-    from pbem.rules.state import SETUP_PHASES
+    from pbem.rules.state import ROUND, SETUP_PHASES
     from pbem.service.play.games import load, players_of
     from pbem.service.play.turns import must_act
 
@@ -111,7 +111,7 @@ def next_step(session: Session, game: Game) -> str:
     if state.phase in SETUP_PHASES:
         what = "setup orders from " + (", ".join(waiting) or "no one (all sent)")
     else:
-        what = f"{to_move(state)} (turn {state.turn})"
+        what = to_move(state) + ("" if state.phase == ROUND else f" (turn {state.turn})")
         if not waiting:
             what += ", played by the bot or at the deadline"
     if game.status == GameStatus.PAUSED:

@@ -10,7 +10,7 @@ from sqlmodel import Session, select
 
 from pbem.report.textfmt import when
 from pbem.rules.state import ENDED, SETUP_PHASES, GameState
-from pbem.service.ops.describe import describe_game, game_to_json, seat_security
+from pbem.service.ops.describe import describe_game, game_to_json, open_settings, seat_security
 from pbem.service.ops.stats import response_stats, stats_lines
 from pbem.service.play.games import find_game, list_games, load, players_of
 from pbem.service.play.gamesettings import autopilot_seats, bot_seats, settings
@@ -141,6 +141,25 @@ def rules_version_line(name: str, version: int, started: int, finished: bool) ->
     )
 
 
+def _open_overview(session: Session, row: Game) -> tuple[dict[str, Any], str]:
+    """A game open for JOIN: the seats taken so far and its online settings (its
+    teams, by seat or as the GM named them)."""
+    from pbem.service.intake.joining import seats
+
+    joined = [p.name for p in players_of(session, row)]
+    said = open_settings(row)
+    data: dict[str, Any] = {
+        "name": row.name, "status": row.status, "phase": str(row.phase), "map": row.map_name,
+        "preset": row.preset, "seats": seats(row), "joined": joined, "online_settings": said,
+    }  # fmt: skip
+    head = (
+        f"Game {row.name} on {row.map_name} (preset {row.preset}): open for players to "
+        f"JOIN, {len(joined)} of {seats(row)} seats taken"
+    )
+    lines = [head + (f": {', '.join(joined)}" if joined else "")]
+    return data, "\n".join(lines + [f"Online settings: {s}" for s in said])
+
+
 def game_overview(
     session: Session, name: str, now: datetime | None = None
 ) -> tuple[dict[str, Any], str]:
@@ -148,6 +167,8 @@ def game_overview(
     each seat's standing (``now``: for absences; default the system clock),
     and how fast each player answers."""
     row = find_game(session, name)
+    if row.phase == GamePhase.OPEN:  # no board yet: who joined, and the settings
+        return _open_overview(session, row)
     state = load(session, row).state
     now = now or datetime.now(UTC)
     standings = {p.seat: standing(row, state, p, now) for p in players_of(session, row)}

@@ -28,7 +28,7 @@ from pbem.mail.decode import DecodedMail
 from pbem.orderlog import replay
 from pbem.orders import OrderProblem
 from pbem.report import context as rc
-from pbem.report import letters
+from pbem.report import letters, moving
 from pbem.report.mime import thread_root_id
 from pbem.rules.state import CLAIM, ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.context import Context
@@ -156,16 +156,16 @@ def turn_over(
     """The answer to a reply to a mail of an earlier turn: that turn is over,
     where the game is now, and the seat's current token (so that replying to
     this answer works)."""
-    info = game_info(session, ctx, game)
-    mover = ""
-    if state.phase not in SETUP_PHASES and state.phase != ENDED:
-        mover = state.players[state.current].name
-    token = reply_token(game, player.seat)
+    info, token, letter = game_info(session, ctx, game), reply_token(game, player.seat), "turn_over"
+    mover = state.players[state.current].name if state.current >= 0 else ""
     args = [player.address, player.seat, stale, game.turn, mover, resigning, token]
+    if state.phase == ROUND:  # freestyle: an earlier round's mail
+        waiting = moving.waiting_for_names(state)
+        letter, args = "round_over", [player.address, player.seat, state.round, waiting,
+                                      resigning, token]  # fmt: skip
     notices.add(
         session, ctx, K.LETTER, player.address, about=("reply", mail.reply_key), game=game,
-        seat=player.seat, in_reply_to=mail.message_id, info=info,
-        letter="turn_over", args=args,
+        seat=player.seat, in_reply_to=mail.message_id, info=info, letter=letter, args=args,
     )  # fmt: skip
 
 

@@ -36,7 +36,7 @@ from pbem.report.wire import boundaries_of, mail_bytes
 from pbem.rules.engine import turn_of
 from pbem.rules.state import ROUND, SETUP_PHASES, GameState
 from pbem.service.context import Context
-from pbem.service.play import history
+from pbem.service.play import history, rounds
 from pbem.service.play.mailinfo import host_of
 from pbem.service.play.notices import info_of, replay_to, when
 from pbem.service.play.passwords import turn_token
@@ -300,7 +300,7 @@ def _receipt(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         changed=params.get("changed", True),
         next_setup=bool(params["setup"]) and _setup_continues(shared, params),
         token=params.get("token", ""),
-        freestyle_round=shared.state.round if shared.state.phase == ROUND else 0,
+        freestyle_round=_round_of(shared),
     )
     return Told(notice, shared.game, render.render_receipt(receipt))
 
@@ -324,8 +324,18 @@ def _errors(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
         turn=params["turn"],
         token=params.get("token", ""),
         check=bool(params.get("check", False)),
+        freestyle_round=_round_of(shared),
     )
     return Told(notice, shared.game, render.render_error_reply(reply))
+
+
+def _round_of(shared: Shared) -> int:
+    """Freestyle, between turns: the round (an answer names it, not a turn). Other
+    games need no state for it (an answer to a stranger has no game)."""
+    if shared.game is None or shared.seq is None or not rounds.is_freestyle(shared.game):
+        return 0
+    state = shared.state
+    return state.round if state.phase == ROUND else 0
 
 
 def _help(shared: Shared, notice: Notice, params: dict[str, Any]) -> Told:
