@@ -35,6 +35,8 @@ SLOW_FIRST: tuple[str, ...] = (
     "tests/project/test_bench_smoke.py::test_bench_workers",
     "tests/cli/test_demo.py",
     "tests/report/test_report_mail.py",
+    "tests/service/test_mail_freestyle.py",
+    "tests/service/test_fog_audit.py",
     "tests/service/test_longgames_deadlines.py",
     "tests/faults/test_reliability_faults.py",
     "tests/faults/test_faults_servers.py",
