@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pbem.orders.errors import OrderProblem, in_line_order
 from pbem.orders.model import ParsedMail
-from pbem.orders.setupcheck import setup_cap_problems, validate_setup
+from pbem.orders.setupcheck import fog_neutral_problems, setup_cap_problems, validate_setup
 from pbem.orders.validate import checked_turn
 from pbem.rules.actions import TurnAction
 from pbem.rules.state import ROUND, SETUP_PHASES, GameState
@@ -49,10 +49,13 @@ def checked_mail(
     if not mail.orders:
         return problems, []
     if state.phase in SETUP_PHASES:
+        fogged, hidden = fog_neutral_problems(state, seat, mail.orders)
+        found = validate_setup(state, seat, mail.orders, mail.unread_orders)
+        if hidden:  # (their "X is not neutral" would tell whose X is)
+            names = {(line, state.board.territories[t].name) for line, t in hidden}
+            found = [p for p in found if (p.line, p.text) not in names]
         return in_line_order(
-            problems
-            + validate_setup(state, seat, mail.orders, mail.unread_orders)
-            + setup_cap_problems(state, seat, mail.orders)
+            problems + found + fogged + setup_cap_problems(state, seat, mail.orders)
         ), []
     found, actions = checked_turn(state, seat, mail.orders, mail.unread)
     if problems or found:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pbem.orders.errors import OrderProblem, not_yours, problem_at, whole_problem
 from pbem.orders.model import TURN_KEYWORDS, Order
-from pbem.rules import opening
+from pbem.rules import fog, opening
 from pbem.rules.actions import (
     Claim,
     Headquarters,
@@ -196,3 +196,35 @@ def setup_cap_problems(state: GameState, seat: int, orders: Sequence[Order]) -> 
                 )
                 problems.append(problem_at(order, message, i, name))
     return problems
+
+
+def fog_neutral_problems(
+    state: GameState, seat: int, orders: Sequence[Order]
+) -> tuple[list[OrderProblem], set[tuple[int, int]]]:
+    """Under fog, a NEUTRAL placement (two players' blind placement) goes on a
+    neutral territory in the placer's sight: one out of it is refused in words
+    that do not say whose it is (accepting it, or "X is not neutral", would tell).
+    Returns those problems and their (line, territory), whose other problems the
+    caller drops. Checked at the door, like ``setup_cap_problems``: not part of
+    validate_setup, which a replay runs. With no neutral territory in sight at
+    all, any neutral territory may be named (nothing else could be)."""
+    if not fog.fogged(state) or state.phase != PLACE or state.neutral_seat is None:
+        return [], set()
+    seen = fog.sight(state, seat)
+    if not any(state.owner[t] == state.neutral_seat for t in seen):
+        return [], set()
+    problems: list[OrderProblem] = []
+    hidden: set[tuple[int, int]] = set()
+    for order in orders:
+        if not isinstance(order.action, PlaceNeutral):
+            continue
+        for i, (_, territory) in enumerate(order.action.placements):
+            if territory not in seen:
+                name = state.board.territories[territory].name
+                message = (
+                    f"{name} is out of your sight (fog of war): NEUTRAL places on the "
+                    "neutral territories you can see"
+                )
+                problems.append(problem_at(order, message, i, name))
+                hidden.add((order.line, territory))
+    return problems, hidden

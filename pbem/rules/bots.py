@@ -136,6 +136,9 @@ class Bot(ABC):
             share = opening.neutral_share(state, seat)
             if share:
                 neutral = state.territories_of(state.neutral_seat)  # type: ignore[arg-type]
+                if fog.fogged(state):  # those in its player's sight (NEUTRAL under fog)
+                    seen = fog.sight(state, seat)
+                    neutral = [t for t in neutral if t in seen] or neutral
                 plan.append(PlaceNeutral(spread(neutral, share, rng, room_of(state, neutral))))
             return plan
         if state.phase == HQ:

@@ -145,3 +145,50 @@ def test_whole_fogged_games_of_bots_reach_a_winner() -> None:
         result = play_game(board, Options(fog=True), 4, seed=3, bot=bot, cap=3000)
         assert not result.capped and result.winner is not None, bot
         assert result.reason == "domination"
+
+
+def test_two_players_place_the_neutral_only_where_they_see_under_fog() -> None:
+    """Two players' blind placement under fog: a NEUTRAL placement out of the
+    placer's sight is refused in words that do not say whose the territory is,
+    whether it is neutral or the opponent's; in sight it is accepted; the bot
+    places the neutral where its player sees. (A replay does not run this
+    check: it is made at the door, like the army cap's.)"""
+    from pbem.orders import parse_orders
+    from pbem.orders.mailorders import validate_mail
+    from pbem.rules import fog as fogrules
+    from pbem.rules import opening
+    from pbem.rules.actions import PlaceNeutral
+    from pbem.rules.bots import make_bot
+    from pbem.rules.dice import DiceStream
+    from pbem.rules.options import Options
+    from pbem.rules.state import PLACE
+    from tests.rules.support import SECRET, classic
+
+    options = Options(fog=True, placement="blind")
+    state, _ = opening.new_game(
+        classic(), options, "duel", [("ann", "red"), ("bob", "blue")],
+        DiceStream(SECRET, "duel", "setup"),
+    )  # fmt: skip
+    assert state.phase == PLACE and state.neutral_seat == 2
+    seat, other, neutral = 0, 1, 2
+    seen = fogrules.sight(state, seat)
+    names = state.board.territories
+    own = next(t for t in range(42) if state.owner[t] == seat)
+    near = next(t for t in seen if state.owner[t] == neutral)
+    far_neutral = next(t for t in range(42) if state.owner[t] == neutral and t not in seen)
+    far_other = next(t for t in range(42) if state.owner[t] == other and t not in seen)
+    due, share = state.players[seat].to_place, opening.neutral_share(state, seat)
+
+    def problems(where: int) -> list[str]:
+        text = f"PLACE {due} {names[own].name}\nNEUTRAL {share} {names[where].name}\n"
+        return [p.message for p in validate_mail(state, seat, parse_orders(text, state.board))]
+
+    assert problems(near) == []
+    for hidden in (far_neutral, far_other):
+        assert problems(hidden) == [
+            f"{names[hidden].name} is out of your sight (fog of war): NEUTRAL places on the "
+            "neutral territories you can see"
+        ]
+    plan = make_bot("greedy", 5).plan_setup(state, seat)
+    placed = [t for a in plan if isinstance(a, PlaceNeutral) for _, t in a.placements]
+    assert placed and set(placed) <= seen
