@@ -337,10 +337,15 @@ class RandomBot(Bot):
         rng.shuffle(sources)
         for t in teams.teammates_territories(state, seat):  # never attacked: as if the bot's
             owner[t] = seat
+        assassin = state.options.goal == gametypes.ASSASSIN
         while sources:
             source = sources.pop()
             strength = armies[source] - 1
             targets = [n for n in graph[source] if owner[n] != seat and strength > armies[n]]
+            if assassin:  # never another's last territory: that player's hunter would win
+                targets = [
+                    n for n in targets if gametypes.bot_bonus(state, seat, owner, n) is not None
+                ]
             if not targets:
                 continue
             target = targets[rng.uniform(len(targets))]

@@ -171,6 +171,21 @@ def test_the_greedy_bot_hunts_its_own_target_and_spares_the_others() -> None:
         assert len(out) == 1  # only the winner's target was eliminated
 
 
+def test_the_random_bot_spares_a_last_territory_it_does_not_hunt() -> None:
+    """p2 (to move, 10 armies on Kamchatka next to p1's only territory, Alaska):
+    hunting p3 it never attacks Alaska (p1's hunter would win); hunting p1 it
+    may, and does for some seeds."""
+    from pbem.rules.actions import Attack
+    from pbem.rules.bots import make_bot
+
+    def attacks_alaska(targets: list[int], seed: int) -> bool:
+        plan = make_bot("random", seed).plan_turn(_hunt(targets))
+        return any(isinstance(a, Attack) and a.target == 0 for a in plan)
+
+    assert not any(attacks_alaska([1, 2, 3, 0], seed) for seed in range(30))  # p2 hunts p3
+    assert any(attacks_alaska([3, 0, 1, 2], seed) for seed in range(30))  # p2 hunts p1
+
+
 def test_the_odds_say_what_taking_a_last_territory_does() -> None:
     """The CHECK and receipt odds (to the player to move only): p2 attacks Alaska,
     p1's last territory, with p1 its own target, then with p1 another's."""
