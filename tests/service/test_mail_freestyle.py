@@ -220,3 +220,24 @@ def test_the_last_mover_may_send_the_same_orders_for_the_next_round(tmp_path: Pa
     carol.write(body)
     world.poll()
     assert world.state("g1").moved == [seats["carol"]]
+
+
+def test_an_announced_absence_is_no_miss_at_the_round_deadline(tmp_path: Path) -> None:
+    """The round's deadline does not wait for one player's absence, but the turn
+    it plays for them is not counted as missed (no letter, no step to removal);
+    a player merely silent misses theirs."""
+    world = World(tmp_path)
+    table = table_of(world)
+    game = world.game("g1")
+    assert game.deadline is not None
+    day = game.deadline.date()
+    table["bob"].write(f"ABSENT FROM {day - timedelta(days=1)} TO {day + timedelta(days=2)}\n")
+    world.poll()
+    table.read_all()
+    world.poll_until(game.deadline + timedelta(hours=24, minutes=1))
+    assert world.state("g1").round == 2
+    new = table.read_all()
+    assert not [m for m in new["bob"] if "You missed" in m.subject]
+    assert [m for m in new["carol"] if "You missed" in m.subject]
+    assert world.player("g1", "bob").missed_in_row == 0
+    assert world.player("g1", "carol").missed_in_row == 1

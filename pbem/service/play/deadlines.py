@@ -22,7 +22,7 @@ from sqlmodel import Session, col, select
 
 from pbem.service.context import Context
 from pbem.service.play.gamesettings import DEFAULTS, autopilot_seats, bot_seats, settings
-from pbem.service.play.schedule import aware_utc, period_key, state_row
+from pbem.service.play.schedule import absent_at, aware_utc, period_key, state_row
 from pbem.store import (
     Game,
     PendingOrders,
@@ -261,7 +261,8 @@ def play_missing(
         for player in must_act(session, game, state, players):
             if loaded.state.phase != ROUND:  # the round (or the game) ended meanwhile
                 break
-            out += _miss_turn(session, ctx, game, loaded, player, count_miss)
+            away = absent_at(session, game, player, ctx.clock.now())  # (announced: no miss)
+            out += _miss_turn(session, ctx, game, loaded, player, count_miss, away)
         return out + play_bot_turns(session, ctx, game)
     seat = state.current
     player = players[seat]
@@ -279,9 +280,11 @@ def _miss_turn(
     loaded: replay.Game,
     player: Player,
     count_miss: bool,
+    away: bool = False,
 ) -> list[str]:
     """The default turn of ``player`` (whose turn it is, or in a freestyle round
-    one still to move), the missed-turn notice and the removal policy."""
+    one still to move), the missed-turn notice and the removal policy; ``away``:
+    a freestyle round's deadline in the player's announced absence, no miss."""
     from pbem.orders import render_orders
     from pbem.rules.defaults import default_turn
     from pbem.rules.engine import turn_of
@@ -301,7 +304,10 @@ def _miss_turn(
     source = "default" if count_miss else "gm"
     # reported below: the missed-turn notice goes out before the turn's reports
     outcome = play(session, ctx, game, player, text, source=source, tell=False, loaded=shared)
-    if count_miss:
+    if away:
+        out.append(f"{game.name}: turn {state.turn} of {player.name} (absent), default played")
+        count_miss = False
+    elif count_miss:
         out.append(f"{game.name}: turn {state.turn} missed by {player.name}, default played")
     else:
         out.append(f"{game.name}: turn {state.turn} played by the GM, default orders")

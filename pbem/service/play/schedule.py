@@ -141,6 +141,13 @@ def absence_end(session: Session, game: Game, player: Player, deadline: datetime
     return deadline
 
 
+def absent_at(session: Session, game: Game, player: Player, moment: datetime) -> bool:
+    """Whether ``moment`` falls in one of the player's absences (freestyle: the
+    round's deadline does not wait for one player, but a missed turn then is
+    not counted against them)."""
+    return absence_end(session, game, player, moment) != moment
+
+
 MAX_DAYS_AHEAD = 366  # an absence starts and ends within a year of today
 
 
