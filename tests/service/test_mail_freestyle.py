@@ -12,6 +12,7 @@ from pathlib import Path
 from pbem.rules.engine import turn_of
 from pbem.rules.freestyle import waiting_for
 from pbem.rules.state import ROUND
+from pbem.site import build_site
 from tests.longgame_helpers import World, new_table
 
 PLAYERS = ["alice", "bob", "carol"]
@@ -52,6 +53,10 @@ def test_round_one_opens_to_everyone_and_the_first_mail_read_moves_first(tmp_pat
     assert turns == [("turn", seats["carol"]), ("turn", seats["alice"])]
     assert state.moved == [seats["carol"], seats["alice"]] and state.round == 1
     assert waiting_for(state) == [seats["bob"]]
+    with world.session() as session:  # the site's game page: who is still to move
+        pages = build_site(session, world.ctx, tmp_path / "site")
+    index = next(p for p in pages if p.name == "index.html").read_text(encoding="utf-8")
+    assert "turn 2: round 1: bob to move" in index
     new = table.read_all()
     (receipt,) = [m for m in new["alice"] if m.kind == "receipt"]
     assert "Orders accepted for turn 2" in receipt.subject  # the turn she took, the 2nd
