@@ -562,10 +562,10 @@ def order_note(placement: str, play_order: str = "sequential") -> str:
     """What the turn order decides: in blind placement everyone places at once,
     so the first only plays first; in freestyle the mails decide who moves first."""
     if play_order == "freestyle":
-        first = "places first; then " if placement != "blind" else ""
+        first = "The first in this order places first. " if placement != "blind" else ""
         return (
-            f"The first in this order {first}each round everyone moves once, in the order "
-            "the mails arrive (freestyle); the order breaks ties and orders missed turns."
+            f"{first}Each round everyone moves once, in the order the mails arrive "
+            "(freestyle): this order only breaks ties and orders the turns missed at a deadline."
         )
     if placement == "blind":
         return "The first in this order plays first."

@@ -7,7 +7,7 @@ likewise: claims in map order, armies spread evenly, the strongest HQ.
 
 from __future__ import annotations
 
-from pbem.rules import attacking, opening
+from pbem.rules import attacking, fog, opening
 from pbem.rules.actions import (
     Claim,
     Headquarters,
@@ -124,6 +124,9 @@ def default_setup(state: GameState, seat: int) -> list[SetupAction]:
         share = opening.neutral_share(state, seat)
         if share:
             neutral = state.territories_of(state.neutral_seat)  # type: ignore[arg-type]
+            if fog.fogged(state):  # NEUTRAL under fog: where the player sees (the door's rule)
+                seen = fog.sight(state, seat)
+                neutral = [t for t in neutral if t in seen] or neutral
             plan.append(PlaceNeutral(even_spread(neutral, share)))
         return plan
     if state.phase == HQ:

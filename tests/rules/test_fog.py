@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from pbem.orders.errors import not_yours
 from pbem.orders.forecast import FOG_NO_ODDS, fog_hides
 from pbem.rules import fog
@@ -192,3 +194,26 @@ def test_two_players_place_the_neutral_only_where_they_see_under_fog() -> None:
     plan = make_bot("greedy", 5).plan_setup(state, seat)
     placed = [t for a in plan if isinstance(a, PlaceNeutral) for _, t in a.placements]
     assert placed and set(placed) <= seen
+
+
+@pytest.mark.parametrize("game", ["duel", "duel-2", "duel-3", "duel-4", "duel-5"])
+def test_two_players_default_setup_under_fog_passes_the_door(game: str) -> None:
+    """The defaults a missed setup plays (and `pbem process`) place the neutral
+    where the player sees: refused at the door, they left the setup waiting
+    for ever."""
+    from pbem.orders import parse_orders, render_orders
+    from pbem.orders.mailorders import validate_mail
+    from pbem.rules import opening
+    from pbem.rules.defaults import default_setup
+    from pbem.rules.dice import DiceStream
+    from pbem.rules.options import Options
+    from tests.rules.support import SECRET, classic
+
+    options = Options(fog=True, placement="blind")
+    state, _ = opening.new_game(
+        classic(), options, game, [("ann", "red"), ("bob", "blue")],
+        DiceStream(SECRET, game, "setup"),
+    )  # fmt: skip
+    for seat in (0, 1):
+        text = render_orders(default_setup(state, seat), state.board)
+        assert validate_mail(state, seat, parse_orders(text, state.board)) == [], text

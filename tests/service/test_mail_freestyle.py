@@ -36,7 +36,10 @@ def test_round_one_opens_to_everyone_and_the_first_mail_read_moves_first(tmp_pat
         assert re.search(r"Your move in round 1 \(token \w+\)", notice.subject)
         assert "Freestyle: every player moves once in round 1" in notice.flat
         (start,) = table.mails(name, "game_start")
-        assert "(freestyle); the order breaks ties and orders missed turns" in start.flat
+        assert (
+            "Each round everyone moves once, in the order the mails arrive (freestyle): this "
+            "order only breaks ties and orders the turns missed at a deadline." in start.flat
+        )
         assert "plays first" not in start.flat
     # carol's mail is read first, then alice's: turns 1 and 2, in that order
     for name in ("carol", "alice"):
@@ -199,9 +202,11 @@ def test_check_forecasts_the_turn_as_it_would_begin_now(tmp_path: Path) -> None:
     assert world.state("g1").canonical_json() == state.canonical_json()  # nothing applied
 
 
-def test_the_last_mover_may_send_the_same_orders_for_the_next_round(tmp_path: Path) -> None:
-    """Orders that closed a round, sent again word for word, are new orders for the
-    round that opened (not "already applied"): the seat is waited for again."""
+def test_the_last_movers_mail_delivered_twice_is_not_played_again(tmp_path: Path) -> None:
+    """The mail that closed a round, delivered again under a new Message-ID (a mail
+    server's retry, a double click) before anything else is played, is "already
+    applied", not the next round's move; the same orders for the next round are
+    played once they say TURN 2."""
     world = World(tmp_path)
     table = table_of(world, names=["alice", "bob", "carol"])
     state = world.state("g1")
@@ -209,9 +214,8 @@ def test_the_last_mover_may_send_the_same_orders_for_the_next_round(tmp_path: Pa
     for name in ("alice", "bob"):
         seat = table[name]
         assert seat.bot is not None
-        seat.reply(
-            seat.latest("your_turn"), seat.bot.write_turn(turn_of(world.state("g1"), seats[name]))
-        )
+        mine = turn_of(world.state("g1"), seats[name])
+        seat.reply(seat.latest("your_turn"), seat.bot.write_turn(mine))
         world.poll()
     carol = table["carol"]
     where = state.board.territories[world.state("g1").territories_of(seats["carol"])[0]].name
@@ -220,9 +224,14 @@ def test_the_last_mover_may_send_the_same_orders_for_the_next_round(tmp_path: Pa
     carol.write(body)
     world.poll()
     assert world.state("g1").round == 2
-    due_now = turn_of(world.state("g1"), seats["carol"]).reinforcements
-    assert due_now == due  # (no territory changed hands: the same orders are valid)
-    carol.write(body)
+    table.read_all()
+    carol.write(body)  # the same text again, a new Message-ID
+    world.poll()
+    (answer,) = [m for m in table.read_all()["carol"] if m.kind == "error_reply"]
+    assert "Already applied" in answer.flat
+    assert world.state("g1").moved == [] and world.state("g1").turn == 3
+    assert turn_of(world.state("g1"), seats["carol"]).reinforcements == due
+    carol.write("TURN 2\n" + body)  # (no territory changed hands: still valid)
     world.poll()
     assert world.state("g1").moved == [seats["carol"]]
 

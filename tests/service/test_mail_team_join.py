@@ -65,18 +65,18 @@ def test_the_gms_teams_reserve_the_names_and_seat_the_teams(tmp_path) -> None:  
     said = {n: " ".join(join(world, "jt", n)[0].split()) for n in ("dan", "ann", "bob")}
     assert "You have seat 1 of 4 in jt as dan, in team B." in said["dan"]
     assert "You have seat 2 of 4 in jt as ann, in team A." in said["ann"]
-    join(world, "jt", "Cat")  # names match as JOIN matches them, whatever the case
+    join(world, "jt", "Cat")  # names match whatever the case; the seat takes the GM's
     state = world.state("jt")
-    assert [p.name for p in state.players] == ["ann", "Cat", "bob", "dan"]
+    assert [p.name for p in state.players] == ["ann", "cat", "bob", "dan"]
     assert [teams.team_of(state, s) for s in range(4)] == [0, 0, 1, 1]
     assert sorted(state.order) == [0, 1, 2, 3]
     with world.session(write=False) as session:
         holders = {h.name: h.seat for h in session.exec(select(SeatHolder))}
-    assert holders == {"ann": 0, "Cat": 1, "bob": 2, "dan": 3}  # the seats' holders too
+    assert holders == {"ann": 0, "cat": 1, "bob": 2, "dan": 3}  # the seats' holders too
     record = world.replayed_record("jt")  # replays from the order log, stored turns matched
     assert [line for line in record.splitlines() if line.startswith("[Player ")] == [
         '[Player "0 ann blue"]',  # colours as they joined: dan red, ann blue, bob yellow
-        '[Player "1 Cat green"]',
+        '[Player "1 cat green"]',
         '[Player "2 bob yellow"]',
         '[Player "3 dan red"]',
     ]

@@ -153,6 +153,7 @@ def _join(
         )
         return "game full"
     problem = _name_problem(game, name) or address_problem(mail.sender)
+    name = teamplay.reserved_spelling(game, name)  # "A" joins as the GM's "a"
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):

@@ -197,9 +197,10 @@ def _asked(session: Session, game: Game, player: Player) -> bool:
         ).first()
         return kept is None
     if game.phase == GamePhase.PLAYING and rounds.is_freestyle(game):
-        # (called when nothing was played since the seat's own turn: unless that
-        # turn closed the round, the seat has moved in the round)
-        return rounds.round_from(game) == game.turn
+        # Nothing was played since the seat's own turn: even when that turn closed
+        # the round, the same text again is that mail delivered twice (a mail
+        # server's retry), not orders for the next round: those say TURN n.
+        return False
     return game.phase == GamePhase.PLAYING and game.current_seat == player.seat
 
 

@@ -252,7 +252,11 @@ def play_missing(
     if state.phase in SETUP_PHASES:
         for player in must_act(session, game, state, players):
             text = render_orders(default_setup(state, player.seat), state.board)
-            play(session, ctx, game, player, text, source="default", allow_inactive=True)
+            done = play(session, ctx, game, player, text, source="default", allow_inactive=True)
+            if not done.accepted:  # a bug of the defaults, never the player's: said, not hidden
+                log.error("default setup orders of %s in %s refused", player.name, game.name)
+                out.append(f"{game.name}: the default setup orders for {player.name} were REFUSED")
+                continue
             out.append(f"{game.name}: default setup orders for {player.name}")
         return out + play_bot_turns(session, ctx, game)
     if state.phase == ENDED:

@@ -75,6 +75,11 @@ def reserved_names(game: Game) -> list[str]:
     return [n.strip() for part in text.split("/") for n in part.split(",") if n.strip()]
 
 
+def reserved_spelling(game: Game, name: str) -> str:
+    """A name the GM's teams reserve, as the GM wrote it (a JOIN may differ in case)."""
+    return next((n for n in reserved_names(game) if n.lower() == name.lower()), name)
+
+
 def join_problem(game: Game, name: str) -> str | None:
     """Why ``name`` may not JOIN: the GM's teams name the players, and not them."""
     names = reserved_names(game)
