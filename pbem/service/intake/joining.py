@@ -122,7 +122,7 @@ def _name_problem(game: Game, name: str) -> str | None:
 def _join(
     session: Session, ctx: Context, game: Game, mail: DecodedMail, cmd: Join, index: int
 ) -> str:
-    name = cmd.player
+    name = teamplay.reserved_spelling(game, cmd.player)  # "A" joins as the GM's "a"
     # Every answer to a JOIN, a refusal too, counts against JOINS_PER_HOUR:
     # the same JOIN thirty times gets three answers, and nothing else happens.
     if not _may_answer(session, ctx, game, mail.sender, join=True):
@@ -153,7 +153,6 @@ def _join(
         )
         return "game full"
     problem = _name_problem(game, name) or address_problem(mail.sender)
-    name = teamplay.reserved_spelling(game, name)  # "A" joins as the GM's "a"
     if problem is None and any(p.name.lower() == name.lower() for p in taken):
         problem = f"the name {name} is taken in {game.name}; pick another"
     if problem is None and any(p.address == mail.sender for p in taken):
