@@ -34,6 +34,12 @@ def waiting_for(state: GameState) -> list[int]:
     return [s for s in state.alive_seats() if s not in state.moved]
 
 
+def turn_taken(state: GameState) -> int:
+    """The number of the turn that orders played now take: between the turns of
+    a freestyle round, the next one; else the turn under way."""
+    return state.turn + 1 if state.phase == ROUND else state.turn
+
+
 def open_first_round(state: GameState) -> list[Event]:
     """The play begins: round 1 opens for everyone."""
     state.turn = 0

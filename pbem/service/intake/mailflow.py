@@ -38,7 +38,8 @@ from pbem.orders.envelope import asks_check, join_commands, only_help, password_
 from pbem.report import letters, views
 from pbem.report.textfmt import plural
 from pbem.rules.board import Board
-from pbem.rules.state import ROUND, SETUP_PHASES, GameState
+from pbem.rules.freestyle import turn_taken
+from pbem.rules.state import SETUP_PHASES, GameState
 from pbem.service.context import Context
 from pbem.service.errors import ServiceError
 from pbem.service.intake import claims, gmmail, mailcheck, pressrelay, proof, refusals, seatguard
@@ -432,7 +433,7 @@ def _act(
     # says "late" only for orders after their deadline (in the grace period).
     phase = loaded.state.phase
     reply.setup = phase if phase in SETUP_PHASES else ""
-    reply.turn = game.turn + 1 if phase == ROUND else game.turn  # freestyle: the turn taken
+    reply.turn = turn_taken(loaded.state)
     deadline = schedule.aware_utc(game.deadline)
     if deadline is not None and ctx.clock.now() > deadline:
         reply.late = deadline

@@ -19,7 +19,7 @@ from pbem.mail.decode import DecodedMail
 from pbem.orders import Help, History, ParsedMail, ShowMap, Status
 from pbem.report.subjects import TOKEN_RE
 from pbem.service.play import rounds
-from pbem.service.play.passwords import reply_token, turn_token, verify_password
+from pbem.service.play.passwords import turn_token, verify_password
 from pbem.store import Game, Player
 from pbem.vocab import Proof
 
@@ -55,8 +55,6 @@ def is_live(game: Game, player: Player, token: str | None) -> bool:
     game: in the current round, rounds.live_turns)."""
     if token is None:
         return False
-    if token == reply_token(game, player.seat):
-        return True
     secret = bytes.fromhex(game.secret)
     turns = rounds.live_turns(game)
     return any(turn_token(secret, game.name, player.seat, t) == token for t in turns)

@@ -28,7 +28,7 @@ from sqlmodel import Session, col, func, select
 from pbem.mail.decode import DecodedMail
 from pbem.orders import Check, ParsedMail
 from pbem.service.context import Context
-from pbem.service.play import notify, rounds
+from pbem.service.play import notify
 from pbem.service.play.games import find_player, players_of
 from pbem.service.play.names import shown
 from pbem.service.play.passwords import MAX_TYPED, hash_password, new_password, verify_password
@@ -196,11 +196,9 @@ def _asked(session: Session, game: Game, player: Player) -> bool:
             )
         ).first()
         return kept is None
-    if game.phase == GamePhase.PLAYING and rounds.is_freestyle(game):
-        # Nothing was played since the seat's own turn: even when that turn closed
-        # the round, the same text again is that mail delivered twice (a mail
-        # server's retry), not orders for the next round: those say TURN n.
-        return False
+    # (A freestyle game between turns has no current seat: nothing was played
+    # since the seat's own turn, so even when that turn closed the round the same
+    # text again is that mail delivered twice, not the next round's orders.)
     return game.phase == GamePhase.PLAYING and game.current_seat == player.seat
 
 

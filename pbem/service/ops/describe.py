@@ -113,14 +113,22 @@ def game_to_json(state: GameState, info: dict[str, Any]) -> dict[str, Any]:
 
 def online_settings(state: GameState) -> list[str]:
     """The online settings a GM must know at a glance (`pbem show`): fog, the
-    teams, trench; `pbem rules GAME` says every rule in full."""
-    options = state.options
+    teams, trench, freestyle; `pbem rules GAME` says every rule in full."""
+    words = ""
+    if state.options.team_size:
+        count = teams.team_count(state)
+        words = "teams: " + "; ".join(teams.team_label(state, t) for t in range(count))
+    return _settings_said(state.options, words)
+
+
+def _settings_said(options: Options, team_words: str) -> list[str]:
+    """The lines of ``online_settings`` and ``open_settings``, in one order; the
+    teams in the caller's words (a game open for JOIN has no seats yet)."""
     said = []
     if options.fog:
         said.append("fog of war (players see only their part of the board; you see all)")
-    if options.team_size:
-        count = teams.team_count(state)
-        said.append("teams: " + "; ".join(teams.team_label(state, t) for t in range(count)))
+    if team_words:
+        said.append(team_words)
     if options.trench:
         said.append("trench warfare")
     if options.play_order == "freestyle":
@@ -226,21 +234,19 @@ def seat_security(
 
 
 def open_settings(row: Game) -> list[str]:
-    """The online settings of a game open for JOIN: fog, and the teams (the GM's,
-    by the names to join as, or by seat in joining order)."""
+    """The online settings of a game open for JOIN: as ``online_settings``, the
+    teams by the names the GM's teams reserve, or by seat in joining order."""
     from pbem.rules.teamrules import team_name
     from pbem.service.play.loading import stored_options
     from pbem.service.play.teamplay import reserved_names
 
     options = stored_options(row)
-    said = []
-    if options.fog:
-        said.append("fog of war (players see only their part of the board; you see all)")
     size = options.team_size
     names = reserved_names(row)
+    words = ""
     if size and names:
         teams = [names[i : i + size] for i in range(0, len(names), size)]
-        said.append(
+        words = (
             "teams: "
             + "; ".join(f"{team_name(t)} ({', '.join(m)})" for t, m in enumerate(teams))
             + " (they JOIN under these names)"
@@ -252,5 +258,5 @@ def open_settings(row: Game) -> list[str]:
             f"{team_name(t)} seats {t * size + 1}-{t * size + size}"
             for t in range(seats(row) // size)
         ]
-        said.append(f"teams by seat, in joining order: {', '.join(blocks)}")
-    return said
+        words = f"teams by seat, in joining order: {', '.join(blocks)}"
+    return _settings_said(options, words)

@@ -37,6 +37,7 @@ from pbem.rules.dice import (
     new_secret,
 )
 from pbem.rules.events import Event
+from pbem.rules.freestyle import turn_taken
 from pbem.rules.options import Options, parse_value
 from pbem.rules.state import ENDED, ROUND, SETUP_PHASES, GameState
 from pbem.service.errors import ServiceError
@@ -409,7 +410,7 @@ def submit(
     canonical = with_salt(render_orders(actions, state.board), parsed)
     if dry_run:
         return Outcome(True, canonical=canonical, message="valid (nothing applied)")
-    turn = state.turn + 1 if state.phase == ROUND else state.turn  # freestyle: the next one
+    turn = turn_taken(state)
     entry = replay.Entry("turn", seat, canonical, turn, source)
     seq = append_entry(session, game, entry, message_id)
     # the actions just validated are the ones the canonical text reads back as
