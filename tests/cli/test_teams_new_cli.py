@@ -48,6 +48,16 @@ def test_an_open_team_game_says_how_its_teams_are_made(tmp_path: Path) -> None:
     assert chosen.output.splitlines()[1:] == [
         "  teams: team A (alice, carol); team B (bob, dave) (they JOIN under these names)"
     ]
+    trench = pbem(
+        "new", "open-4", "--open", "--seats", "3", "--preset", "freestyle", "-o", "trench=true",
+        "--config", config,
+    )  # fmt: skip
+    assert trench.exit_code == 0, trench.output + trench.stderr
+    assert pbem("show", "open-4", "--config", config).output.splitlines()[1:] == [
+        "Online settings: trench warfare",
+        "Online settings: freestyle (each round every player moves once, in the order mails "
+        "arrive)",
+    ]
     # `pbem show` of a game nobody has joined yet: the seats and the teams
     shown = pbem("show", "open-2", "--config", config)
     assert shown.exit_code == 0, shown.output + shown.stderr
